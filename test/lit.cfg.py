@@ -1,0 +1,23 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "linnet"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".ln", ".mlir", ".test"]
+config.excludes = ["Inputs", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.linnet_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+config.substitutions.append(("%linnet_src", config.linnet_src_root))
+config.substitutions.append(("%examples", os.path.join(config.linnet_src_root, "examples")))
+config.substitutions.append(("%python", config.python_executable))
+
+tool_dirs = [config.linnet_tools_dir, config.llvm_tools_dir]
+tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.with_environment("PATH", config.linnet_tools_dir, append_path=True)
