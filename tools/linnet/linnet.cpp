@@ -1,1 +1,251 @@
-int main() { return 2; }
+//===- linnet.cpp - The linnet command-line driver ------------------------===//
+//
+// One CLI for the whole compiler. Exit status: 0 success, 1 errors in the
+// user's input (source, plans, weights), 2 usage errors (bad flags, or a
+// subcommand that is not implemented yet).
+//
+//===----------------------------------------------------------------------===//
+#include "linnet/Config.h"
+#include "linnet/Syntax/ASTDumper.h"
+#include "linnet/Syntax/Parser.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <llvm/Support/Casting.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+using namespace linnet;
+
+namespace {
+
+enum ExitCode { Success = 0, InputError = 1, UsageError = 2 };
+
+struct CheckOptions {
+  std::vector<std::string> files;
+  bool verify = false;
+  bool split = false;
+  unsigned errorLimit = 20;
+};
+
+/// One unit of parsing: a whole file, or a `// -----` chunk of it.
+struct Chunk {
+  uint32_t buffer;
+};
+
+/// Loads `path` and, with --split-input-file, splits it at lines that are
+/// exactly `// -----`; each chunk keeps the original line numbers.
+bool loadChunks(SourceManager &sm, const std::string &path, bool split,
+                std::vector<Chunk> &out) {
+  std::string error;
+  std::optional<uint32_t> whole = sm.addFile(path, error);
+  if (!whole) {
+    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", path, error);
+    return false;
+  }
+  if (!split) {
+    out.push_back({*whole});
+    return true;
+  }
+  std::string_view text = sm.text(*whole);
+  size_t start = 0;
+  uint32_t line = 1, startLine = 1;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos)
+      eol = text.size();
+    std::string_view l = text.substr(pos, eol - pos);
+    if (l == "// -----" || l == "// -----\r") {
+      out.push_back({sm.addBuffer(path, std::string(text.substr(start, pos - start)), startLine)});
+      start = eol + 1;
+      startLine = line + 1;
+    }
+    pos = eol + 1;
+    ++line;
+  }
+  if (start <= text.size())
+    out.push_back({sm.addBuffer(path, std::string(text.substr(start)), startLine)});
+  return true;
+}
+
+struct Summary {
+  unsigned blocks = 0, functions = 0, structs = 0, enums = 0, consts = 0,
+           reducers = 0, members = 0;
+};
+
+Summary summarize(const ast::Module &m) {
+  Summary s;
+  for (const ast::DeclPtr &d : m.decls) {
+    switch (d->kind) {
+    case ast::Decl::Kind::Block: {
+      ++s.blocks;
+      for (const ast::DeclPtr &inner : llvm::cast<ast::BlockDecl>(*d).body)
+        inner->kind == ast::Decl::Kind::Member ? ++s.members : ++s.functions;
+      break;
+    }
+    case ast::Decl::Kind::Function: ++s.functions; break;
+    case ast::Decl::Kind::Struct: ++s.structs; break;
+    case ast::Decl::Kind::Enum: ++s.enums; break;
+    case ast::Decl::Kind::Const: ++s.consts; break;
+    case ast::Decl::Kind::Reducer: ++s.reducers; break;
+    case ast::Decl::Kind::Member: ++s.members; break;
+    }
+  }
+  return s;
+}
+
+int runCheck(const CheckOptions &opts) {
+  bool anyError = false;
+  for (const std::string &file : opts.files) {
+    SourceManager sm;
+    std::vector<Chunk> chunks;
+    if (!loadChunks(sm, file, opts.split, chunks)) {
+      anyError = true;
+      continue;
+    }
+    for (const Chunk &c : chunks) {
+      DiagnosticEngine diag(sm, &std::cerr);
+      diag.setErrorLimit(opts.errorLimit);
+      diag.setCollect(opts.verify);
+      std::unique_ptr<ast::Module> m = parseModule(sm, c.buffer, diag);
+      if (opts.verify) {
+        if (!verifyDiagnostics(sm, c.buffer, diag.collected(), std::cerr))
+          anyError = true;
+        continue;
+      }
+      if (diag.hasErrors()) {
+        std::cerr << fmt::format("{}: {} error{}\n", file, diag.errorCount(),
+                                 diag.errorCount() == 1 ? "" : "s");
+        anyError = true;
+        continue;
+      }
+      if (opts.split)
+        continue;
+      Summary s = summarize(*m);
+      std::cout << fmt::format(
+          "{}: ok: module {}: {} import{}, {} block{} ({} member{}), {} "
+          "function{}, {} struct{}, {} enum{}, {} const{}, {} reducer{}\n",
+          file, m->path.empty() ? std::string("<anonymous>") : ast::joinPath(m->path),
+          m->imports.size(), m->imports.size() == 1 ? "" : "s", s.blocks,
+          s.blocks == 1 ? "" : "s", s.members, s.members == 1 ? "" : "s",
+          s.functions, s.functions == 1 ? "" : "s", s.structs,
+          s.structs == 1 ? "" : "s", s.enums, s.enums == 1 ? "" : "s", s.consts,
+          s.consts == 1 ? "" : "s", s.reducers, s.reducers == 1 ? "" : "s");
+    }
+  }
+  return anyError ? InputError : Success;
+}
+
+struct ParseOptions {
+  std::string file;
+  bool dumpAst = false;
+  bool print = false;
+  bool roundTrip = false;
+};
+
+int runParse(const ParseOptions &opts) {
+  SourceManager sm;
+  std::vector<Chunk> chunks;
+  if (!loadChunks(sm, opts.file, false, chunks))
+    return InputError;
+  DiagnosticEngine diag(sm, &std::cerr);
+  std::unique_ptr<ast::Module> m = parseModule(sm, chunks[0].buffer, diag);
+  if (diag.hasErrors())
+    return InputError;
+  if (opts.roundTrip) {
+    // print → parse → dump must equal dump: the printer loses nothing.
+    std::string printed = printSource(*m);
+    uint32_t again = sm.addBuffer(opts.file + " (printed)", printed);
+    DiagnosticEngine diag2(sm, &std::cerr);
+    std::unique_ptr<ast::Module> m2 = parseModule(sm, again, diag2);
+    if (diag2.hasErrors()) {
+      std::cerr << "linnet: error: printed source does not parse:\n" << printed;
+      return InputError;
+    }
+    std::string d1 = dumpAST(*m), d2 = dumpAST(*m2);
+    if (d1 != d2) {
+      std::cerr << "linnet: error: AST changed after print and re-parse\n--- "
+                   "original\n"
+                << d1 << "--- re-parsed\n"
+                << d2;
+      return InputError;
+    }
+    std::cout << fmt::format("{}: round trip ok\n", opts.file);
+  }
+  if (opts.print)
+    std::cout << printSource(*m);
+  if (opts.dumpAst || (!opts.print && !opts.roundTrip))
+    std::cout << dumpAST(*m);
+  return Success;
+}
+
+int notImplemented(const std::string &name) {
+  std::cerr << fmt::format("linnet {}: not implemented yet\n", name);
+  return UsageError;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"linnet: an ahead-of-time compiler for neural-network models "
+               "and graph computations"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version",
+                       fmt::format("linnet {} (commit {})", LINNET_VERSION,
+                                   LINNET_GIT_COMMIT));
+
+  CheckOptions check;
+  CLI::App *checkCmd = app.add_subcommand("check", "Parse and check linnet source files");
+  checkCmd->add_option("files", check.files, "Source files (.ln)")->required();
+  checkCmd->add_flag("--verify-diagnostics", check.verify,
+                     "Check diagnostics against expected-error comments in the source");
+  checkCmd->add_flag("--split-input-file", check.split,
+                     "Treat each '// -----' separated chunk as its own file");
+  checkCmd->add_option("--error-limit", check.errorLimit,
+                       "Stop after this many errors (0: no limit)")
+      ->default_val(20);
+
+  ParseOptions parse;
+  CLI::App *parseCmd = app.add_subcommand("parse", "Parse one file and print its syntax tree");
+  parseCmd->add_option("file", parse.file, "Source file (.ln)")->required();
+  parseCmd->add_flag("--dump-ast", parse.dumpAst, "Print the AST as S-expressions (default)");
+  parseCmd->add_flag("--print", parse.print, "Print the source back in canonical layout");
+  parseCmd->add_flag("--round-trip", parse.roundTrip,
+                     "Check that printing and re-parsing gives the same AST");
+
+  std::vector<std::string> rest;
+  CLI::App *planCmd = app.add_subcommand("plan", "Print a model's JSON plan (version 1)");
+  CLI::App *buildCmd = app.add_subcommand("build", "Compile a model into a ProgramArtifact");
+  CLI::App *runCmd = app.add_subcommand("run", "Run an entry of a compiled model");
+  for (CLI::App *c : {planCmd, buildCmd, runCmd}) {
+    c->allow_extras();
+    c->prefix_command();
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    app.exit(e);
+    return UsageError;
+  }
+
+  if (checkCmd->parsed())
+    return runCheck(check);
+  if (parseCmd->parsed())
+    return runParse(parse);
+  for (CLI::App *c : {planCmd, buildCmd, runCmd})
+    if (c->parsed())
+      return notImplemented(c->get_name());
+  std::cerr << app.help();
+  return UsageError;
+}
