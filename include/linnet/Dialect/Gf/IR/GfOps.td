@@ -1,0 +1,156 @@
+//===- GfOps.td - gf (Domain) dialect operations -------------*- tablegen -*-===//
+
+#ifndef LINNET_DIALECT_GF_IR_GFOPS_TD
+#define LINNET_DIALECT_GF_IR_GFOPS_TD
+
+include "linnet/Dialect/Gf/IR/GfBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Gf_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Gf_Dialect, mnemonic, traits>;
+
+def Gf_ReducerOp : Gf_Op<"reducer", [Symbol, IsolatedFromAbove]> {
+  let summary = "a reduction algebra: identity, lift, combine, finalize";
+  let description = [{
+    Declares a reducer as four single-block regions, each ending in
+    `gf.reducer_yield`:
+
+    - identity `() -> state`: the state of a destination with no messages;
+    - lift `(message...) -> state`: turns one message into a state;
+    - combine `(state..., state...) -> state`: merges two states;
+    - finalize `(state...) -> result`: the value stored for a destination.
+
+    `associative` and `commutative` are declared by the author and trusted
+    as declared: they license reassociating and reordering `combine`.
+    `kind` is "algebraic" (a monoid: requires `associative`) or "ordered"
+    (messages must be combined in edge order).
+
+    ```mlir
+    "gf.reducer"() <{associative = true, commutative = true, kind = "algebraic",
+                     message_types = [f32], result_types = [f32],
+                     state_types = [f32], sym_name = "sum"}> ({
+      %cst = arith.constant 0.000000e+00 : f32
+      "gf.reducer_yield"(%cst) : (f32) -> ()
+    }, {
+    ^bb0(%m: f32):
+      "gf.reducer_yield"(%m) : (f32) -> ()
+    }, {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      "gf.reducer_yield"(%s) : (f32) -> ()
+    }, {
+    ^bb0(%s: f32):
+      "gf.reducer_yield"(%s) : (f32) -> ()
+    }) : () -> ()
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeArrayAttr:$message_types,
+    TypeArrayAttr:$state_types,
+    TypeArrayAttr:$result_types,
+    BoolAttr:$associative,
+    BoolAttr:$commutative,
+    StrAttr:$kind);
+  let regions = (region SizedRegion<1>:$identity, SizedRegion<1>:$lift,
+                        SizedRegion<1>:$combine, SizedRegion<1>:$finalize);
+  let hasRegionVerifier = 1;
+}
+
+def Gf_ReducerYieldOp : Gf_Op<"reducer_yield",
+    [Pure, Terminator, ReturnLike, HasParent<"ReducerOp">]> {
+  let summary = "returns the values of a gf.reducer region";
+  let arguments = (ins Variadic<AnyType>:$values);
+}
+
+def Gf_RelationOp : Gf_Op<"relation"> {
+  let summary = "a relation with its static facts and optional placement";
+  let description = [{
+    Binds the topology buffers of a relation to its facts. `realization`
+    says how the (destination, source) pairs exist, and so which topology
+    operands are expected:
+
+    | realization     | meaning                                  | operands             |
+    | --------------- | ---------------------------------------- | -------------------- |
+    | `materialized`  | stored CSR edges (row_ptr, col_idx)      | 2 (1-D integer)      |
+    | `dense`         | every source for every destination       | 0                    |
+    | `triangular`    | sources `j <= i` for destination `i`     | 0                    |
+    | `radius`        | sources within `radius` of a destination | 1 (positions)        |
+    | `knn`           | the `k` nearest sources, ranked          | 1 (positions)        |
+    | `paged`         | edges stored in fixed-size pages         | >= 1 (page table...) |
+
+    Sizes are entity counts (`-1` when unknown at compile time); degree
+    bounds are optional. `mesh_shape` and `mesh_axis` are the placement
+    metadata: when present, task planning partitions destinations over
+    `mesh_shape[mesh_axis]` parts, balancing by `partition_balance`, with a
+    halo of `halo_depth` hops (`-1`: decided at run time).
+
+    The op is deliberately not `Pure`: it anchors the placement facts that
+    task planning reads after kernels stopped using the relation value.
+  }];
+  let arguments = (ins
+    Variadic<AnyRankedTensor>:$topology,
+    StrAttr:$relation_id,
+    LinnetI64Attr:$version,
+    LinnetI64Attr:$num_src,
+    LinnetI64Attr:$num_dst,
+    OptionalAttr<LinnetI64Attr>:$degree_min,
+    OptionalAttr<LinnetI64Attr>:$degree_max,
+    StrAttr:$realization,
+    StrAttr:$origin,
+    StrAttr:$lifecycle,
+    OptionalAttr<DenseI64ArrayAttr>:$mesh_shape,
+    OptionalAttr<LinnetI64Attr>:$mesh_axis,
+    OptionalAttr<StrAttr>:$partition_balance,
+    OptionalAttr<LinnetI64Attr>:$halo_depth,
+    OptionalAttr<F64Attr>:$radius,
+    OptionalAttr<LinnetI64Attr>:$k);
+  let results = (outs Gf_RelationType:$relation);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when the relation carries placement metadata (a mesh).
+    bool hasPlacement() { return getMeshShape().has_value(); }
+  }];
+}
+
+def Gf_ApplyOp : Gf_Op<"apply",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "one message per relation coordinate, reduced per destination";
+  let description = [{
+    Computes, for every destination of `relation`, the reduction (by the
+    `reducers`) of the messages its edge region yields for each incoming
+    edge. The edge region's arguments are the scalar elements of the field
+    inputs, indexed by their role: `src` inputs by the edge's source, `dst`
+    inputs by its destination, `edge` inputs by the edge itself. Results are
+    one tensor per reducer result, indexed by destination.
+
+    ```mlir
+    %out = "gf.apply"(%rel, %x, %w) <{deterministic = false,
+        effects = ["read", "read"], input_names = ["x", "weight"],
+        input_roles = ["src", "edge"], input_segment_sizes = array<i64: 2>,
+        reducers = [@sum], region_kinds = array<i64: 0>,
+        snapshot_versions = array<i64: 3, 3>}> ({
+    ^bb0(%xs: f32, %we: f32):
+      %m = arith.mulf %xs, %we : f32
+      "gf.yield"(%m) : (f32) -> ()
+    }) : (!gf.relation, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+    ```
+  }];
+  let arguments = !con((ins Gf_RelationType:$relation,
+                            Variadic<AnyRankedTensor>:$inputs),
+                       GfMessageSignatureArgs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$bodies);
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Gf_YieldOp : Gf_Op<"yield",
+    [Pure, Terminator, ReturnLike, HasParent<"ApplyOp">]> {
+  let summary = "returns the messages of a gf.apply region";
+  let arguments = (ins Variadic<AnyType>:$values);
+}
+
+#endif // LINNET_DIALECT_GF_IR_GFOPS_TD

@@ -1,0 +1,275 @@
+//===- MessageSignature.cpp - checks shared by apply/traverse/launch ------===//
+
+#include "linnet/Dialect/Gf/IR/Gf.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace linnet::gf {
+
+bool isKnownRealization(StringRef r) {
+  return llvm::StringSwitch<bool>(r)
+      .Cases("materialized", "dense", "triangular", "radius", "knn", "paged",
+             true)
+      .Default(false);
+}
+
+int expectedTopologyOperands(StringRef r) {
+  return llvm::StringSwitch<int>(r)
+      .Case("materialized", 2) // row_ptr, col_idx
+      .Cases("dense", "triangular", 0)
+      .Cases("radius", "knn", 1) // positions
+      .Default(-1);              // paged: page table and pages
+}
+
+StringRef coordinateHierarchyFor(StringRef r) {
+  return llvm::StringSwitch<StringRef>(r)
+      .Case("materialized", "compressed-row")
+      .Cases("dense", "triangular", "cartesian-product")
+      .Case("radius", "generated-neighborhood")
+      .Case("knn", "ranked-pairs")
+      .Default("");
+}
+
+StringRef traversalFor(StringRef r) {
+  return llvm::StringSwitch<StringRef>(r)
+      .Case("materialized", "csr-row")
+      .Case("dense", "dense-row")
+      .Case("triangular", "triangular-row")
+      .Case("radius", "radius-cell")
+      .Case("knn", "knn-row")
+      .Default("");
+}
+
+int topologyOperandsForTraversal(StringRef t) {
+  return llvm::StringSwitch<int>(t)
+      .Case("csr-row", 2)
+      .Cases("dense-row", "triangular-row", 0)
+      .Cases("radius-cell", "knn-row", 1)
+      .Default(-1);
+}
+
+Type entityValueType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() == 0)
+    return {};
+  if (tensor.getRank() == 1)
+    return tensor.getElementType();
+  return RankedTensorType::get(tensor.getShape().drop_front(),
+                               tensor.getElementType());
+}
+
+static std::string typeList(TypeRange types) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "(";
+  llvm::interleaveComma(types, os);
+  os << ")";
+  return s;
+}
+
+static StringRef nameOf(const MessageSignature &sig, unsigned i) {
+  if (sig.inputNames && i < sig.inputNames.size())
+    if (auto s = dyn_cast<StringAttr>(sig.inputNames[i]))
+      return s.getValue();
+  return "?";
+}
+
+LogicalResult verifyMessageSignature(Operation *op,
+                                     const MessageSignature &sig) {
+  size_t n = sig.inputs.size();
+  auto checkLength = [&](StringRef name, size_t len) -> LogicalResult {
+    if (len == n)
+      return success();
+    return op->emitOpError()
+           << "has " << n << " field input(s) but " << name << " has " << len
+           << " entr" << (len == 1 ? "y" : "ies")
+           << "; input_roles, input_names, effects and snapshot_versions "
+              "need one entry per input";
+  };
+  if (failed(checkLength("input_roles", sig.inputRoles.size())) ||
+      failed(checkLength("input_names", sig.inputNames.size())) ||
+      failed(checkLength("effects", sig.effects.size())) ||
+      failed(checkLength("snapshot_versions", sig.snapshotVersions.size())))
+    return failure();
+
+  llvm::DenseSet<StringRef> names;
+  for (unsigned i = 0; i < n; ++i) {
+    StringRef name = nameOf(sig, i);
+    if (name.empty())
+      return op->emitOpError() << "input #" << i << " has an empty name";
+    if (!names.insert(name).second)
+      return op->emitOpError() << "input name '" << name << "' is used twice";
+    StringRef role = cast<StringAttr>(sig.inputRoles[i]).getValue();
+    if (role != "src" && role != "dst" && role != "edge")
+      return op->emitOpError()
+             << "input #" << i << " ('" << name << "') has role '" << role
+             << "'; expected one of src, dst, edge";
+    StringRef effect = cast<StringAttr>(sig.effects[i]).getValue();
+    if (effect != "read" && effect != "write" && effect != "read-write")
+      return op->emitOpError()
+             << "input #" << i << " ('" << name << "') has effect '" << effect
+             << "'; expected read, write or read-write";
+    if (sig.snapshotVersions[i] < 0)
+      return op->emitOpError() << "input #" << i << " ('" << name
+                               << "') has a negative snapshot version";
+    if (!entityValueType(sig.inputs[i].getType()))
+      return op->emitOpError()
+             << "input #" << i << " ('" << name
+             << "') must be a tensor indexed by entity (rank >= 1)";
+  }
+
+  if (sig.reducers.empty())
+    return op->emitOpError() << "needs at least one reducer";
+
+  size_t numRegions = sig.bodies.size();
+  if (sig.regionKinds.size() != numRegions)
+    return op->emitOpError() << "has " << numRegions
+                             << " region(s) but region_kinds has "
+                             << sig.regionKinds.size() << " entries";
+  if (sig.inputSegmentSizes.size() != numRegions)
+    return op->emitOpError() << "has " << numRegions
+                             << " region(s) but input_segment_sizes has "
+                             << sig.inputSegmentSizes.size() << " entries";
+  if (numRegions == 0)
+    return op->emitOpError() << "needs an edge region";
+
+  int64_t total = 0;
+  for (auto [r, size] : llvm::enumerate(sig.inputSegmentSizes)) {
+    if (size < 0)
+      return op->emitOpError() << "input_segment_sizes[" << r
+                               << "] is negative";
+    total += size;
+  }
+  if (total != static_cast<int64_t>(n))
+    return op->emitOpError() << "input_segment_sizes sum to " << total
+                             << " but the op has " << n << " field input(s)";
+
+  unsigned first = 0;
+  for (unsigned r = 0; r < numRegions; ++r) {
+    if (sig.regionKinds[r] != kEdgeRegionKind)
+      return op->emitOpError() << "region #" << r << " has kind "
+                               << sig.regionKinds[r]
+                               << "; only kind 0 (edge) is supported";
+    Block &block = sig.bodies[r].front();
+    int64_t segment = sig.inputSegmentSizes[r];
+    if (static_cast<int64_t>(block.getNumArguments()) != segment)
+      return op->emitOpError()
+             << "region #" << r << " takes " << block.getNumArguments()
+             << " argument(s) but input_segment_sizes gives it " << segment
+             << " input(s)";
+    for (unsigned j = 0; j < segment; ++j) {
+      unsigned k = first + j;
+      Type expected = entityValueType(sig.inputs[k].getType());
+      Type actual = block.getArgument(j).getType();
+      if (actual != expected)
+        return op->emitOpError()
+               << "region #" << r << " argument #" << j << " has type "
+               << actual << " but input #" << k << " ('" << nameOf(sig, k)
+               << "') provides " << expected;
+    }
+    first += segment;
+    if (block.empty() ||
+        block.back().getName().getStringRef() != sig.yieldName)
+      return op->emitOpError()
+             << "region #" << r << " must end in '" << sig.yieldName << "'";
+  }
+
+  for (auto [i, type] : llvm::enumerate(sig.results))
+    if (!entityValueType(type))
+      return op->emitOpError() << "result #" << i
+                               << " must be a tensor indexed by destination";
+  return success();
+}
+
+LogicalResult verifyMessageReducers(Operation *op, const MessageSignature &sig,
+                                    SymbolTableCollection &symbolTable) {
+  SmallVector<Type> messageTypes, resultTypes;
+  SmallVector<ReducerOp> owners; // reducer owning each message type
+  SmallVector<ReducerOp> resultOwners;
+  for (Attribute attr : sig.reducers) {
+    auto ref = cast<FlatSymbolRefAttr>(attr);
+    Operation *target = symbolTable.lookupNearestSymbolFrom(op, ref.getAttr());
+    if (!target)
+      return op->emitOpError() << "uses unknown reducer " << ref;
+    auto reducer = dyn_cast<ReducerOp>(target);
+    if (!reducer)
+      return op->emitOpError() << "reducer " << ref << " names a '"
+                               << target->getName() << "', not a gf.reducer";
+    for (Type t : reducer.getMessageTypes().getAsValueRange<TypeAttr>()) {
+      messageTypes.push_back(t);
+      owners.push_back(reducer);
+    }
+    for (Type t : reducer.getResultTypes().getAsValueRange<TypeAttr>()) {
+      resultTypes.push_back(t);
+      resultOwners.push_back(reducer);
+    }
+  }
+
+  for (auto [r, region] : llvm::enumerate(sig.bodies)) {
+    Operation *yield = &region.front().back();
+    if (yield->getNumOperands() != messageTypes.size())
+      return op->emitOpError()
+             << "region #" << r << " yields " << yield->getNumOperands()
+             << " message(s) but its reducers expect " << messageTypes.size()
+             << " " << typeList(messageTypes);
+    for (auto [i, value] : llvm::enumerate(yield->getOperands()))
+      if (value.getType() != messageTypes[i])
+        return op->emitOpError()
+               << "message #" << i << " has type " << value.getType()
+               << " but reducer @" << owners[i].getSymName() << " expects "
+               << messageTypes[i];
+  }
+
+  if (sig.results.size() != resultTypes.size())
+    return op->emitOpError() << "has " << sig.results.size()
+                             << " result(s) but its reducers produce "
+                             << resultTypes.size() << " "
+                             << typeList(resultTypes);
+  for (auto [i, type] : llvm::enumerate(sig.results))
+    if (entityValueType(type) != resultTypes[i])
+      return op->emitOpError()
+             << "result #" << i << " holds " << entityValueType(type)
+             << " per destination but reducer @"
+             << resultOwners[i].getSymName() << " produces " << resultTypes[i];
+  return success();
+}
+
+LogicalResult verifyAgainstRelation(Operation *op, const MessageSignature &sig,
+                                    RelationOp relation) {
+  int64_t version = relation.getVersion();
+  for (unsigned i = 0; i < sig.inputs.size(); ++i) {
+    if (sig.snapshotVersions[i] != version)
+      return op->emitOpError()
+             << "input #" << i << " ('" << nameOf(sig, i)
+             << "') reads snapshot version " << sig.snapshotVersions[i]
+             << " but relation '" << relation.getRelationId()
+             << "' is at version " << version;
+    auto type = cast<RankedTensorType>(sig.inputs[i].getType());
+    StringRef role = cast<StringAttr>(sig.inputRoles[i]).getValue();
+    int64_t expected = role == "src"   ? relation.getNumSrc()
+                       : role == "dst" ? relation.getNumDst()
+                                       : -1;
+    if (expected >= 0 && !type.isDynamicDim(0) && type.getDimSize(0) != expected)
+      return op->emitOpError()
+             << "input #" << i << " ('" << nameOf(sig, i) << "') has "
+             << type.getDimSize(0) << " entries but role '" << role
+             << "' needs " << (role == "src" ? "num_src" : "num_dst")
+             << " = " << expected;
+  }
+  int64_t numDst = relation.getNumDst();
+  for (auto [i, t] : llvm::enumerate(sig.results)) {
+    auto type = cast<RankedTensorType>(t);
+    if (numDst >= 0 && !type.isDynamicDim(0) && type.getDimSize(0) != numDst)
+      return op->emitOpError()
+             << "result #" << i << " has " << type.getDimSize(0)
+             << " entries but relation '" << relation.getRelationId()
+             << "' has num_dst = " << numDst;
+  }
+  return success();
+}
+
+} // namespace linnet::gf

@@ -1,0 +1,247 @@
+//===- PlanDistributedTasks.cpp - partition kernels over a mesh -----------===//
+//
+// Placement is a property of the relation (mesh_shape/mesh_axis), not of the
+// kernel, so a launch is planned exactly when the gf.relation whose buffers
+// it reads carries a mesh. Destinations are split into contiguous parts; a
+// part reads remote values only through `src`-role inputs (edge inputs move
+// with their destination's rows, dst inputs are owned), so only those fields
+// get a halo. Sizes that depend on the topology's contents (the exact ghost
+// count) are left to run time (-1) and storage is sized for the worst case.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Dialect/Gf/Transforms/Passes.h"
+
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <map>
+
+namespace linnet::gf {
+#define GEN_PASS_DEF_GFPLANDISTRIBUTEDTASKS
+#include "linnet/Dialect/Gf/Transforms/Passes.h.inc"
+} // namespace linnet::gf
+
+using namespace mlir;
+using namespace linnet;
+
+namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// a * b, saturating at INT64_MAX (degree^depth grows fast).
+int64_t satMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/// Bytes one entity of an input occupies.
+int64_t entityBytes(Type tensorType) {
+  Type value = gf::entityValueType(tensorType);
+  int64_t count = 1;
+  if (auto shaped = dyn_cast<ShapedType>(value)) {
+    for (int64_t d : shaped.getShape())
+      count = ShapedType::isDynamic(d) ? count : satMul(count, d);
+    value = shaped.getElementType();
+  }
+  return satMul(count, ceilDiv(value.getIntOrFloatBitWidth(), 8));
+}
+
+StringRef ownerMapAlgorithm(gf::RelationOp relation) {
+  // Balancing edges splits the prefix sum of row degrees (row_ptr itself);
+  // balancing destinations splits the rows evenly.
+  return relation.getPartitionBalance().value_or("destinations") == "edges"
+             ? "contiguous-destination-prefix"
+             : "contiguous-destination-block";
+}
+
+StringRef ghostMapAlgorithm(StringRef realization) {
+  if (realization == "materialized")
+    return "csr-owned-row-remote-src-sort-unique";
+  if (realization == "radius" || realization == "knn")
+    return "generated-neighbor-remote-src-sort-unique";
+  return "dense-remote-src-range";
+}
+
+StringRef neighborDiscovery(StringRef realization) {
+  // Who needs which ids is only known from the topology's contents, except
+  // for dense/triangular relations where the mesh alone decides it.
+  if (realization == "dense" || realization == "triangular")
+    return "static-from-mesh";
+  return "alltoall-counts-then-request-ids";
+}
+
+struct PlanDistributedTasks
+    : gf::impl::GfPlanDistributedTasksBase<PlanDistributedTasks> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<gf_kernel::LaunchOp> launches;
+    // Relations by (topology buffers, num_dst): the facts a launch keeps.
+    std::map<std::pair<std::vector<void *>, int64_t>,
+             SmallVector<gf::RelationOp, 1>>
+        relations;
+    getOperation().walk([&](Operation *op) {
+      if (auto launch = dyn_cast<gf_kernel::LaunchOp>(op))
+        launches.push_back(launch);
+      else if (auto relation = dyn_cast<gf::RelationOp>(op))
+        relations[keyOf(relation.getTopology(), relation.getNumDst())]
+            .push_back(relation);
+    });
+
+    DominanceInfo dominance(getOperation());
+    for (gf_kernel::LaunchOp launch : launches) {
+      if (launch->hasAttr("gf_task.planned"))
+        continue;
+      auto it = relations.find(keyOf(launch.getTopology(), launch.getNumRows()));
+      if (it == relations.end())
+        continue;
+      SmallVector<gf::RelationOp, 1> candidates;
+      for (gf::RelationOp r : it->second)
+        if (dominance.properlyDominates(r.getOperation(), launch.getOperation()))
+          candidates.push_back(r);
+      if (llvm::none_of(candidates,
+                        [](gf::RelationOp r) { return r.hasPlacement(); }))
+        continue; // No placement metadata: nothing to distribute.
+      if (candidates.size() != 1) {
+        launch.emitOpError("reads buffers of several gf.relation ops with "
+                           "placement metadata; cannot tell which to "
+                           "partition by");
+        return signalPassFailure();
+      }
+      if (failed(plan(launch, candidates.front())))
+        return signalPassFailure();
+    }
+  }
+
+  static std::pair<std::vector<void *>, int64_t> keyOf(ValueRange topology,
+                                                       int64_t numDst) {
+    std::vector<void *> key;
+    for (Value v : topology)
+      key.push_back(v.getAsOpaquePointer());
+    return {std::move(key), numDst};
+  }
+
+  LogicalResult plan(gf_kernel::LaunchOp launch, gf::RelationOp relation) {
+    auto function = launch->getParentOfType<FunctionOpInterface>();
+    if (!function)
+      return launch.emitOpError("must be inside a function to be planned "
+                                "as tasks");
+    ArrayRef<int64_t> mesh = *relation.getMeshShape();
+    int64_t axis = *relation.getMeshAxis();
+    int64_t parts = mesh[axis];
+    int64_t numDst = relation.getNumDst(), numSrc = relation.getNumSrc();
+    if (numDst < 0 || numSrc < 0)
+      return launch.emitOpError()
+             << "cannot be partitioned: relation '" << relation.getRelationId()
+             << "' has no static num_src/num_dst";
+    int64_t version = relation.getVersion();
+    int64_t depth = relation.getHaloDepth().value_or(-1);
+    int64_t ownedDst = ceilDiv(numDst, parts);
+    int64_t ownedSrc = ceilDiv(numSrc, parts);
+    // Worst case of remote sources a part reads: every other source, or
+    // everything `depth` hops of at most degree_max neighbors reach.
+    int64_t ghosts = numSrc - std::min(ownedSrc, numSrc);
+    if (std::optional<int64_t> dmax = launch.getDegreeMax()) {
+      int64_t reach = ownedDst;
+      for (int64_t hop = 0; hop < std::max<int64_t>(depth, 1); ++hop)
+        reach = satMul(reach, *dmax);
+      ghosts = std::min(ghosts, reach);
+    }
+    StringRef realization = relation.getRealization();
+    int64_t exactGhosts = realization == "dense" ? ghosts : -1;
+
+    // The fields read through the src role: the only remote reads.
+    llvm::MapVector<StringRef, std::pair<Value, int64_t>> haloFields;
+    for (auto [input, role, name, snapshot] :
+         llvm::zip(launch.getInputs(), launch.getInputRoles(),
+                   launch.getInputNames(), launch.getSnapshotVersions()))
+      if (cast<StringAttr>(role).getValue() == "src")
+        haloFields.insert(
+            {cast<StringAttr>(name).getValue(), {input, snapshot}});
+
+    OpBuilder b(launch);
+    Location loc = launch.getLoc();
+    auto partition = b.create<gf_task::PartitionOp>(
+        loc, b.getType<gf_task::PartitionType>(), relation.getResult(),
+        b.getStringAttr("destination"), b.getDenseI64ArrayAttr(mesh),
+        b.getI64IntegerAttr(axis), b.getI64IntegerAttr(ownedDst),
+        b.getI64IntegerAttr(exactGhosts), b.getI64IntegerAttr(version));
+    partition->setAttr("owner_map_algorithm",
+                       b.getStringAttr(ownerMapAlgorithm(relation)));
+    partition->setAttr("ghost_map_algorithm",
+                       b.getStringAttr(ghostMapAlgorithm(realization)));
+    partition->setAttr("neighbor_discovery",
+                       b.getStringAttr(neighborDiscovery(realization)));
+
+    SmallVector<Attribute> fieldNames;
+    for (auto &entry : haloFields)
+      fieldNames.push_back(b.getStringAttr(entry.first));
+    SmallVector<Value> haloDone;
+    if (!haloFields.empty()) {
+      auto halo = b.create<gf_task::HaloOp>(
+          loc, b.getType<gf_task::HaloPlanType>(), partition,
+          b.getI64IntegerAttr(depth), b.getArrayAttr(fieldNames),
+          b.getStringAttr(haloStrategy));
+      for (auto &[field, info] : haloFields) {
+        auto [input, snapshot] = info;
+        int64_t bytes = entityBytes(input.getType());
+        int64_t ghostBytes = satMul(ghosts, bytes);
+        auto region = b.create<gf_storage::RegionOp>(
+            loc, b.getType<gf_storage::RegionType>(), input,
+            b.getStringAttr(field), b.getI64IntegerAttr(numSrc),
+            b.getI64IntegerAttr(snapshot));
+        auto instance = [&](int64_t capacity, StringRef device) {
+          return b.create<gf_storage::InstanceOp>(
+              loc, b.getType<gf_storage::InstanceType>(), region,
+              b.getI64IntegerAttr(capacity), b.getStringAttr(device),
+              b.getBoolAttr(true), b.getStringAttr("partitioned"),
+              b.getStringAttr("device"));
+        };
+        auto local = instance(satMul(ownedSrc, bytes), "local");
+        auto ghost = instance(ghostBytes, "ghost");
+        auto pack = b.create<gf_task::HaloPackOp>(
+            loc, b.getType<gf_task::HaloBufferType>(),
+            b.getType<gf_storage::EventType>(), halo, local,
+            b.getStringAttr(field), b.getI64IntegerAttr(ghostBytes),
+            b.getI64IntegerAttr(snapshot));
+        auto exchange = b.create<gf_task::HaloExchangeOp>(
+            loc, b.getType<gf_task::HaloBufferType>(),
+            b.getType<gf_storage::EventType>(), halo, pack.getSend(),
+            pack.getDone(), b.getI64IntegerAttr(ghostBytes),
+            b.getStringAttr(relation.getRelationId()),
+            b.getI64IntegerAttr(snapshot));
+        auto unpack = b.create<gf_task::HaloUnpackOp>(
+            loc, b.getType<gf_storage::EventType>(), halo,
+            exchange.getReceive(), ghost, exchange.getDone(),
+            b.getStringAttr(field), b.getI64IntegerAttr(snapshot));
+        haloDone.push_back(unpack.getDone());
+      }
+    }
+
+    SmallVector<Attribute> writes;
+    for (unsigned i = 0, e = launch.getNumResults(); i < e; ++i)
+      writes.push_back(
+          b.getStringAttr(e == 1 ? std::string("out") : "out" + std::to_string(i)));
+    auto callee = FlatSymbolRefAttr::get(
+        b.getStringAttr(SymbolTable::getSymbolName(function).getValue()));
+    auto task = [&](StringRef kind, ValueRange deps) {
+      return b.create<gf_task::LaunchOp>(
+          loc, b.getType<gf_storage::EventType>(), partition, deps, callee,
+          b.getStringAttr(kind), b.getArrayAttr(fieldNames),
+          b.getArrayAttr(writes), b.getI64IntegerAttr(version));
+    };
+    auto interior = task("interior", {});
+    if (!haloDone.empty()) {
+      // Only destinations next to a part boundary read ghosts.
+      auto boundary = task("boundary", haloDone);
+      b.create<gf_storage::JoinOp>(
+          loc, b.getType<gf_storage::EventType>(),
+          ValueRange{interior.getDone(), boundary.getDone()},
+          b.getI64IntegerAttr(version));
+    }
+    launch->setAttr("gf_task.planned", b.getUnitAttr());
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,81 @@
+//===- VerifyPhase.cpp - no op of an earlier stage survives a lowering ----===//
+//
+// Op verifiers check each op on its own; this pass checks the module as a
+// whole against the stage the pipeline claims to have reached, so a pass that
+// silently skipped an op is caught where it happened, with the op's name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Dialect/Gf/Transforms/Passes.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+namespace linnet::gf {
+#define GEN_PASS_DEF_GFVERIFYPHASE
+#include "linnet/Dialect/Gf/Transforms/Passes.h.inc"
+} // namespace linnet::gf
+
+using namespace mlir;
+using namespace linnet;
+
+namespace {
+enum class Stage { Domain, Iter, Kernel, Scheduled, Task };
+
+bool readsPlacedRelation(gf_kernel::LaunchOp launch, Operation *scope) {
+  // The launch's relation is the gf.relation with the same buffers.
+  bool placed = false;
+  scope->walk([&](gf::RelationOp relation) {
+    if (relation.hasPlacement() && relation.getNumDst() == launch.getNumRows() &&
+        llvm::equal(relation.getTopology(), launch.getTopology()))
+      placed = true;
+  });
+  return placed;
+}
+
+struct VerifyPhase : gf::impl::GfVerifyPhaseBase<VerifyPhase> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<Stage> reached =
+        llvm::StringSwitch<std::optional<Stage>>(stage)
+            .Case("domain", Stage::Domain)
+            .Case("iter", Stage::Iter)
+            .Case("kernel", Stage::Kernel)
+            .Case("scheduled", Stage::Scheduled)
+            .Case("task", Stage::Task)
+            .Default(std::nullopt);
+    if (!reached) {
+      getOperation().emitError()
+          << "unknown stage '" << stage
+          << "'; expected domain, iter, kernel, scheduled or task";
+      return signalPassFailure();
+    }
+    bool failed = false;
+    auto reject = [&](Operation *op, StringRef why) {
+      op->emitOpError() << why << " before the " << stage << " stage";
+      failed = true;
+    };
+    getOperation().walk([&](Operation *op) {
+      if (auto apply = dyn_cast<gf::ApplyOp>(op)) {
+        auto relation = apply.getRelation().getDefiningOp<gf::RelationOp>();
+        bool paged = relation && relation.getRealization() == "paged";
+        if (*reached >= Stage::Iter && !paged)
+          reject(op, "must be lowered");
+      } else if (isa<gf_iter::TraverseOp>(op)) {
+        if (*reached >= Stage::Kernel)
+          reject(op, "must be lowered");
+      } else if (auto launch = dyn_cast<gf_kernel::LaunchOp>(op)) {
+        if (*reached >= Stage::Scheduled && !launch.isScheduled())
+          reject(op, "must be scheduled");
+        else if (*reached >= Stage::Task &&
+                 !launch->hasAttr("gf_task.planned") &&
+                 readsPlacedRelation(launch, getOperation()))
+          reject(op, "over a relation with placement metadata must be "
+                     "planned as tasks");
+      }
+    });
+    if (failed)
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,186 @@
+//===- GfTaskOps.cpp - gf_task (Task IR) dialect ---------------------------===//
+
+#include "linnet/Dialect/GfTask/IR/GfTask.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace linnet;
+using namespace linnet::gf_task;
+
+#include "linnet/Dialect/GfTask/IR/GfTaskOpsDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "linnet/Dialect/GfTask/IR/GfTaskOpsTypes.cpp.inc"
+
+void GfTaskDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "linnet/Dialect/GfTask/IR/GfTaskOpsTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "linnet/Dialect/GfTask/IR/GfTaskOps.cpp.inc"
+      >();
+}
+
+#define GET_OP_CLASSES
+#include "linnet/Dialect/GfTask/IR/GfTaskOps.cpp.inc"
+
+/// The partition a halo plan was made for, when visible.
+static PartitionOp partitionOf(Value plan) {
+  if (auto halo = plan.getDefiningOp<HaloOp>())
+    return halo.getPartition().getDefiningOp<PartitionOp>();
+  return {};
+}
+
+/// A halo op may only move fields its plan covers.
+static LogicalResult verifyPlannedField(Operation *op, Value plan,
+                                        StringRef field) {
+  auto halo = plan.getDefiningOp<HaloOp>();
+  if (!halo)
+    return success();
+  for (Attribute f : halo.getFields())
+    if (cast<StringAttr>(f).getValue() == field)
+      return success();
+  return op->emitOpError() << "moves field '" << field
+                           << "' which its halo plan does not cover";
+}
+
+static LogicalResult verifyVersion(Operation *op, Value plan,
+                                   int64_t version) {
+  if (version < 0)
+    return op->emitOpError("has a negative snapshot_version");
+  if (PartitionOp partition = partitionOf(plan))
+    if (partition.getVersion() != version)
+      return op->emitOpError()
+             << "moves snapshot version " << version
+             << " but its partition is of version " << partition.getVersion();
+  return success();
+}
+
+LogicalResult PartitionOp::verify() {
+  if (getScheme() != "destination")
+    return emitOpError() << "has scheme '" << getScheme()
+                         << "'; only 'destination' is supported";
+  ArrayRef<int64_t> mesh = getMeshShape();
+  if (mesh.empty())
+    return emitOpError("needs a non-empty mesh_shape");
+  for (auto [i, extent] : llvm::enumerate(mesh))
+    if (extent <= 0)
+      return emitOpError() << "has non-positive mesh_shape[" << i
+                           << "] = " << extent;
+  if (getMeshAxis() < 0 || getMeshAxis() >= static_cast<int64_t>(mesh.size()))
+    return emitOpError() << "has mesh_axis = " << getMeshAxis()
+                         << " out of range for a mesh of rank " << mesh.size();
+  if (getOwnedEntities() < 0)
+    return emitOpError("has negative owned_entities");
+  if (getGhostEntities() < -1)
+    return emitOpError("ghost_entities must be non-negative, or -1 when "
+                       "known only at run time");
+  if (auto relation = getRelation().getDefiningOp<gf::RelationOp>()) {
+    if (relation.getVersion() != getVersion())
+      return emitOpError() << "is of version " << getVersion()
+                           << " but relation '" << relation.getRelationId()
+                           << "' is at version " << relation.getVersion();
+    int64_t parts = mesh[getMeshAxis()];
+    int64_t numDst = relation.getNumDst();
+    if (numDst >= 0 && getOwnedEntities() * parts < numDst)
+      return emitOpError() << "owns " << getOwnedEntities() << " entities in "
+                           << parts << " parts, fewer than the relation's "
+                           << numDst << " destinations";
+  }
+  return success();
+}
+
+LogicalResult HaloOp::verify() {
+  if (getDepth() < -1 || getDepth() == 0)
+    return emitOpError() << "has depth = " << getDepth()
+                         << "; expected a positive depth or -1 (automatic)";
+  if (getFields().empty())
+    return emitOpError("needs at least one field");
+  StringRef strategy = getStrategy();
+  if (strategy != "auto" && strategy != "alltoall" && strategy != "neighbor")
+    return emitOpError() << "has strategy '" << strategy
+                         << "'; expected auto, alltoall or neighbor";
+  return success();
+}
+
+void HaloPackOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getSend(), "send");
+  setNameFn(getDone(), "done");
+}
+
+LogicalResult HaloPackOp::verify() {
+  if (getBytes() < 0)
+    return emitOpError("has negative bytes");
+  if (failed(verifyPlannedField(*this, getPlan(), getField())))
+    return failure();
+  return verifyVersion(*this, getPlan(), getSnapshotVersion());
+}
+
+void HaloExchangeOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getReceive(), "receive");
+  setNameFn(getDone(), "done");
+}
+
+LogicalResult HaloExchangeOp::verify() {
+  if (getBytes() < 0)
+    return emitOpError("has negative bytes");
+  if (getGroup().empty())
+    return emitOpError("needs a communication group");
+  if (auto pack = getSend().getDefiningOp<HaloPackOp>())
+    if (pack.getBytes() != getBytes())
+      return emitOpError() << "exchanges " << getBytes()
+                           << " bytes but its send buffer was packed with "
+                           << pack.getBytes();
+  return verifyVersion(*this, getPlan(), getSnapshotVersion());
+}
+
+LogicalResult HaloUnpackOp::verify() {
+  if (failed(verifyPlannedField(*this, getPlan(), getField())))
+    return failure();
+  return verifyVersion(*this, getPlan(), getSnapshotVersion());
+}
+
+LogicalResult LaunchOp::verify() {
+  StringRef kind = getTaskKind();
+  if (kind != "interior" && kind != "boundary" && kind != "whole")
+    return emitOpError() << "has task_kind '" << kind
+                         << "'; expected 'interior', 'boundary' or 'whole'";
+  if ((kind == "whole") == static_cast<bool>(getPartition()))
+    return emitOpError() << "of kind '" << kind << "' "
+                         << (kind == "whole" ? "must not take" : "needs")
+                         << " a partition";
+  // Boundary destinations read ghosts, so something must order them after
+  // the halo arrives.
+  if (kind == "boundary" && getDependencies().empty())
+    return emitOpError("of kind 'boundary' must depend on the halo unpack "
+                       "event");
+  if (getSnapshotVersion() < 0)
+    return emitOpError("has a negative snapshot_version");
+  if (auto partition = getPartition()
+                           ? getPartition().getDefiningOp<PartitionOp>()
+                           : PartitionOp())
+    if (partition.getVersion() != getSnapshotVersion())
+      return emitOpError() << "runs on snapshot version "
+                           << getSnapshotVersion()
+                           << " but its partition is of version "
+                           << partition.getVersion();
+  return success();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *callee =
+      symbolTable.lookupNearestSymbolFrom(*this, getCalleeAttr().getAttr());
+  if (!callee)
+    return emitOpError() << "launches unknown function " << getCalleeAttr();
+  if (!isa<FunctionOpInterface>(callee))
+    return emitOpError() << "callee " << getCalleeAttr() << " is a '"
+                         << callee->getName() << "', not a function";
+  return success();
+}
