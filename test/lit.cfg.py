@@ -21,3 +21,4 @@ tool_dirs = [config.linnet_tools_dir, config.llvm_tools_dir]
 tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.linnet_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

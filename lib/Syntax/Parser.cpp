@@ -42,6 +42,16 @@ private:
   }
   bool at(Tok k) const { return tok().kind == k; }
   void advance() {
+    switch (tok().kind) {
+    case Tok::l_paren: case Tok::l_brack: case Tok::l_brace:
+      open_.push_back(tok().kind);
+      break;
+    case Tok::r_paren: case Tok::r_brack: case Tok::r_brace:
+      if (!open_.empty())
+        open_.pop_back();
+      break;
+    default: break;
+    }
     if (pos_ + 1 < toks_.size())
       ++pos_;
   }
@@ -90,7 +100,27 @@ private:
         panicking_ = true;
       return;
     }
+    // At a line break, point just past the previous token: that is where
+    // something is missing.
+    if (tok().newlineBefore && pos_ > 0 && !at(Tok::eof) &&
+        !opensLine(toks_[pos_ - 1].kind)) {
+      const Token &prev = toks_[pos_ - 1];
+      SourceLoc end{prev.loc.buffer, prev.loc.offset + static_cast<uint32_t>(prev.text.size())};
+      error(end, fmt::format("expected {}, found end of line", what));
+      return;
+    }
     error(tok().loc, fmt::format("expected {}, found {}", what, describe(tok())));
+  }
+  /// Tokens after which a line break is expected, not a sign of truncation.
+  static bool opensLine(Tok k) {
+    switch (k) {
+    case Tok::l_brace: case Tok::l_paren: case Tok::l_brack: case Tok::comma:
+    case Tok::semi: case Tok::r_brace: case Tok::fat_arrow: case Tok::arrow:
+    case Tok::equal:
+      return true;
+    default:
+      return false;
+    }
   }
   bool expect(Tok k, const std::string &context) {
     if (consume(k))
@@ -144,31 +174,53 @@ private:
   }
   /// Skips to the next token at this nesting level that satisfies `stop`
   /// (always stopping at an unmatched closing brace or end of file).
-  template <typename Pred> void skipUntil(Pred stop) {
+  /// `startNest` is the bracket nesting where the construct began: brackets
+  /// opened since then are closed before a boundary counts.
+  /// With `bracesOnly`, parentheses and brackets are ignored: a declaration
+  /// keyword at the start of a line ends even an unclosed '('.
+  template <typename Pred>
+  void skipUntil(size_t startNest, Pred stop, bool bracesOnly = false) {
+    // At a line break, an unclosed '(' or '[' is most likely a forgotten
+    // closer: only braces opened since the construct began still count.
     int depth = 0;
+    for (size_t i = startNest; i < open_.size(); ++i)
+      if (open_[i] == Tok::l_brace || (!bracesOnly && !tok().newlineBefore))
+        ++depth;
     size_t start = pos_;
+    auto opens = [&] {
+      return at(Tok::l_brace) || (!bracesOnly && (at(Tok::l_paren) || at(Tok::l_brack)));
+    };
+    auto closes = [&] {
+      return at(Tok::r_brace) || (!bracesOnly && (at(Tok::r_paren) || at(Tok::r_brack)));
+    };
     while (!at(Tok::eof)) {
-      if (depth == 0 && pos_ != start && stop(tok()))
+      if (depth == 0 && (pos_ != start || tok().newlineBefore) && stop(tok()))
         break;
       if (depth == 0 && at(Tok::r_brace))
         break;
-      if (at(Tok::l_brace) || at(Tok::l_paren) || at(Tok::l_brack))
+      if (opens())
         ++depth;
-      else if (at(Tok::r_brace) || at(Tok::r_paren) || at(Tok::r_brack))
+      else if (closes())
         depth = depth > 0 ? depth - 1 : 0;
       advance();
     }
+    if (open_.size() > startNest)
+      open_.resize(startNest);
     panicking_ = false;
   }
-  void syncStatement() {
-    skipUntil([](const Token &t) { return t.newlineBefore || t.is(Tok::semi); });
+  void syncStatement(size_t startNest) {
+    skipUntil(startNest, [](const Token &t) { return t.newlineBefore || t.is(Tok::semi); });
     consume(Tok::semi);
   }
-  void syncMember() {
-    skipUntil([](const Token &t) { return t.newlineBefore && isMemberStart(t.kind); });
+  void syncMember(size_t startNest) {
+    skipUntil(
+        startNest, [](const Token &t) { return t.newlineBefore && isMemberStart(t.kind); },
+        /*bracesOnly=*/true);
   }
-  void syncItem() {
-    skipUntil([](const Token &t) { return t.newlineBefore && isItemStart(t.kind); });
+  void syncItem(size_t startNest) {
+    skipUntil(
+        startNest, [](const Token &t) { return t.newlineBefore && isItemStart(t.kind); },
+        /*bracesOnly=*/true);
   }
 
   //===--------------------------------------------------------------------===//
@@ -222,7 +274,7 @@ private:
   bool looksLikeBinders() const;
   bool looksLikeStructLit() const;
   bool tryGenericCallArgs(std::vector<GenericArg> &out);
-  bool parseIndexItems(std::vector<IndexItem> &items);
+  bool parseIndexItems(std::vector<IndexItem> &items, SourceLoc open);
   PatternPtr parsePattern();
   ExprPtr parseNumber();
 
@@ -237,6 +289,7 @@ private:
   bool specFailed_ = false;
   bool noStructLit_ = false;
   unsigned depth_ = 0;
+  std::vector<Tok> open_; // brackets opened and not yet closed (for recovery)
 };
 
 //===----------------------------------------------------------------------===//
@@ -250,28 +303,38 @@ std::unique_ptr<Module> Parser::parseModule() {
     m->loc = tok().loc;
     advance();
     if (!parsePath(m->path, "module path after 'module'"))
-      syncItem();
+      syncItem(0);
   }
   while (!at(Tok::eof) && !diag_.limitReached()) {
+    if (at(Tok::kw_import) && !m->decls.empty()) {
+      error(tok().loc, "imports must come before the first item of the file");
+      advance();
+      syncItem(open_.size());
+      continue;
+    }
     if (at(Tok::kw_import)) {
       if (!parseImport(*m))
-        syncItem();
+        syncItem(open_.size());
       continue;
     }
     if (at(Tok::kw_module)) {
       error(tok().loc, "'module' must be the first line of a file and appear "
                        "only once");
-      syncItem();
+      advance();
+      syncItem(open_.size());
       continue;
     }
     size_t before = pos_;
+    open_.clear();
     if (DeclPtr d = parseItem()) {
       m->decls.push_back(std::move(d));
       continue;
     }
-    syncItem();
-    if (pos_ == before || at(Tok::r_brace))
-      advance(); // a stray '}' or an unparseable token: step over it
+    if (pos_ == before)
+      advance(); // an unparseable token: step over it
+    syncItem(0);
+    if (at(Tok::r_brace))
+      advance(); // a stray '}'
   }
   return m;
 }
@@ -473,6 +536,7 @@ DeclPtr Parser::parseBlockDecl(SourceLoc loc, bool isPub) {
     return nullptr;
   while (!at(Tok::r_brace) && !at(Tok::eof) && !diag_.limitReached()) {
     size_t before = pos_;
+    size_t startNest = open_.size();
     SourceLoc mloc = tok().loc;
     DeclPtr d;
     if (at(Tok::kw_pub) || at(Tok::kw_fn) || at(Tok::kw_op) || at(Tok::kw_entry)) {
@@ -500,9 +564,9 @@ DeclPtr Parser::parseBlockDecl(SourceLoc loc, bool isPub) {
       b->body.push_back(std::move(d));
       continue;
     }
-    syncMember();
     if (pos_ == before)
       advance();
+    syncMember(startNest);
   }
   if (!expect(Tok::r_brace, fmt::format("to close block '{}'", b->name.name)))
     return nullptr;
@@ -963,6 +1027,7 @@ bool Parser::parseBlock(Block &out, const std::string &context) {
     if (consume(Tok::semi))
       continue;
     size_t before = pos_;
+    size_t startNest = open_.size();
     if (StmtPtr s = parseStatement()) {
       out.stmts.push_back(std::move(s));
       continue;
@@ -970,9 +1035,9 @@ bool Parser::parseBlock(Block &out, const std::string &context) {
     ok = false;
     if (speculating_)
       return false;
-    syncStatement();
     if (pos_ == before)
       advance();
+    syncStatement(startNest);
   }
   out.endLoc = tok().loc;
   if (!expect(Tok::r_brace, "to close the block"))
@@ -1254,6 +1319,7 @@ bool Parser::tryGenericCallArgs(std::vector<GenericArg> &out) {
   // '>' is directly followed by '(' — a comparison can never be followed by
   // another comparison, so `a < b > (c)` has no other reading.
   size_t save = pos_;
+  std::vector<Tok> saveOpen = open_;
   bool savedSpec = speculating_, savedFailed = specFailed_;
   speculating_ = true;
   specFailed_ = false;
@@ -1266,6 +1332,7 @@ bool Parser::tryGenericCallArgs(std::vector<GenericArg> &out) {
   specFailed_ = savedFailed;
   if (!ok) {
     pos_ = save;
+    open_ = std::move(saveOpen);
     return false;
   }
   out = std::move(args);
@@ -1341,7 +1408,7 @@ ExprPtr Parser::parsePostfix() {
     } else if (at(Tok::l_brack) && sameLine) {
       advance();
       auto idx = std::make_unique<IndexExpr>(std::move(e), loc);
-      if (!parseIndexItems(idx->items))
+      if (!parseIndexItems(idx->items, loc))
         return nullptr;
       e = std::move(idx);
     } else if (at(Tok::dot)) {
@@ -1370,7 +1437,7 @@ ExprPtr Parser::parsePostfix() {
   return e;
 }
 
-bool Parser::parseIndexItems(std::vector<IndexItem> &items) {
+bool Parser::parseIndexItems(std::vector<IndexItem> &items, SourceLoc open) {
   // '[' consumed
   while (!at(Tok::r_brack)) {
     IndexItem it;
@@ -1404,7 +1471,7 @@ bool Parser::parseIndexItems(std::vector<IndexItem> &items) {
   if (!expect(Tok::r_brack, "to close the index list"))
     return false;
   if (items.empty()) {
-    error(tok().loc, "empty index list '[]': give an index, a slice or '...'");
+    error(open, "empty index list '[]': give an index, a slice or '...'");
     return false;
   }
   return true;
