@@ -137,6 +137,14 @@ private:
     advance();
     return true;
   }
+  /// True if no whitespace separates the current token from the previous
+  /// one: `f<T>(x)` opens generic arguments, `a < b` is a comparison.
+  bool gluedToPrevious() const {
+    if (pos_ == 0)
+      return false;
+    const Token &prev = toks_[pos_ - 1];
+    return prev.loc.offset + prev.text.size() == tok().loc.offset;
+  }
   bool failed() const { return speculating_ ? specFailed_ : false; }
 
   struct DepthGuard {
@@ -1315,9 +1323,9 @@ bool Parser::looksLikeStructLit() const {
 }
 
 bool Parser::tryGenericCallArgs(std::vector<GenericArg> &out) {
-  // tok() is '<'. Generic arguments on a call are recognized when the closing
-  // '>' is directly followed by '(' — a comparison can never be followed by
-  // another comparison, so `a < b > (c)` has no other reading.
+  // tok() is a '<' glued to the callee. Generic arguments are recognized when
+  // the closing '>' is directly followed by '(' (or '{' for a struct literal);
+  // otherwise the parser backtracks and reads a comparison.
   size_t save = pos_;
   std::vector<Tok> saveOpen = open_;
   bool savedSpec = speculating_, savedFailed = specFailed_;
@@ -1376,7 +1384,7 @@ ExprPtr Parser::parsePostfix() {
       if (!expect(Tok::r_paren, "to close the argument list"))
         return nullptr;
       e = std::move(call);
-    } else if (at(Tok::less) && sameLine &&
+    } else if (at(Tok::less) && gluedToPrevious() &&
                (e->kind == Expr::Kind::Name || e->kind == Expr::Kind::Field)) {
       std::vector<GenericArg> gargs;
       if (!tryGenericCallArgs(gargs))
