@@ -231,9 +231,17 @@ struct PlanDistributedTasks
           b.getStringAttr(kind), b.getArrayAttr(fieldNames),
           b.getArrayAttr(writes), b.getI64IntegerAttr(version));
     };
-    auto interior = task("interior", {});
-    if (!haloDone.empty()) {
-      // Only destinations next to a part boundary read ghosts.
+    if (haloDone.empty()) {
+      // Nothing remote is read: every destination is interior.
+      task("interior", {});
+    } else if (realization == "dense") {
+      // Every destination of a dense relation reads every part's sources:
+      // there is no interior to overlap with the exchange.
+      task("boundary", haloDone);
+    } else {
+      // Only destinations next to a part boundary read ghosts; the others
+      // run while the halo is in flight.
+      auto interior = task("interior", {});
       auto boundary = task("boundary", haloDone);
       b.create<gf_storage::JoinOp>(
           loc, b.getType<gf_storage::EventType>(),

@@ -51,27 +51,29 @@ struct VerifyPhase : gf::impl::GfVerifyPhaseBase<VerifyPhase> {
       return signalPassFailure();
     }
     bool failed = false;
-    auto reject = [&](Operation *op, StringRef why) {
-      op->emitOpError() << why << " before the " << stage << " stage";
+    auto reject = [&](Operation *op, StringRef what, StringRef pass) {
+      op->emitOpError() << "should have been " << what << " by the " << stage
+                        << " stage (run " << pass << ")";
       failed = true;
     };
     getOperation().walk([&](Operation *op) {
       if (auto apply = dyn_cast<gf::ApplyOp>(op)) {
+        // Paged relations have no Iter form: their applies stay by design.
         auto relation = apply.getRelation().getDefiningOp<gf::RelationOp>();
         bool paged = relation && relation.getRealization() == "paged";
         if (*reached >= Stage::Iter && !paged)
-          reject(op, "must be lowered");
+          reject(op, "lowered", "-gf-lower-domain-to-iter");
       } else if (isa<gf_iter::TraverseOp>(op)) {
         if (*reached >= Stage::Kernel)
-          reject(op, "must be lowered");
+          reject(op, "lowered", "-gf-lower-iter-to-kernel");
       } else if (auto launch = dyn_cast<gf_kernel::LaunchOp>(op)) {
         if (*reached >= Stage::Scheduled && !launch.isScheduled())
-          reject(op, "must be scheduled");
+          reject(op, "scheduled", "-gf-select-kernel-schedule");
         else if (*reached >= Stage::Task &&
                  !launch->hasAttr("gf_task.planned") &&
                  readsPlacedRelation(launch, getOperation()))
-          reject(op, "over a relation with placement metadata must be "
-                     "planned as tasks");
+          reject(op, "planned as tasks (its relation has placement metadata)",
+                 "-gf-plan-distributed-tasks");
       }
     });
     if (failed)

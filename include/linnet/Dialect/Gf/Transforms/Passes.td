@@ -181,7 +181,8 @@ def GfVerifyPhase : Pass<"gf-verify-phase", "::mlir::ModuleOp"> {
     |             | that is not marked `gf_task.planned`                 |
 
     Example: `linnet-opt -gf-lower-domain-to-iter -gf-verify-phase=stage=kernel`
-    reports `'gf_iter.traverse' op must be lowered before the kernel stage`.
+    reports `'gf_iter.traverse' op should have been lowered by the kernel
+    stage (run -gf-lower-iter-to-kernel)`.
   }];
   let options = [
     Option<"stage", "stage", "std::string", /*default=*/"\"task\"",
