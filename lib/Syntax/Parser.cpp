@@ -11,7 +11,10 @@
 
 #include <fmt/format.h>
 
+#include <llvm/ADT/STLFunctionalExtras.h>
+
 #include <charconv>
+#include <type_traits>
 #include <climits>
 
 using namespace linnet;
@@ -122,15 +125,23 @@ private:
       return false;
     }
   }
-  bool expect(Tok k, const std::string &context) {
+  /// Diagnostic texts are built only when an error is reported: `context`
+  /// is a string or a callable returning one.
+  template <typename F> static std::string text(F &&context) {
+    if constexpr (std::is_invocable_v<F>)
+      return context();
+    else
+      return std::string(context);
+  }
+  template <typename F> bool expect(Tok k, F &&context) {
     if (consume(k))
       return true;
-    errorExpected(fmt::format("{} {}", tokSpelling(k), context));
+    errorExpected(fmt::format("{} {}", tokSpelling(k), text(context)));
     return false;
   }
-  bool expectIdent(Ident &out, const std::string &what) {
+  template <typename F> bool expectIdent(Ident &out, F &&what) {
     if (!at(Tok::ident)) {
-      errorExpected(what);
+      errorExpected(text(what));
       return false;
     }
     out = {std::string(tok().text), tok().loc};
@@ -259,7 +270,7 @@ private:
   TypeExprPtr parseType();
   TypeExprPtr parseTypeAtom();
 
-  bool parseBlock(Block &out, const std::string &context);
+  bool parseBlock(Block &out, llvm::function_ref<std::string()> context);
   StmtPtr parseStatement();
   bool endStatement();
 
@@ -442,9 +453,9 @@ bool Parser::parseGenericParams(std::vector<GenericParam> &out) {
     GenericParam g;
     if (!expectIdent(g.name, "generic parameter name"))
       return false;
-    if (!expect(Tok::colon, fmt::format("after generic parameter '{}' (its kind: "
+    if (!expect(Tok::colon, [&] { return fmt::format("after generic parameter '{}' (its kind: "
                                         "dim, shape or dtype)",
-                                        g.name.name)))
+                                        g.name.name); }))
       return false;
     if (!at(Tok::ident)) {
       errorExpected(fmt::format("kind of generic '{}' (dim, shape or dtype)", g.name.name));
@@ -512,16 +523,16 @@ bool Parser::parseWhere(std::vector<Constraint> &out) {
 
 bool Parser::parseParams(std::vector<Param> &out, const char *ownerKind,
                          const std::string &owner) {
-  if (!expect(Tok::l_paren, fmt::format("to open the parameter list of {} '{}'",
-                                        ownerKind, owner)))
+  if (!expect(Tok::l_paren, [&] { return fmt::format("to open the parameter list of {} '{}'",
+                                        ownerKind, owner); }))
     return false;
   while (!at(Tok::r_paren)) {
     Param p;
     if (!expectIdent(p.name, "parameter name"))
       return false;
-    if (!expect(Tok::colon, fmt::format("after parameter name '{}' (parameters "
+    if (!expect(Tok::colon, [&] { return fmt::format("after parameter name '{}' (parameters "
                                         "need a type)",
-                                        p.name.name)))
+                                        p.name.name); }))
       return false;
     if (!(p.type = parseType()))
       return false;
@@ -540,7 +551,7 @@ DeclPtr Parser::parseBlockDecl(SourceLoc loc, bool isPub) {
     return nullptr;
   if (!parseGenericParams(b->generics) || !parseWhere(b->constraints))
     return nullptr;
-  if (!expect(Tok::l_brace, fmt::format("to open the body of block '{}'", b->name.name)))
+  if (!expect(Tok::l_brace, [&] { return fmt::format("to open the body of block '{}'", b->name.name); }))
     return nullptr;
   while (!at(Tok::r_brace) && !at(Tok::eof) && !diag_.limitReached()) {
     size_t before = pos_;
@@ -576,7 +587,7 @@ DeclPtr Parser::parseBlockDecl(SourceLoc loc, bool isPub) {
       advance();
     syncMember(startNest);
   }
-  if (!expect(Tok::r_brace, fmt::format("to close block '{}'", b->name.name)))
+  if (!expect(Tok::r_brace, [&] { return fmt::format("to close block '{}'", b->name.name); }))
     return nullptr;
   return b;
 }
@@ -589,10 +600,10 @@ DeclPtr Parser::parseMember(SourceLoc loc) {
   std::string kw(tok().text);
   advance();
   auto m = std::make_unique<MemberDecl>(kind, loc);
-  if (!expectIdent(m->name, fmt::format("member name after '{}'", kw)))
+  if (!expectIdent(m->name, [&] { return fmt::format("member name after '{}'", kw); }))
     return nullptr;
-  if (!expect(Tok::colon, fmt::format("after {} name '{}' (members need a type)", kw,
-                                      m->name.name)))
+  if (!expect(Tok::colon, [&] { return fmt::format("after {} name '{}' (members need a type)", kw,
+                                      m->name.name); }))
     return nullptr;
   if (!(m->type = parseType()))
     return nullptr;
@@ -611,7 +622,7 @@ std::unique_ptr<FunctionDecl> Parser::parseFunction(SourceLoc loc, bool isPub) {
                                : FunctionKind::Entry;
   const char *kw = spelling(f->fnKind);
   advance();
-  if (!expectIdent(f->name, fmt::format("function name after '{}'", kw)))
+  if (!expectIdent(f->name, [&] { return fmt::format("function name after '{}'", kw); }))
     return nullptr;
   if (!parseGenericParams(f->generics))
     return nullptr;
@@ -621,7 +632,7 @@ std::unique_ptr<FunctionDecl> Parser::parseFunction(SourceLoc loc, bool isPub) {
     return nullptr;
   if (!parseWhere(f->constraints))
     return nullptr;
-  if (!parseBlock(f->body, fmt::format("to open the body of {} '{}'", kw, f->name.name)))
+  if (!parseBlock(f->body, [&] { return fmt::format("to open the body of {} '{}'", kw, f->name.name); }))
     return nullptr;
   return f;
 }
@@ -634,13 +645,13 @@ DeclPtr Parser::parseStruct(SourceLoc loc, bool isPub) {
     return nullptr;
   if (!parseGenericParams(s->generics) || !parseWhere(s->constraints))
     return nullptr;
-  if (!expect(Tok::l_brace, fmt::format("to open the fields of struct '{}'", s->name.name)))
+  if (!expect(Tok::l_brace, [&] { return fmt::format("to open the fields of struct '{}'", s->name.name); }))
     return nullptr;
   while (!at(Tok::r_brace)) {
     Param p;
     if (!expectIdent(p.name, "field name"))
       return nullptr;
-    if (!expect(Tok::colon, fmt::format("after field name '{}'", p.name.name)))
+    if (!expect(Tok::colon, [&] { return fmt::format("after field name '{}'", p.name.name); }))
       return nullptr;
     if (!(p.type = parseType()))
       return nullptr;
@@ -648,7 +659,7 @@ DeclPtr Parser::parseStruct(SourceLoc loc, bool isPub) {
     if (!consume(Tok::comma) && !tok().newlineBefore)
       break;
   }
-  if (!expect(Tok::r_brace, fmt::format("to close struct '{}'", s->name.name)))
+  if (!expect(Tok::r_brace, [&] { return fmt::format("to close struct '{}'", s->name.name); }))
     return nullptr;
   return s;
 }
@@ -661,7 +672,7 @@ DeclPtr Parser::parseEnum(SourceLoc loc, bool isPub) {
     return nullptr;
   if (!parseGenericParams(e->generics))
     return nullptr;
-  if (!expect(Tok::l_brace, fmt::format("to open the variants of enum '{}'", e->name.name)))
+  if (!expect(Tok::l_brace, [&] { return fmt::format("to open the variants of enum '{}'", e->name.name); }))
     return nullptr;
   while (!at(Tok::r_brace)) {
     EnumVariant v;
@@ -684,7 +695,7 @@ DeclPtr Parser::parseEnum(SourceLoc loc, bool isPub) {
     if (!consume(Tok::comma) && !tok().newlineBefore)
       break;
   }
-  if (!expect(Tok::r_brace, fmt::format("to close enum '{}'", e->name.name)))
+  if (!expect(Tok::r_brace, [&] { return fmt::format("to close enum '{}'", e->name.name); }))
     return nullptr;
   if (e->variants.empty()) {
     error(e->name.loc, fmt::format("enum '{}' has no variants", e->name.name));
@@ -701,7 +712,7 @@ DeclPtr Parser::parseConst(SourceLoc loc, bool isPub) {
     return nullptr;
   if (consume(Tok::colon) && !(c->type = parseType()))
     return nullptr;
-  if (!expect(Tok::equal, fmt::format("and a value for constant '{}'", c->name.name)))
+  if (!expect(Tok::equal, [&] { return fmt::format("and a value for constant '{}'", c->name.name); }))
     return nullptr;
   if (!(c->init = parseExpr()) || !endStatement())
     return nullptr;
@@ -732,7 +743,7 @@ DeclPtr Parser::parseReducer(SourceLoc loc, bool isPub) {
   }
   if (!parseWhere(r->constraints))
     return nullptr;
-  if (!expect(Tok::l_brace, fmt::format("to open the body of reducer '{}'", r->name.name)))
+  if (!expect(Tok::l_brace, [&] { return fmt::format("to open the body of reducer '{}'", r->name.name); }))
     return nullptr;
   static const char *const kParts[] = {"identity", "lift", "combine", "finalize"};
   while (!at(Tok::r_brace) && !at(Tok::eof)) {
@@ -753,16 +764,16 @@ DeclPtr Parser::parseReducer(SourceLoc loc, bool isPub) {
       }
     if (!parseParams(f->params, "reducer part", f->name.name))
       return nullptr;
-    if (!expect(Tok::arrow, fmt::format("and a result type for reducer part '{}'",
-                                        f->name.name)))
+    if (!expect(Tok::arrow, [&] { return fmt::format("and a result type for reducer part '{}'",
+                                        f->name.name); }))
       return nullptr;
     if (!(f->result = parseType()))
       return nullptr;
-    if (!parseBlock(f->body, fmt::format("to open reducer part '{}'", f->name.name)))
+    if (!parseBlock(f->body, [&] { return fmt::format("to open reducer part '{}'", f->name.name); }))
       return nullptr;
     r->parts.push_back(std::move(f));
   }
-  if (!expect(Tok::r_brace, fmt::format("to close reducer '{}'", r->name.name)))
+  if (!expect(Tok::r_brace, [&] { return fmt::format("to close reducer '{}'", r->name.name); }))
     return nullptr;
   for (const char *part : kParts) {
     bool found = false;
@@ -865,10 +876,10 @@ DimExprPtr Parser::parseDimAtom() {
       advance();
       advance();
       DimExprPtr a = parseDim();
-      if (!a || !expect(Tok::comma, fmt::format("between the two arguments of {}", name)))
+      if (!a || !expect(Tok::comma, [&] { return fmt::format("between the two arguments of {}", name); }))
         return nullptr;
       DimExprPtr b = parseDim();
-      if (!b || !expect(Tok::r_paren, fmt::format("to close {}(...)", name)))
+      if (!b || !expect(Tok::r_paren, [&] { return fmt::format("to close {}(...)", name); }))
         return nullptr;
       return std::make_unique<MinMaxDim>(name == "max", std::move(a), std::move(b), loc);
     }
@@ -1012,8 +1023,8 @@ TypeExprPtr Parser::parseTypeAtom() {
       return nullptr;
     if (consume(Tok::semi) && !(named->dtype = parseType()))
       return nullptr;
-    if (!expect(Tok::r_brack, fmt::format("to close the dimensions of '{}'",
-                                          joinPath(named->path))))
+    if (!expect(Tok::r_brack, [&] { return fmt::format("to close the dimensions of '{}'",
+                                          joinPath(named->path)); }))
       return nullptr;
   }
   return named;
@@ -1023,7 +1034,7 @@ TypeExprPtr Parser::parseTypeAtom() {
 // Statements
 //===----------------------------------------------------------------------===//
 
-bool Parser::parseBlock(Block &out, const std::string &context) {
+bool Parser::parseBlock(Block &out, llvm::function_ref<std::string()> context) {
   out.loc = tok().loc;
   if (!expect(Tok::l_brace, context))
     return false;
@@ -1084,9 +1095,9 @@ StmtPtr Parser::parseStatement() {
       return nullptr;
     if (consume(Tok::colon) && !(s->type = parseType()))
       return nullptr;
-    if (!expect(Tok::equal, fmt::format("and an initial value in '{}' (every "
+    if (!expect(Tok::equal, [&] { return fmt::format("and an initial value in '{}' (every "
                                         "binding is initialized)",
-                                        kw)))
+                                        kw); }))
       return nullptr;
     if (!(s->init = parseExpr()) || !endStatement())
       return nullptr;
@@ -1109,7 +1120,7 @@ StmtPtr Parser::parseStatement() {
     noStructLit_ = true;
     s->cond = parseExpr();
     noStructLit_ = saved;
-    if (!s->cond || !parseBlock(s->body, "to open the body of 'while'"))
+    if (!s->cond || !parseBlock(s->body, [&] { return std::string("to open the body of 'while'"); }))
       return nullptr;
     return s;
   }
@@ -1502,8 +1513,8 @@ ExprPtr Parser::parseReduction(ExprPtr reducer, std::vector<GenericArg> gargs,
         return nullptr;
       g.names.push_back(std::move(name));
     } while (consume(Tok::comma));
-    if (!expect(Tok::colon, fmt::format("and a domain after reduction index '{}'",
-                                        g.names.back().name)))
+    if (!expect(Tok::colon, [&] { return fmt::format("and a domain after reduction index '{}'",
+                                        g.names.back().name); }))
       return nullptr;
     if (!(g.domain = parseExpr()))
       return nullptr;
@@ -1537,7 +1548,7 @@ ExprPtr Parser::parseStructLit(ExprPtr pathExpr, std::vector<GenericArg> gargs, 
     FieldInit f;
     if (!expectIdent(f.name, "field name in struct literal"))
       return nullptr;
-    if (!expect(Tok::colon, fmt::format("after field name '{}'", f.name.name)))
+    if (!expect(Tok::colon, [&] { return fmt::format("after field name '{}'", f.name.name); }))
       return nullptr;
     if (!(f.value = parseExpr()))
       return nullptr;
@@ -1639,7 +1650,7 @@ ExprPtr Parser::parsePrimary() {
     auto b = std::make_unique<BlockExpr>(loc);
     bool saved = noStructLit_;
     noStructLit_ = false;
-    bool ok = parseBlock(b->block, "to open a block");
+    bool ok = parseBlock(b->block, [&] { return std::string("to open a block"); });
     noStructLit_ = saved;
     return ok ? std::move(b) : nullptr;
   }
@@ -1684,7 +1695,7 @@ ExprPtr Parser::parseBracket() {
       IndexBinder b;
       if (!expectIdent(b.name, "index name in comprehension"))
         return nullptr;
-      if (!expect(Tok::colon, fmt::format("and a domain after index '{}'", b.name.name)))
+      if (!expect(Tok::colon, [&] { return fmt::format("and a domain after index '{}'", b.name.name); }))
         return nullptr;
       if (!(b.domain = parseExpr()))
         return nullptr;
@@ -1721,7 +1732,7 @@ ExprPtr Parser::parseIf() {
   noStructLit_ = true;
   e->cond = parseExpr();
   noStructLit_ = saved;
-  if (!e->cond || !parseBlock(e->thenBlock, "to open the body of 'if'"))
+  if (!e->cond || !parseBlock(e->thenBlock, [&] { return std::string("to open the body of 'if'"); }))
     return nullptr;
   if (consume(Tok::kw_else)) {
     if (at(Tok::kw_if)) {
@@ -1730,7 +1741,7 @@ ExprPtr Parser::parseIf() {
         return nullptr;
     } else {
       e->elseBlock = std::make_unique<Block>();
-      if (!parseBlock(*e->elseBlock, "or 'if' after 'else'"))
+      if (!parseBlock(*e->elseBlock, [&] { return std::string("or 'if' after 'else'"); }))
         return nullptr;
     }
   }
