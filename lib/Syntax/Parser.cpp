@@ -1,6 +1,6 @@
 //===- Parser.cpp - Recursive-descent parser for linnet -------------------===//
 //
-// Grammar: docs/language/14-grammar.md. Error handling is panic-mode: the
+// Grammar: docs/language/13-grammar.md. Error handling is panic-mode: the
 // first error in a statement, member or item is reported, later ones are
 // suppressed until the parser resynchronizes at the next boundary of the same
 // nesting level. Each parse function returns null (or false) on failure.
