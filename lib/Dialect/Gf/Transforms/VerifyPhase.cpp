@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <set>
+
 namespace linnet::gf {
 #define GEN_PASS_DEF_GFVERIFYPHASE
 #include "linnet/Dialect/Gf/Transforms/Passes.h.inc"
@@ -21,15 +23,15 @@ using namespace linnet;
 namespace {
 enum class Stage { Domain, Iter, Kernel, Scheduled, Task };
 
-bool readsPlacedRelation(gf_kernel::LaunchOp launch, Operation *scope) {
-  // The launch's relation is the gf.relation with the same buffers.
-  bool placed = false;
-  scope->walk([&](gf::RelationOp relation) {
-    if (relation.hasPlacement() && relation.getNumDst() == launch.getNumRows() &&
-        llvm::equal(relation.getTopology(), launch.getTopology()))
-      placed = true;
-  });
-  return placed;
+/// Identifies a relation by what a kernel launch keeps of it: its topology
+/// buffers and its number of destinations.
+using RelationKey = std::pair<std::vector<void *>, int64_t>;
+
+RelationKey keyOf(ValueRange topology, int64_t numDst) {
+  std::vector<void *> key;
+  for (Value v : topology)
+    key.push_back(v.getAsOpaquePointer());
+  return {std::move(key), numDst};
 }
 
 struct VerifyPhase : gf::impl::GfVerifyPhaseBase<VerifyPhase> {
@@ -50,6 +52,13 @@ struct VerifyPhase : gf::impl::GfVerifyPhaseBase<VerifyPhase> {
           << "'; expected domain, iter, kernel, scheduled or task";
       return signalPassFailure();
     }
+    // Relations with placement, collected once so the task-stage check is
+    // linear in the module size.
+    std::set<RelationKey> placed;
+    getOperation().walk([&](gf::RelationOp relation) {
+      if (relation.hasPlacement())
+        placed.insert(keyOf(relation.getTopology(), relation.getNumDst()));
+    });
     bool failed = false;
     auto reject = [&](Operation *op, StringRef what, StringRef pass) {
       op->emitOpError() << "should have been " << what << " by the " << stage
@@ -71,7 +80,7 @@ struct VerifyPhase : gf::impl::GfVerifyPhaseBase<VerifyPhase> {
           reject(op, "scheduled", "-gf-select-kernel-schedule");
         else if (*reached >= Stage::Task &&
                  !launch->hasAttr("gf_task.planned") &&
-                 readsPlacedRelation(launch, getOperation()))
+                 placed.count(keyOf(launch.getTopology(), launch.getNumRows())))
           reject(op, "planned as tasks (its relation has placement metadata)",
                  "-gf-plan-distributed-tasks");
       }
