@@ -102,3 +102,19 @@ func.func @f(%p: !gf_task.partition) {
   %e = "gf_task.launch"(%p) <{callee = @f, operandSegmentSizes = array<i32: 1, 0>, reads = ["x"], snapshot_version = 0, task_kind = "edge", writes = ["out"]}> : (!gf_task.partition) -> !gf_storage.event
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'gf_task.planned' marks gf_kernel.launch ops only}}
+  %y = arith.negf %x {gf_task.planned} : tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+func.func @f(%x: f32) -> f32 {
+  // expected-error @+1 {{unknown gf_task attribute 'gf_task.plan'}}
+  %y = arith.negf %x {gf_task.plan} : f32
+  return %y : f32
+}

@@ -31,6 +31,18 @@ void GfTaskDialect::initialize() {
 #define GET_OP_CLASSES
 #include "linnet/Dialect/GfTask/IR/GfTaskOps.cpp.inc"
 
+LogicalResult GfTaskDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  if (attr.getName() != "gf_task.planned")
+    return op->emitError() << "unknown gf_task attribute '" << attr.getName().getValue()
+                           << "'";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitError("'gf_task.planned' must be a unit attribute");
+  if (op->getName().getStringRef() != "gf_kernel.launch")
+    return op->emitError("'gf_task.planned' marks gf_kernel.launch ops only");
+  return success();
+}
+
 /// The partition a halo plan was made for, when visible.
 static PartitionOp partitionOf(Value plan) {
   if (auto halo = plan.getDefiningOp<HaloOp>())

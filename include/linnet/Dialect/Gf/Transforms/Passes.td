@@ -136,7 +136,9 @@ def GfPlanDistributedTasks : Pass<"gf-plan-distributed-tasks", "::mlir::ModuleOp
        `halo_pack`, `halo_exchange` (in the relation's group) and
        `halo_unpack`;
     4. an interior `gf_task.launch` with no dependencies and a boundary one
-       that waits for the unpack, joined by `gf_storage.join`.
+       that waits for the unpacks, joined by `gf_storage.join`. With no
+       `src` field there is no halo and only the interior launch; a dense
+       relation has no interior rows, so only the boundary launch.
 
     The kernel launch is marked `gf_task.planned`. A launch over a relation
     without placement metadata is left alone: no tasks.

@@ -20,6 +20,8 @@ def GfTask_Dialect : Dialect {
     and the boundary launch (waits for the halo), joined by an event.
   }];
   let useDefaultTypePrinterParser = 1;
+  // `gf_task.planned` marks a gf_kernel.launch that task planning handled.
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::linnet::gf::GfDialect",
                            "::linnet::gf_storage::GfStorageDialect"];
 }
