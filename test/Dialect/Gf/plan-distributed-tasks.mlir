@@ -10,6 +10,15 @@
 // RUN: linnet-opt %s -gf-lower-domain-to-iter -gf-lower-iter-to-kernel \
 // RUN:   -gf-select-kernel-schedule -gf-plan-distributed-tasks > %t
 // RUN: linnet-opt %t -gf-plan-distributed-tasks | diff -u %t -
+// The halo strategy is an option of the pass:
+// RUN: linnet-opt %s -gf-lower-domain-to-iter -gf-lower-iter-to-kernel \
+// RUN:   -gf-plan-distributed-tasks=halo-strategy=neighbor \
+// RUN:   | FileCheck %s --check-prefix=NEIGHBOR
+// RUN: not linnet-opt %s -gf-lower-domain-to-iter -gf-lower-iter-to-kernel \
+// RUN:   -gf-plan-distributed-tasks=halo-strategy=gossip 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADSTRATEGY
+// NEIGHBOR: "gf_task.halo"{{.*}}strategy = "neighbor"
+// BADSTRATEGY: error: unknown halo strategy 'gossip'; expected auto, alltoall or neighbor
 
 "gf.reducer"() <{sym_name = "sum", kind = "algebraic", associative = true, commutative = true, message_types = [f32], state_types = [f32], result_types = [f32]}> ({
   %z = arith.constant 0.0 : f32

@@ -76,6 +76,13 @@ struct PlanDistributedTasks
   using Base::Base;
 
   void runOnOperation() override {
+    if (haloStrategy != "auto" && haloStrategy != "alltoall" &&
+        haloStrategy != "neighbor") {
+      getOperation().emitError()
+          << "unknown halo strategy '" << haloStrategy
+          << "'; expected auto, alltoall or neighbor";
+      return signalPassFailure();
+    }
     SmallVector<gf_kernel::LaunchOp> launches;
     // Relations by (topology buffers, num_dst): the facts a launch keeps.
     std::map<std::pair<std::vector<void *>, int64_t>,
