@@ -5,6 +5,7 @@
 // subcommand that is not implemented yet).
 //
 //===----------------------------------------------------------------------===//
+#include "PlanCommand.h"
 #include "linnet/Config.h"
 #include "linnet/Syntax/ASTDumper.h"
 #include "linnet/Syntax/Parser.h"
@@ -112,6 +113,8 @@ int runCheck(const CheckOptions &opts) {
       diag.setErrorLimit(opts.errorLimit);
       diag.setCollect(opts.verify);
       std::unique_ptr<ast::Module> m = parseModule(sm, c.buffer, diag);
+      if (!diag.hasErrors())
+        tool::semaCheck(sm, c.buffer, file, diag);
       if (opts.verify) {
         if (!verifyDiagnostics(sm, c.buffer, diag.collected(), std::cerr))
           anyError = true;
@@ -208,6 +211,7 @@ int main(int argc, char **argv) {
   checkCmd->add_option("--error-limit", check.errorLimit,
                        "Stop after this many errors (0: no limit)")
       ->default_val(20);
+  checkCmd->add_option("-I", tool::gIncludeDirs, "Add a module search root")->allow_extra_args(false);
 
   ParseOptions parse;
   CLI::App *parseCmd = app.add_subcommand("parse", "Parse one file and print its syntax tree");
@@ -218,10 +222,10 @@ int main(int argc, char **argv) {
                      "Check that printing and re-parsing gives the same AST");
 
   std::vector<std::string> rest;
-  CLI::App *planCmd = app.add_subcommand("plan", "Print a model's JSON plan (version 1)");
+  CLI::App *planCmd = tool::addPlanCommand(app);
   CLI::App *buildCmd = app.add_subcommand("build", "Compile a model into a ProgramArtifact");
   CLI::App *runCmd = app.add_subcommand("run", "Run an entry of a compiled model");
-  for (CLI::App *c : {planCmd, buildCmd, runCmd}) {
+  for (CLI::App *c : {buildCmd, runCmd}) {
     c->allow_extras();
     c->prefix_command();
   }
@@ -243,7 +247,9 @@ int main(int argc, char **argv) {
     return runCheck(check);
   if (parseCmd->parsed())
     return runParse(parse);
-  for (CLI::App *c : {planCmd, buildCmd, runCmd})
+  if (planCmd->parsed())
+    return tool::runPlan();
+  for (CLI::App *c : {buildCmd, runCmd})
     if (c->parsed())
       return notImplemented(c->get_name());
   std::cerr << app.help();

@@ -1,0 +1,1268 @@
+//===- Check.cpp - Checking function bodies -------------------------------===//
+//
+// Names resolve to locals, block members, generics (a dim used as a value is
+// an index), module items and imports. Types are inferred bottom-up; where
+// a type cannot be known (an unresolved reducer, a relation domain) it is
+// Unknown and never causes a second error. Shapes are compared in normal
+// form after substituting the generics bound at the call.
+//
+//===----------------------------------------------------------------------===//
+#include "SemaImpl.h"
+
+using namespace linnet;
+using namespace linnet::sema;
+
+namespace linnet::sema {
+
+static const std::set<std::string> kBuiltinReducers = {"sum", "prod", "max", "min", "mean",
+                                                       "any", "all"};
+static const std::set<std::string> kScalarBuiltins = {"max", "min"};
+
+static Dtype litInt() { return Dtype{"{integer}", ""}; }
+static Dtype litFloat() { return Dtype{"{float}", ""}; }
+static bool isLit(const Dtype &d) { return d.name.starts_with("{"); }
+
+class BodyChecker {
+public:
+  BodyChecker(Analyzer &a, FunctionInfo *fn, ModuleInfo &m, const Env &env)
+      : a_(a), diag_(a.diag_), fn_(fn), m_(m), env_(env) {}
+
+  void checkFunction(const ast::FunctionDecl &d, const std::vector<ParamInfo> &params,
+                     TypeRef result) {
+    scopes_.emplace_back();
+    for (const ParamInfo &p : params)
+      scopes_.back().push_back({Local::Kind::Param, p.name, p.type, std::nullopt});
+    result_ = result;
+    TypeRef t = checkBlock(d.body);
+    if (result && t && !returned_ && !sameType(*result, *t) &&
+        !(d.body.stmts.empty()))
+      diag_.error(d.body.endLoc, fmt::format("'{}' must return {}, but its body yields {}",
+                                             d.name.name, describe(*result), describe(*t)));
+  }
+
+  TypeRef checkConst(const ast::Expr &e) {
+    scopes_.emplace_back();
+    return check(e);
+  }
+
+private:
+  //===------------------------------------------------------------------===//
+  // Helpers
+  //===------------------------------------------------------------------===//
+
+  /// A type with the bindings of the generics it mentions: the user's terms.
+  std::string describe(const Type &t, const Bindings *b = nullptr) {
+    std::string s = t.str();
+    if (!b || b->empty())
+      return s;
+    std::string with;
+    for (const auto &[id, v] : *b) {
+      std::string name = id.substr(id.rfind("::") + 2);
+      if (s.find(name) == std::string::npos || v.str() == name)
+        continue;
+      with += (with.empty() ? "" : ", ") + name + " = " + v.str();
+    }
+    return with.empty() ? s : s + " with " + with;
+  }
+
+  const Local *lookupLocal(const std::string &n) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      for (auto jt = it->rbegin(); jt != it->rend(); ++jt)
+        if (jt->name == n)
+          return &*jt;
+    return nullptr;
+  }
+  void bind(Local l) { scopes_.back().push_back(std::move(l)); }
+
+  TypeRef indexType() { return Type::scalar(Dtype{"index", ""}); }
+
+  /// A dim written as an expression (a domain, or a dim used as a value).
+  std::optional<Dim> asDim(const ast::Expr &e, bool report) {
+    switch (e.kind) {
+    case ast::Expr::Kind::IntLit: {
+      auto &i = llvm::cast<ast::IntLitExpr>(e);
+      try {
+        return Dim(std::stoll(i.digits, nullptr, 0));
+      } catch (...) {
+        return std::nullopt;
+      }
+    }
+    case ast::Expr::Kind::Name: {
+      const std::string &n = llvm::cast<ast::NameExpr>(e).name;
+      if (lookupLocal(n))
+        break;
+      if (const GenericParam *g = env_.find(n)) {
+        if (g->kind == ast::GenericKind::Dim)
+          return Dim::sym(g->id, g->name);
+        if (report)
+          diag_.error(e.loc, fmt::format("expected a dim for the domain, found {} generic '{}'",
+                                         ast::spelling(g->kind), n));
+        return std::nullopt;
+      }
+      break;
+    }
+    case ast::Expr::Kind::Unary: {
+      auto &u = llvm::cast<ast::UnaryExpr>(e);
+      if (u.op == ast::UnaryOp::PackSize)
+        if (auto *n = llvm::dyn_cast<ast::NameExpr>(u.operand.get()))
+          if (const GenericParam *g = env_.find(n->name); g && g->kind == ast::GenericKind::Shape)
+            return Dim::packSize(g->id, g->name);
+      break;
+    }
+    case ast::Expr::Kind::Binary: {
+      auto &b = llvm::cast<ast::BinaryExpr>(e);
+      std::optional<Dim> l = asDim(*b.lhs, false), r = asDim(*b.rhs, false);
+      if (!l || !r)
+        break;
+      switch (b.op) {
+      case ast::BinaryOp::Add: return *l + *r;
+      case ast::BinaryOp::Sub: return *l - *r;
+      case ast::BinaryOp::Mul: return *l * *r;
+      case ast::BinaryOp::Div: if (r->constant() != 0) return Dim::floorDiv(*l, *r); break;
+      case ast::BinaryOp::Mod: if (r->constant() != 0) return Dim::mod(*l, *r); break;
+      default: break;
+      }
+      break;
+    }
+    default:
+      break;
+    }
+    if (report)
+      diag_.error(e.loc, "expected a dim as the domain of an index (a dim generic, an integer "
+                         "or an expression of them)");
+    return std::nullopt;
+  }
+
+  //===------------------------------------------------------------------===//
+  // Statements
+  //===------------------------------------------------------------------===//
+
+  TypeRef checkBlock(const ast::Block &b) {
+    scopes_.emplace_back();
+    TypeRef last = Type::none();
+    for (const ast::StmtPtr &s : b.stmts)
+      last = checkStmt(*s);
+    scopes_.pop_back();
+    return last;
+  }
+
+  TypeRef checkStmt(const ast::Stmt &s) {
+    switch (s.kind) {
+    case ast::Stmt::Kind::Let: {
+      auto &l = llvm::cast<ast::LetStmt>(s);
+      TypeRef t = check(*l.init);
+      if (l.type) {
+        TypeRef decl = a_.resolveType(*l.type, m_, env_);
+        if (!sameType(*decl, *t))
+          diag_.error(l.init->loc, fmt::format("'let' declares type {}, but the value has type {}",
+                                               describe(*decl), describe(*t)));
+        t = decl;
+      }
+      bindPattern(*l.pattern, t, l.isVar ? Local::Kind::Var : Local::Kind::Let);
+      return Type::none();
+    }
+    case ast::Stmt::Kind::Assign:
+      checkAssign(llvm::cast<ast::AssignStmt>(s));
+      return Type::none();
+    case ast::Stmt::Kind::Expr:
+      return check(*llvm::cast<ast::ExprStmt>(s).expr);
+    case ast::Stmt::Kind::Return: {
+      auto &r = llvm::cast<ast::ReturnStmt>(s);
+      TypeRef t = r.value ? check(*r.value) : Type::none();
+      if (result_ && !sameType(*result_, *t))
+        diag_.error(r.loc, fmt::format("return value has type {}, expected {}", describe(*t),
+                                       describe(*result_)));
+      returned_ = true;
+      return Type::none();
+    }
+    case ast::Stmt::Kind::While: {
+      auto &w = llvm::cast<ast::WhileStmt>(s);
+      expectBool(*w.cond);
+      checkBlock(w.body);
+      return Type::none();
+    }
+    }
+    return Type::unknown();
+  }
+
+  void expectBool(const ast::Expr &e) {
+    TypeRef t = check(e);
+    if (t->kind != Type::Kind::Unknown && !(t->kind == Type::Kind::Scalar && t->dtype.name == "bool"))
+      diag_.error(e.loc, fmt::format("condition must be a bool, found {}", describe(*t)));
+  }
+
+  void bindPattern(const ast::Pattern &p, TypeRef t, Local::Kind k) {
+    switch (p.kind) {
+    case ast::Pattern::Kind::Wildcard: return;
+    case ast::Pattern::Kind::Binding:
+      bind({k, llvm::cast<ast::BindingPattern>(p).name, t, std::nullopt});
+      return;
+    case ast::Pattern::Kind::Tuple: {
+      auto &tp = llvm::cast<ast::TuplePattern>(p);
+      if (t->kind == Type::Kind::Tuple && t->elems.size() != tp.elements.size())
+        diag_.error(p.loc, fmt::format("pattern has {} elements, but the value is {}",
+                                       tp.elements.size(), describe(*t)));
+      else if (t->kind != Type::Kind::Tuple && t->kind != Type::Kind::Unknown)
+        diag_.error(p.loc, fmt::format("tuple pattern, but the value is {}", describe(*t)));
+      for (size_t i = 0; i < tp.elements.size(); ++i)
+        bindPattern(*tp.elements[i],
+                    t->kind == Type::Kind::Tuple && i < t->elems.size() ? t->elems[i]
+                                                                        : Type::unknown(),
+                    k);
+      return;
+    }
+    case ast::Pattern::Kind::Ctor: {
+      auto &c = llvm::cast<ast::CtorPattern>(p);
+      std::string head = c.path[0].name;
+      if (c.path.size() == 1 && (head == "some" || head == "none")) {
+        if (t->kind != Type::Kind::Optional && t->kind != Type::Kind::Unknown) {
+          diag_.error(p.loc, fmt::format("'{}' matches an optional value, but the value is {}",
+                                         head, describe(*t)));
+          return;
+        }
+        if (head == "some") {
+          if (c.args.size() != 1) {
+            diag_.error(p.loc, "'some' takes one pattern: some(x)");
+            return;
+          }
+          bindPattern(*c.args[0], t->kind == Type::Kind::Optional ? t->elems[0] : Type::unknown(), k);
+        }
+        return;
+      }
+      // Enum variants: Name.Variant(...)
+      if (t->kind == Type::Kind::Enum) {
+        auto *e = static_cast<const EnumInfo *>(t->decl);
+        const std::string &vn = c.path.back().name;
+        for (const auto &[name, payload] : e->variants)
+          if (name == vn) {
+            Bindings b = bindingsOf(e->generics, t->args);
+            for (size_t i = 0; i < c.args.size(); ++i)
+              bindPattern(*c.args[i], i < payload.size() ? substType(payload[i], b) : Type::unknown(), k);
+            return;
+          }
+        diag_.error(p.loc, fmt::format("enum '{}' has no variant '{}'", e->name, vn));
+        return;
+      }
+      for (const ast::PatternPtr &a : c.args)
+        bindPattern(*a, Type::unknown(), k);
+      return;
+    }
+    case ast::Pattern::Kind::Literal:
+      return;
+    }
+  }
+
+  void checkAssign(const ast::AssignStmt &s) {
+    TypeRef value = check(*s.value);
+    if (auto *n = llvm::dyn_cast<ast::NameExpr>(s.target.get())) {
+      if (const Local *l = lookupLocal(n->name)) {
+        if (l->kind != Local::Kind::Var) {
+          const char *what = l->kind == Local::Kind::Let     ? "a 'let' binding"
+                             : l->kind == Local::Kind::Param ? "a parameter"
+                                                             : "an index";
+          diag_.error(n->loc, fmt::format("cannot assign to '{}': it is {} (declare it with "
+                                          "'var' to reassign it)",
+                                          n->name, what));
+          return;
+        }
+        if (!sameType(*l->type, *value) && !(isNumericLit(*l->type) || isNumericLit(*value)))
+          diag_.error(s.value->loc, fmt::format("'{}' has type {}, but the assigned value has "
+                                                "type {}",
+                                                n->name, describe(*l->type), describe(*value)));
+        return;
+      }
+      if (fn_ && fn_->block) {
+        if (const MemberInfo *mem = fn_->block->member(n->name)) {
+          if (mem->kind != ast::MemberKind::State) {
+            diag_.error(n->loc, fmt::format("cannot assign to {} '{}': only state members can be "
+                                            "assigned",
+                                            ast::spelling(mem->kind), n->name));
+            return;
+          }
+          fn_->states.insert(n->name);
+          if (!sameType(*mem->type, *value))
+            diag_.error(s.value->loc, fmt::format("state '{}' has type {}, but the assigned "
+                                                  "value has type {}",
+                                                  n->name, describe(*mem->type),
+                                                  describe(*value)));
+          return;
+        }
+      }
+      auto it = m_.scope.find(n->name);
+      if (it != m_.scope.end() && it->second.kind == Symbol::Kind::Const) {
+        diag_.error(n->loc, fmt::format("cannot assign to constant '{}': module-level values are "
+                                        "immutable (no hidden global mutation)",
+                                        n->name));
+        return;
+      }
+      if (const GenericParam *g = env_.find(n->name)) {
+        diag_.error(n->loc, fmt::format("cannot assign to {} generic '{}'",
+                                        ast::spelling(g->kind), n->name));
+        return;
+      }
+      diag_.error(n->loc, fmt::format("cannot assign to unknown name '{}'", n->name));
+      return;
+    }
+    // A field path: a child's state, a struct field, a module item.
+    auto &f = llvm::cast<ast::FieldExpr>(*s.target);
+    TypeRef base = check(*f.base);
+    if (base->kind == Type::Kind::Block)
+      diag_.error(f.field.loc, fmt::format("cannot assign to '{}' of a sub block: a block may "
+                                           "assign only its own state members (a parent reads "
+                                           "a child's state through its path)",
+                                           f.field.name));
+    else if (base->kind != Type::Kind::Unknown)
+      diag_.error(f.field.loc, fmt::format("cannot assign to field '{}' of {}: only 'var' "
+                                           "names and the block's own state can be assigned",
+                                           f.field.name, describe(*base)));
+  }
+
+  static bool isNumericLit(const Type &t) { return t.kind == Type::Kind::Scalar && isLit(t.dtype); }
+
+  //===------------------------------------------------------------------===//
+  // Expressions
+  //===------------------------------------------------------------------===//
+
+  TypeRef check(const ast::Expr &e) {
+    if (diag_.limitReached())
+      return Type::unknown();
+    switch (e.kind) {
+    case ast::Expr::Kind::IntLit: {
+      auto &i = llvm::cast<ast::IntLitExpr>(e);
+      if (!i.suffix.empty())
+        return Type::scalar(Dtype{i.suffix, ""});
+      return Type::scalar(litInt());
+    }
+    case ast::Expr::Kind::FloatLit: {
+      auto &f = llvm::cast<ast::FloatLitExpr>(e);
+      if (!f.suffix.empty())
+        return Type::scalar(Dtype{f.suffix, ""});
+      return Type::scalar(litFloat());
+    }
+    case ast::Expr::Kind::BoolLit:
+      return Type::scalar(Dtype{"bool", ""});
+    case ast::Expr::Kind::StringLit:
+      return std::make_shared<Type>(Type{Type::Kind::String, {}, {}, {}, {}, nullptr, {}});
+    case ast::Expr::Kind::NoneLit:
+      return Type::none();
+    case ast::Expr::Kind::Name:
+      return checkName(llvm::cast<ast::NameExpr>(e));
+    case ast::Expr::Kind::Unary: {
+      auto &u = llvm::cast<ast::UnaryExpr>(e);
+      if (u.op == ast::UnaryOp::PackSize) {
+        asDim(e, true);
+        return indexType();
+      }
+      TypeRef t = check(*u.operand);
+      if (u.op == ast::UnaryOp::Not)
+        return Type::scalar(Dtype{"bool", ""});
+      return t;
+    }
+    case ast::Expr::Kind::Binary:
+      return checkBinary(llvm::cast<ast::BinaryExpr>(e));
+    case ast::Expr::Kind::Call:
+      return checkCall(llvm::cast<ast::CallExpr>(e));
+    case ast::Expr::Kind::Index:
+      return checkIndex(llvm::cast<ast::IndexExpr>(e));
+    case ast::Expr::Kind::Field:
+      return checkField(llvm::cast<ast::FieldExpr>(e));
+    case ast::Expr::Kind::TupleIndex: {
+      auto &t = llvm::cast<ast::TupleIndexExpr>(e);
+      TypeRef b = check(*t.base);
+      if (b->kind == Type::Kind::Tuple) {
+        if (t.index < b->elems.size())
+          return b->elems[t.index];
+        diag_.error(e.loc, fmt::format("tuple index {} out of range for {}", t.index, describe(*b)));
+      } else if (b->kind != Type::Kind::Unknown) {
+        diag_.error(e.loc, fmt::format("'.{}' needs a tuple, found {}", t.index, describe(*b)));
+      }
+      return Type::unknown();
+    }
+    case ast::Expr::Kind::Comprehension:
+      return checkComprehension(llvm::cast<ast::ComprehensionExpr>(e));
+    case ast::Expr::Kind::Reduction:
+      return checkReduction(llvm::cast<ast::ReductionExpr>(e));
+    case ast::Expr::Kind::Cast: {
+      auto &c = llvm::cast<ast::CastExpr>(e);
+      TypeRef from = check(*c.operand);
+      TypeRef to = a_.resolveType(*c.type, m_, env_);
+      if (to->kind == Type::Kind::Scalar && from->kind == Type::Kind::Tensor)
+        return Type::tensor(from->shape, to->dtype);
+      return to;
+    }
+    case ast::Expr::Kind::Tuple: {
+      auto t = std::make_shared<Type>();
+      t->kind = Type::Kind::Tuple;
+      for (const ast::ExprPtr &x : llvm::cast<ast::TupleExpr>(e).elements)
+        t->elems.push_back(check(*x));
+      return t;
+    }
+    case ast::Expr::Kind::ArrayLit: {
+      auto &a = llvm::cast<ast::ArrayLitExpr>(e);
+      auto t = std::make_shared<Type>();
+      t->kind = Type::Kind::Array;
+      TypeRef first;
+      for (const ast::ExprPtr &x : a.elements) {
+        TypeRef xt = check(*x);
+        if (!first)
+          first = xt;
+        else if (!sameType(*first, *xt))
+          diag_.error(x->loc, fmt::format("array elements must have one type: {} then {}",
+                                          describe(*first), describe(*xt)));
+      }
+      t->elems.push_back(first ? first : Type::unknown());
+      t->size = Dim((int64_t)a.elements.size());
+      return t;
+    }
+    case ast::Expr::Kind::StructLit:
+      return checkStructLit(llvm::cast<ast::StructLitExpr>(e));
+    case ast::Expr::Kind::If: {
+      auto &i = llvm::cast<ast::IfExpr>(e);
+      expectBool(*i.cond);
+      TypeRef t = checkBlock(i.thenBlock);
+      TypeRef el = Type::none();
+      if (i.elseBlock)
+        el = checkBlock(*i.elseBlock);
+      else if (i.elseIf)
+        el = check(*i.elseIf);
+      else
+        return Type::none();
+      return unify(t, el, e.loc, "the branches of 'if'");
+    }
+    case ast::Expr::Kind::Match:
+      return checkMatch(llvm::cast<ast::MatchExpr>(e));
+    case ast::Expr::Kind::BlockExpr:
+      return checkBlock(llvm::cast<ast::BlockExpr>(e).block);
+    }
+    return Type::unknown();
+  }
+
+  /// The common type of two values (literals adopt the other side's dtype).
+  TypeRef unify(TypeRef a, TypeRef b, SourceLoc loc, const char *what) {
+    if (a->kind == Type::Kind::Unknown)
+      return b;
+    if (b->kind == Type::Kind::Unknown)
+      return a;
+    if (a->kind == Type::Kind::Scalar && isLit(a->dtype) &&
+        (b->kind == Type::Kind::Scalar || b->kind == Type::Kind::Tensor))
+      return b;
+    if (b->kind == Type::Kind::Scalar && isLit(b->dtype) &&
+        (a->kind == Type::Kind::Scalar || a->kind == Type::Kind::Tensor))
+      return a;
+    if (!sameType(*a, *b)) {
+      diag_.error(loc, fmt::format("{} have different types: {} and {}", what, describe(*a),
+                                   describe(*b)));
+      return Type::unknown();
+    }
+    return a;
+  }
+
+  TypeRef checkName(const ast::NameExpr &n) {
+    if (const Local *l = lookupLocal(n.name))
+      return l->type;
+    if (fn_ && fn_->block)
+      if (const MemberInfo *mem = fn_->block->member(n.name)) {
+        if (mem->kind == ast::MemberKind::State)
+          fn_->states.insert(n.name);
+        return mem->type;
+      }
+    if (const GenericParam *g = env_.find(n.name)) {
+      if (g->kind == ast::GenericKind::Dim)
+        return indexType(); // a dim used as a value
+      diag_.error(n.loc, fmt::format("{} generic '{}' is not a value", ast::spelling(g->kind), n.name));
+      return Type::unknown();
+    }
+    auto it = m_.scope.find(n.name);
+    if (it != m_.scope.end()) {
+      if (it->second.kind == Symbol::Kind::Const) {
+        // Scalar constants adapt to the dtype of their use, like literals: the
+        // examples pass `RMS_EPS: f32` into code generic over T.
+        TypeRef t = constType(*static_cast<ConstInfo *>(it->second.ptr));
+        if (t->kind == Type::Kind::Scalar && dtypeClassOf(t->dtype.name) == "float")
+          return Type::scalar(litFloat());
+        return t;
+      }
+      diag_.error(n.loc, fmt::format("'{}' is a {}, not a value", n.name, symbolKind(it->second)));
+      return Type::unknown();
+    }
+    diag_.error(n.loc, fmt::format("unknown name '{}'", n.name));
+    return Type::unknown();
+  }
+
+  static const char *symbolKind(const Symbol &s) {
+    switch (s.kind) {
+    case Symbol::Kind::Module: return "module";
+    case Symbol::Kind::Block: return "block";
+    case Symbol::Kind::Struct: return "struct";
+    case Symbol::Kind::Enum: return "enum";
+    case Symbol::Kind::Reducer: return "reducer";
+    case Symbol::Kind::Function: return "function";
+    case Symbol::Kind::Const: return "constant";
+    }
+    return "item";
+  }
+
+  TypeRef constType(ConstInfo &c) {
+    if (c.type)
+      return c.type;
+    if (c.decl->type) {
+      c.type = a_.resolveType(*c.decl->type, *c.module, Env{});
+      return c.type;
+    }
+    c.contextual = true;
+    return Type::scalar(litFloat());
+  }
+
+  TypeRef checkBinary(const ast::BinaryExpr &b) {
+    TypeRef l = check(*b.lhs), r = check(*b.rhs);
+    switch (b.op) {
+    case ast::BinaryOp::And:
+    case ast::BinaryOp::Or:
+      return Type::scalar(Dtype{"bool", ""});
+    case ast::BinaryOp::Eq: case ast::BinaryOp::Ne: case ast::BinaryOp::Lt:
+    case ast::BinaryOp::Le: case ast::BinaryOp::Gt: case ast::BinaryOp::Ge: {
+      TypeRef t = arith(l, r, b);
+      if (t->kind == Type::Kind::Tensor)
+        return Type::tensor(t->shape, Dtype{"bool", ""});
+      return Type::scalar(Dtype{"bool", ""});
+    }
+    default:
+      return arith(l, r, b);
+    }
+  }
+
+  TypeRef arith(TypeRef l, TypeRef r, const ast::BinaryExpr &b) {
+    if (l->kind == Type::Kind::Unknown || r->kind == Type::Kind::Unknown)
+      return l->kind == Type::Kind::Unknown ? r : l;
+    bool ls = l->kind == Type::Kind::Scalar, rs = r->kind == Type::Kind::Scalar;
+    bool lt = l->kind == Type::Kind::Tensor, rt = r->kind == Type::Kind::Tensor;
+    if (!(ls || lt) || !(rs || rt)) {
+      diag_.error(b.loc, fmt::format("'{}' needs numbers or tensors, found {} and {}",
+                                     ast::spelling(b.op), describe(*l), describe(*r)));
+      return Type::unknown();
+    }
+    // Index arithmetic mixes indices and integers freely.
+    auto isIntLike = [](const Type &t) {
+      return t.kind == Type::Kind::Scalar && (t.dtype.name == "index" || t.dtype.name == "{integer}" ||
+                                              dtypeClassOf(t.dtype.name) == "int");
+    };
+    if (ls && rs && isIntLike(*l) && isIntLike(*r))
+      return l->dtype.name == "index" || isLit(l->dtype) ? r : l;
+    if (ls && isLit(l->dtype))
+      return r;
+    if (rs && isLit(r->dtype))
+      return l;
+    if (lt && rt && !(l->shape == r->shape)) {
+      diag_.error(b.loc, fmt::format("shape mismatch in '{}': Tensor[{}] and Tensor[{}] (write "
+                                     "the broadcast as a comprehension)",
+                                     ast::spelling(b.op), shapeStr(l->shape), shapeStr(r->shape)));
+      return Type::unknown();
+    }
+    if (!(l->dtype == r->dtype) && !l->dtype.name.empty() && !r->dtype.name.empty()) {
+      diag_.error(b.loc, fmt::format("dtype mismatch in '{}': {} and {} (convert one with 'as')",
+                                     ast::spelling(b.op), describe(*l), describe(*r)));
+      return Type::unknown();
+    }
+    return lt ? l : r;
+  }
+
+  //===------------------------------------------------------------------===//
+  // Calls and generic inference
+  //===------------------------------------------------------------------===//
+
+  /// Binds callee generics by matching a parameter type against an argument.
+  bool match(const Type &p, const Type &a, Bindings &b, std::set<std::string> &own) {
+    if (p.kind == Type::Kind::Unknown || a.kind == Type::Kind::Unknown)
+      return true;
+    if (p.kind == Type::Kind::Scalar && a.kind == Type::Kind::Scalar && isLit(a.dtype))
+      return true;
+    if (p.kind != a.kind)
+      return false;
+    switch (p.kind) {
+    case Type::Kind::Scalar:
+    case Type::Kind::Tensor:
+    case Type::Kind::Relation: {
+      if (!matchDtype(p.dtype, a.dtype, b, own))
+        return false;
+      return matchShape(p.shape, a.shape, b, own);
+    }
+    case Type::Kind::Tuple:
+    case Type::Kind::Optional:
+    case Type::Kind::Array:
+      if (p.elems.size() != a.elems.size())
+        return false;
+      for (size_t i = 0; i < p.elems.size(); ++i)
+        if (!match(*p.elems[i], *a.elems[i], b, own))
+          return false;
+      return p.kind != Type::Kind::Array || matchDim(p.size, a.size, b, own);
+    case Type::Kind::Block:
+    case Type::Kind::Struct:
+    case Type::Kind::Enum:
+      if (p.decl != a.decl)
+        return false;
+      for (size_t i = 0; i < p.args.size() && i < a.args.size(); ++i) {
+        const GenericValue &pv = p.args[i], &av = a.args[i];
+        if (pv.kind == ast::GenericKind::Dim && !matchDim(pv.dim, av.dim, b, own))
+          return false;
+        if (pv.kind == ast::GenericKind::Shape && !matchShape(pv.shape, av.shape, b, own))
+          return false;
+        if (pv.kind == ast::GenericKind::Dtype && !matchDtype(pv.dtype, av.dtype, b, own))
+          return false;
+      }
+      return true;
+    default:
+      return true;
+    }
+  }
+  bool matchDtype(const Dtype &p, const Dtype &a, Bindings &b, std::set<std::string> &own) {
+    if (isLit(a))
+      return true;
+    if (p.isVar() && own.count(p.var)) {
+      auto it = b.find(p.var);
+      if (it == b.end()) {
+        GenericValue v;
+        v.kind = ast::GenericKind::Dtype;
+        v.dtype = a;
+        b[p.var] = v;
+        return true;
+      }
+      return it->second.dtype == a;
+    }
+    return p == a;
+  }
+  bool matchDim(const Dim &p, const Dim &a, Bindings &b, std::set<std::string> &own) {
+    const auto &ts = p.terms();
+    if (ts.size() == 1 && ts[0].coeff == 1 && ts[0].atoms.size() == 1 &&
+        ts[0].atoms[0]->kind == Atom::Kind::Sym && own.count(ts[0].atoms[0]->id) &&
+        !b.count(ts[0].atoms[0]->id)) {
+      GenericValue v;
+      v.kind = ast::GenericKind::Dim;
+      v.dim = a;
+      b[ts[0].atoms[0]->id] = v;
+      return true;
+    }
+    Dim s = substDim(p, b);
+    std::vector<const Atom *> syms;
+    s.collectSymbols(syms);
+    for (const Atom *x : syms)
+      if (own.count(x->id))
+        return true; // not yet decidable: checked after all arguments bind
+    return s == a;
+  }
+  bool matchShape(const Shape &p, const Shape &a, Bindings &b, std::set<std::string> &own) {
+    size_t packs = 0;
+    for (const Unit &u : p)
+      packs += u.isPack();
+    if (packs == 0) {
+      if (p.size() != a.size())
+        return false;
+      for (size_t i = 0; i < p.size(); ++i) {
+        if (a[i].isPack())
+          return a[i] == p[i];
+        if (!matchDim(p[i].dim, a[i].dim, b, own))
+          return false;
+      }
+      return true;
+    }
+    if (packs > 1 || a.size() + 1 < p.size())
+      return packs > 1; // several packs: not inferable here
+    size_t packLen = a.size() - (p.size() - 1), ai = 0;
+    for (const Unit &u : p) {
+      if (u.isPack()) {
+        Shape part(a.begin() + ai, a.begin() + ai + packLen);
+        ai += packLen;
+        if (own.count(u.pack)) {
+          auto it = b.find(u.pack);
+          if (it == b.end()) {
+            GenericValue v;
+            v.kind = ast::GenericKind::Shape;
+            v.shape = part;
+            b[u.pack] = v;
+          } else if (!(it->second.shape == part)) {
+            return false;
+          }
+        } else if (!(part.size() == 1 && part[0] == u)) {
+          return false;
+        }
+        continue;
+      }
+      if (a[ai].isPack() || !matchDim(u.dim, a[ai].dim, b, own))
+        return false;
+      ++ai;
+    }
+    return true;
+  }
+
+  /// Checks a call of `f` (generics of its block already bound in `outer`).
+  TypeRef checkCallTo(const FunctionInfo &f, const Bindings &outer, const ast::CallExpr &c,
+                      const std::string &statePrefix) {
+    if (fn_) {
+      a_.calls_[fn_].push_back({statePrefix, &f});
+      fn_->callees.push_back(&f);
+    }
+    std::string callee = f.block ? f.block->name + "." + f.name : f.name;
+    if (c.args.size() != f.params.size()) {
+      diag_.error(c.loc, fmt::format("'{}' takes {} argument{}, found {}", callee, f.params.size(),
+                                     f.params.size() == 1 ? "" : "s", c.args.size()));
+      for (const ast::ExprPtr &x : c.args)
+        check(*x);
+      return Type::unknown();
+    }
+    Bindings b = outer;
+    std::set<std::string> own;
+    for (const GenericParam &g : f.generics)
+      own.insert(g.id);
+    if (c.hasGenericArgs) {
+      if (c.genericArgs.size() > f.generics.size()) {
+        diag_.error(c.loc, fmt::format("'{}' takes {} generic argument{}, found {}", callee,
+                                       f.generics.size(), f.generics.size() == 1 ? "" : "s",
+                                       c.genericArgs.size()));
+      } else {
+        for (size_t i = 0; i < c.genericArgs.size(); ++i)
+          if (auto v = a_.resolveGenericArg(c.genericArgs[i], f.generics[i], callee, env_))
+            b[f.generics[i].id] = *v;
+      }
+    }
+    std::vector<TypeRef> args;
+    for (const ast::ExprPtr &x : c.args)
+      args.push_back(check(*x));
+    bool ok = true;
+    // Two rounds: a parameter's complex dims may need generics bound later.
+    for (int round = 0; round < 2 && ok; ++round)
+      for (size_t i = 0; i < args.size(); ++i) {
+        TypeRef p = substType(f.params[i].type, outer);
+        if (!match(*p, *args[i], b, own) || (round == 1 && !sameType(*substType(p, b), *args[i]) &&
+                                              !(args[i]->kind == Type::Kind::Scalar && isLit(args[i]->dtype)))) {
+          std::string msg = fmt::format("argument {} of '{}' ('{}') expects {}, found {}", i + 1,
+                                        callee, f.params[i].name,
+                                        describe(*f.params[i].type, &b), describe(*args[i]));
+          TypeRef want = substType(p, b);
+          // A concrete scalar where a dtype generic is expected (or the reverse) is
+          // a warning for now: the examples pass typed constants (`RMS_EPS: f32`)
+          // into generic code, which only a contextual constant should do.
+          if (want->kind == Type::Kind::Scalar && args[i]->kind == Type::Kind::Scalar &&
+              want->dtype.isVar() != args[i]->dtype.isVar()) {
+            if (round == 1)
+              diag_.warning(c.args[i]->loc, msg + " (declare the constant without a type to make "
+                                                "it contextual, or convert it with 'as')");
+            continue;
+          }
+          diag_.error(c.args[i]->loc, msg);
+          ok = false;
+          break;
+        }
+      }
+    if (!ok)
+      return Type::unknown();
+    for (const GenericParam &g : f.generics) {
+      auto it = b.find(g.id);
+      if (it == b.end())
+        continue;
+      if (g.kind == ast::GenericKind::Dtype && !g.dtypeClass.empty() && g.dtypeClass != "any" &&
+          !it->second.dtype.isVar() && dtypeClassOf(it->second.dtype.name) != g.dtypeClass)
+        diag_.error(c.loc, fmt::format("'{}' needs {} to be a {} dtype, found {}", callee, g.name,
+                                       g.dtypeClass, it->second.dtype.name));
+    }
+    for (const Constraint &k : f.constraints) {
+      Constraint s{substDim(k.lhs, b), substDim(k.rhs, b), k.op, k.loc};
+      if (std::optional<bool> v = evalConstraint(s); v && !*v)
+        diag_.error(c.loc, fmt::format("call of '{}' violates its constraint '{}' with {}",
+                                       callee, k.str(), bindingList(k, b)));
+    }
+    if (!f.result)
+      return Type::none();
+    TypeRef r = substType(f.result, b);
+    // A result that still mentions the callee's unbound generics is unknown here.
+    std::vector<const Atom *> syms;
+    std::function<bool(const Type &)> open = [&](const Type &t) {
+      if (t.dtype.isVar() && own.count(t.dtype.var))
+        return true;
+      for (const Unit &u : t.shape)
+        if (u.isPack() ? own.count(u.pack) > 0 : [&] {
+              syms.clear();
+              u.dim.collectSymbols(syms);
+              return std::any_of(syms.begin(), syms.end(), [&](const Atom *x) { return own.count(x->id) > 0; });
+            }())
+          return true;
+      for (const TypeRef &e : t.elems)
+        if (open(*e))
+          return true;
+      return false;
+    };
+    return open(*r) ? Type::unknown() : r;
+  }
+
+  static std::string bindingList(const Constraint &k, const Bindings &b) {
+    std::vector<const Atom *> syms;
+    k.lhs.collectSymbols(syms);
+    k.rhs.collectSymbols(syms);
+    std::string s;
+    for (const Atom *a : syms) {
+      auto it = b.find(a->id);
+      if (it != b.end())
+        s += (s.empty() ? "" : ", ") + a->name + " = " + it->second.str();
+    }
+    return s;
+  }
+
+  const FunctionInfo *method(const BlockInfo &blk, const std::string &name, SourceLoc loc) {
+    for (const FunctionInfo *f : blk.methods)
+      if (f->name == name) {
+        if (!f->pub && blk.module != &m_)
+          diag_.error(loc, fmt::format("function '{}' of block '{}' is private to module '{}'",
+                                       name, blk.name, blk.module->name));
+        return f;
+      }
+    diag_.error(loc, fmt::format("block '{}' has no function '{}'", blk.name, name));
+    return nullptr;
+  }
+
+  /// The member path of a sub-block expression, for state effects:
+  /// `attn` -> "attn.", `layers[i]` -> "layers[*].".
+  static std::string subPath(const ast::Expr &e) {
+    if (auto *n = llvm::dyn_cast<ast::NameExpr>(&e))
+      return n->name + ".";
+    if (auto *i = llvm::dyn_cast<ast::IndexExpr>(&e)) {
+      std::string b = subPath(*i->base);
+      return b.empty() ? b : b.substr(0, b.size() - 1) + "[*].";
+    }
+    if (auto *f = llvm::dyn_cast<ast::FieldExpr>(&e)) {
+      std::string b = subPath(*f->base);
+      return b.empty() ? b : b + f->field.name + ".";
+    }
+    return "";
+  }
+
+  TypeRef checkCall(const ast::CallExpr &c) {
+    if (auto *n = llvm::dyn_cast<ast::NameExpr>(c.callee.get())) {
+      if (n->name.starts_with("__builtin_")) {
+        TypeRef first = Type::unknown();
+        for (const ast::ExprPtr &x : c.args) {
+          TypeRef t = check(*x);
+          if (first->kind == Type::Kind::Unknown)
+            first = t;
+        }
+        return n->name == "__builtin_inf" ? Type::scalar(litFloat()) : first;
+      }
+      if (n->name == "some") {
+        if (c.args.size() != 1) {
+          diag_.error(c.loc, "'some' takes one value");
+          return Type::unknown();
+        }
+        auto t = std::make_shared<Type>();
+        t->kind = Type::Kind::Optional;
+        t->elems.push_back(check(*c.args[0]));
+        return t;
+      }
+      if (!lookupLocal(n->name)) {
+        if (fn_ && fn_->block)
+          for (const FunctionInfo *f : fn_->block->methods)
+            if (f->name == n->name)
+              return checkCallTo(*f, {}, c, "");
+        auto it = m_.scope.find(n->name);
+        if (it != m_.scope.end() && it->second.kind == Symbol::Kind::Function)
+          return checkCallTo(*static_cast<FunctionInfo *>(it->second.ptr), {}, c, "");
+        if (kScalarBuiltins.count(n->name) && c.args.size() == 2) {
+          TypeRef l = check(*c.args[0]), r = check(*c.args[1]);
+          return unify(l, r, c.loc, fmt::format("the arguments of '{}'", n->name).c_str());
+        }
+        if (it != m_.scope.end()) {
+          diag_.error(n->loc, fmt::format("'{}' is a {}, not a function", n->name,
+                                          symbolKind(it->second)));
+          return Type::unknown();
+        }
+        diag_.error(n->loc, fmt::format("unknown function '{}'", n->name));
+        for (const ast::ExprPtr &x : c.args)
+          check(*x);
+        return Type::unknown();
+      }
+    }
+    if (auto *f = llvm::dyn_cast<ast::FieldExpr>(c.callee.get())) {
+      // module.function(...)
+      if (auto *bn = llvm::dyn_cast<ast::NameExpr>(f->base.get()); bn && !lookupLocal(bn->name)) {
+        auto it = m_.scope.find(bn->name);
+        if (it != m_.scope.end() && it->second.kind == Symbol::Kind::Module &&
+            !(fn_ && fn_->block && fn_->block->member(bn->name))) {
+          auto *mod = static_cast<ModuleInfo *>(it->second.ptr);
+          auto jt = mod->items.find(f->field.name);
+          if (jt == mod->items.end() || jt->second.kind != Symbol::Kind::Function) {
+            diag_.error(f->field.loc, fmt::format("module '{}' has no function '{}'", mod->name,
+                                                  f->field.name));
+            return Type::unknown();
+          }
+          if (!jt->second.pub)
+            diag_.error(f->field.loc, fmt::format("'{}' is private to module '{}'", f->field.name,
+                                                  mod->name));
+          return checkCallTo(*static_cast<FunctionInfo *>(jt->second.ptr), {}, c, "");
+        }
+      }
+      TypeRef base = check(*f->base);
+      if (base->kind == Type::Kind::Optional && base->elems[0]->kind == Type::Kind::Block) {
+        diag_.error(f->base->loc, fmt::format("'{}' is an optional sub block ({}): read it with "
+                                              "'match' (some(b) => b.{}(...), none => ...)",
+                                              subPath(*f->base).empty() ? "value" : subPath(*f->base).substr(0, subPath(*f->base).size() - 1),
+                                              describe(*base), f->field.name));
+        return Type::unknown();
+      }
+      if (base->kind == Type::Kind::Block) {
+        auto *blk = static_cast<const BlockInfo *>(base->decl);
+        const FunctionInfo *fn = method(*blk, f->field.name, f->field.loc);
+        if (!fn)
+          return Type::unknown();
+        return checkCallTo(*fn, bindingsOf(blk->generics, base->args), c, subPath(*f->base));
+      }
+      if (base->kind != Type::Kind::Unknown)
+        diag_.error(f->field.loc, fmt::format("cannot call '{}' on {}", f->field.name, describe(*base)));
+      return Type::unknown();
+    }
+    TypeRef t = check(*c.callee);
+    if (t->kind != Type::Kind::Unknown)
+      diag_.error(c.loc, fmt::format("{} is not callable", describe(*t)));
+    return Type::unknown();
+  }
+
+  TypeRef checkIndex(const ast::IndexExpr &ix) {
+    TypeRef base = check(*ix.base);
+    std::vector<TypeRef> idx;
+    for (const ast::IndexItem &it : ix.items) {
+      if (it.index)
+        idx.push_back(check(*it.index));
+      for (const ast::ExprPtr *p : {&it.start, &it.stop, &it.step})
+        if (*p)
+          check(**p);
+    }
+    if (base->kind == Type::Kind::Array) {
+      if (ix.items.size() != 1 || ix.items[0].kind != ast::IndexItem::Kind::Index) {
+        diag_.error(ix.loc, fmt::format("an array ({}) takes one index", describe(*base)));
+        return Type::unknown();
+      }
+      return base->elems[0];
+    }
+    if (base->kind == Type::Kind::Relation)
+      return Type::unknown(); // neighbours of a node: a reduction domain
+    if (base->kind == Type::Kind::Unknown)
+      return base;
+    if (base->kind != Type::Kind::Tensor) {
+      diag_.error(ix.loc, fmt::format("cannot index {}: only tensors, arrays and relations take "
+                                      "'[...]'",
+                                      describe(*base)));
+      return Type::unknown();
+    }
+    // Each index or slice consumes one axis; '...' takes the rest.
+    const Shape &s = base->shape;
+    bool hasPack = std::any_of(s.begin(), s.end(), [](const Unit &u) { return u.isPack(); });
+    bool ellipsis = false;
+    size_t used = 0;
+    for (const ast::IndexItem &it : ix.items) {
+      if (it.kind == ast::IndexItem::Kind::Ellipsis)
+        ellipsis = true;
+      else
+        ++used;
+    }
+    if (hasPack)
+      return Type::unknown();
+    if ((!ellipsis && used != s.size()) || used > s.size()) {
+      diag_.error(ix.loc, fmt::format("{} has {} ax{}, but {} index{} given", describe(*base),
+                                      s.size(), s.size() == 1 ? "is" : "es", used,
+                                      used == 1 ? " is" : "es are"));
+      return Type::unknown();
+    }
+    Shape out;
+    size_t axis = 0;
+    for (const ast::IndexItem &it : ix.items) {
+      if (it.kind == ast::IndexItem::Kind::Ellipsis) {
+        size_t n = s.size() - used;
+        for (size_t k = 0; k < n; ++k)
+          out.push_back(s[axis++]);
+        continue;
+      }
+      if (it.kind == ast::IndexItem::Kind::Slice) {
+        std::optional<Dim> start = it.start ? asDim(*it.start, false) : std::optional<Dim>(0);
+        std::optional<Dim> stop = it.stop ? asDim(*it.stop, false) : std::optional<Dim>(s[axis].dim);
+        std::optional<Dim> step = it.step ? asDim(*it.step, false) : std::optional<Dim>(1);
+        if (start && stop && step && step->constant() && *step->constant() > 0)
+          out.push_back(Unit{Dim::floorDiv(*stop - *start + *step - 1, *step), "", ""});
+        else
+          return Type::unknown();
+        ++axis;
+        continue;
+      }
+      ++axis;
+    }
+    if (out.empty())
+      return Type::scalar(base->dtype);
+    return Type::tensor(out, base->dtype);
+  }
+
+  TypeRef checkField(const ast::FieldExpr &f) {
+    if (auto *bn = llvm::dyn_cast<ast::NameExpr>(f.base.get()); bn && !lookupLocal(bn->name) &&
+                                                                !(fn_ && fn_->block && fn_->block->member(bn->name))) {
+      auto it = m_.scope.find(bn->name);
+      if (it != m_.scope.end() && it->second.kind == Symbol::Kind::Module) {
+        auto *mod = static_cast<ModuleInfo *>(it->second.ptr);
+        auto jt = mod->items.find(f.field.name);
+        if (jt == mod->items.end() || jt->second.kind != Symbol::Kind::Const) {
+          diag_.error(f.field.loc, fmt::format("module '{}' has no constant '{}'", mod->name,
+                                               f.field.name));
+          return Type::unknown();
+        }
+        if (!jt->second.pub)
+          diag_.error(f.field.loc, fmt::format("'{}' is private to module '{}'", f.field.name, mod->name));
+        return constType(*static_cast<ConstInfo *>(jt->second.ptr));
+      }
+    }
+    TypeRef base = check(*f.base);
+    if (base->kind == Type::Kind::Block) {
+      auto *blk = static_cast<const BlockInfo *>(base->decl);
+      const MemberInfo *mem = blk->member(f.field.name);
+      if (!mem) {
+        diag_.error(f.field.loc, fmt::format("block '{}' has no member '{}'", blk->name, f.field.name));
+        return Type::unknown();
+      }
+      if (mem->kind == ast::MemberKind::State && fn_)
+        fn_->states.insert(subPath(*f.base) + f.field.name);
+      return substType(mem->type, bindingsOf(blk->generics, base->args));
+    }
+    if (base->kind == Type::Kind::Struct) {
+      auto *s = static_cast<const StructInfo *>(base->decl);
+      for (const FieldInfo &fi : s->fields)
+        if (fi.name == f.field.name)
+          return substType(fi.type, bindingsOf(s->generics, base->args));
+      diag_.error(f.field.loc, fmt::format("struct '{}' has no field '{}'", s->name, f.field.name));
+      return Type::unknown();
+    }
+    if (base->kind == Type::Kind::Optional && base->elems[0]->kind == Type::Kind::Block) {
+      diag_.error(f.base->loc, fmt::format("an optional sub block ({}) is read with 'match'",
+                                           describe(*base)));
+      return Type::unknown();
+    }
+    if (base->kind != Type::Kind::Unknown)
+      diag_.error(f.field.loc, fmt::format("{} has no field '{}'", describe(*base), f.field.name));
+    return Type::unknown();
+  }
+
+  TypeRef checkComprehension(const ast::ComprehensionExpr &c) {
+    scopes_.emplace_back();
+    Shape shape;
+    bool ok = true;
+    for (const ast::IndexBinder &b : c.indices) {
+      std::optional<Dim> d = asDim(*b.domain, true);
+      if (d && d->constant() && *d->constant() < 0) {
+        diag_.error(b.domain->loc, fmt::format("domain of '{}' is negative ({})", b.name.name, d->str()));
+        d.reset();
+      }
+      ok &= d.has_value();
+      if (d)
+        shape.push_back(Unit{*d, "", ""});
+      bind({Local::Kind::Index, b.name.name, indexType(), d});
+    }
+    TypeRef body = check(*c.body);
+    scopes_.pop_back();
+    if (!ok || body->kind == Type::Kind::Unknown)
+      return Type::unknown();
+    if (body->kind == Type::Kind::Scalar) {
+      Dtype d = body->dtype;
+      return Type::tensor(shape, d);
+    }
+    if (body->kind == Type::Kind::Tensor) {
+      shape.insert(shape.end(), body->shape.begin(), body->shape.end());
+      return Type::tensor(shape, body->dtype);
+    }
+    diag_.error(c.body->loc, fmt::format("a comprehension's body must be a number or a tensor, "
+                                         "found {}",
+                                         describe(*body)));
+    return Type::unknown();
+  }
+
+  TypeRef checkReduction(const ast::ReductionExpr &r) {
+    scopes_.emplace_back();
+    for (const ast::BinderGroup &g : r.groups) {
+      bool relation = false;
+      std::optional<Dim> d;
+      if (g.names.size() > 1 || llvm::isa<ast::IndexExpr>(g.domain.get())) {
+        TypeRef t = check(*g.domain); // neighbours in a relation
+        relation = true;
+        (void)t;
+      } else {
+        d = asDim(*g.domain, true);
+      }
+      for (const ast::Ident &n : g.names)
+        bind({relation ? Local::Kind::Binder : Local::Kind::Index, n.name, indexType(), d});
+    }
+    if (r.filter)
+      expectBool(*r.filter);
+    TypeRef body = check(*r.body);
+    scopes_.pop_back();
+    std::vector<ast::Ident> path;
+    if (auto *n = llvm::dyn_cast<ast::NameExpr>(r.reducer.get()))
+      path.push_back({n->name, n->loc});
+    else if (auto *f = llvm::dyn_cast<ast::FieldExpr>(r.reducer.get()))
+      if (auto *bn = llvm::dyn_cast<ast::NameExpr>(f->base.get())) {
+        path.push_back({bn->name, bn->loc});
+        path.push_back(f->field);
+      }
+    if (path.empty()) {
+      diag_.error(r.loc, "expected a reducer name before the reduction's indices");
+      return Type::unknown();
+    }
+    size_t used = 0;
+    const Symbol *s = a_.lookupPath(m_, path, used, false);
+    if (!s || used != path.size()) {
+      if (path.size() == 1 && kBuiltinReducers.count(path[0].name))
+        return body;
+      diag_.error(path[0].loc, fmt::format("unknown reducer '{}' (built in: sum, prod, max, min, "
+                                           "mean, any, all; or declare a 'reducer')",
+                                           ast::joinPath(path)));
+      return Type::unknown();
+    }
+    if (s->kind != Symbol::Kind::Reducer) {
+      diag_.error(path[0].loc, fmt::format("'{}' is a {}, not a reducer", ast::joinPath(path),
+                                           symbolKind(*s)));
+      return Type::unknown();
+    }
+    auto *red = static_cast<NominalInfo *>(s->ptr);
+    if (!r.hasGenericArgs)
+      return Type::unknown();
+    std::vector<GenericValue> args;
+    if (!a_.bindGenericArgs(*red, r.genericArgs, r.loc, env_, args))
+      return Type::unknown();
+    for (const auto &part : llvm::cast<ast::ReducerDecl>(*red->decl).parts)
+      if (part->name.name == "finalize") {
+        TypeRef t = a_.resolveType(*part->result, *red->module, a_.envs_[red]);
+        return substType(t, bindingsOf(red->generics, args));
+      }
+    return Type::unknown();
+  }
+
+  TypeRef checkStructLit(const ast::StructLitExpr &s) {
+    size_t used = 0;
+    const Symbol *sym = a_.lookupPath(m_, s.path, used, true);
+    if (!sym)
+      return Type::unknown();
+    if (used != s.path.size() || sym->kind != Symbol::Kind::Struct) {
+      diag_.error(s.loc, fmt::format("'{}' is not a struct", ast::joinPath(s.path)));
+      return Type::unknown();
+    }
+    auto *st = static_cast<StructInfo *>(sym->ptr);
+    auto t = std::make_shared<Type>();
+    t->kind = Type::Kind::Struct;
+    t->decl = st;
+    if (s.hasGenericArgs && !a_.bindGenericArgs(*st, s.genericArgs, s.loc, env_, t->args))
+      return Type::unknown();
+    Bindings b = bindingsOf(st->generics, t->args);
+    std::set<std::string> seen;
+    for (const ast::FieldInit &fi : s.fields) {
+      TypeRef v = check(*fi.value);
+      const FieldInfo *decl = nullptr;
+      for (const FieldInfo &f : st->fields)
+        if (f.name == fi.name.name)
+          decl = &f;
+      if (!decl) {
+        diag_.error(fi.name.loc, fmt::format("struct '{}' has no field '{}'", st->name, fi.name.name));
+        continue;
+      }
+      if (!seen.insert(fi.name.name).second)
+        diag_.error(fi.name.loc, fmt::format("field '{}' is given twice", fi.name.name));
+      if (s.hasGenericArgs) {
+        TypeRef want = substType(decl->type, b);
+        if (!sameType(*want, *v) && !isNumericLit(*v))
+          diag_.error(fi.value->loc, fmt::format("field '{}' of '{}' has type {}, found {}",
+                                                 fi.name.name, st->name, describe(*want),
+                                                 describe(*v)));
+      }
+    }
+    for (const FieldInfo &f : st->fields)
+      if (!seen.count(f.name)) {
+        diag_.error(s.loc, fmt::format("struct literal of '{}' is missing field '{}'", st->name, f.name));
+        break;
+      }
+    return s.hasGenericArgs ? TypeRef(t) : Type::unknown();
+  }
+
+  TypeRef checkMatch(const ast::MatchExpr &m) {
+    TypeRef s = check(*m.scrutinee);
+    TypeRef result;
+    bool some = false, none = false, wild = false;
+    for (const ast::MatchArm &arm : m.arms) {
+      scopes_.emplace_back();
+      bindPattern(*arm.pattern, s, Local::Kind::Let);
+      if (auto *c = llvm::dyn_cast<ast::CtorPattern>(arm.pattern.get())) {
+        some |= c->path[0].name == "some";
+        none |= c->path[0].name == "none";
+      } else if (arm.pattern->kind == ast::Pattern::Kind::Wildcard ||
+                 arm.pattern->kind == ast::Pattern::Kind::Binding) {
+        wild = true;
+      }
+      TypeRef t = check(*arm.body);
+      scopes_.pop_back();
+      result = result ? unify(result, t, arm.body->loc, "the arms of 'match'") : t;
+    }
+    if (s->kind == Type::Kind::Optional && !wild && !(some && none))
+      diag_.error(m.loc, fmt::format("'match' on {} must handle both 'some(...)' and 'none'",
+                                     describe(*s)));
+    return result ? result : Type::unknown();
+  }
+
+  Analyzer &a_;
+  DiagnosticEngine &diag_;
+  FunctionInfo *fn_;
+  ModuleInfo &m_;
+  const Env &env_;
+  std::vector<std::vector<Local>> scopes_;
+  TypeRef result_;
+  bool returned_ = false;
+};
+
+} // namespace linnet::sema
+
+void Analyzer::checkBodies() {
+  for (auto &m : prog_.modules) {
+    for (auto &f : m->functions) {
+      BodyChecker bc(*this, f.get(), *m, fnEnvs_[f.get()]);
+      bc.checkFunction(*f->decl, f->params, f->result);
+    }
+    for (auto &n : m->nominals) {
+      if (n->kind != NominalInfo::Kind::Reducer)
+        continue;
+      for (const auto &part : llvm::cast<ast::ReducerDecl>(*n->decl).parts) {
+        std::vector<ParamInfo> params;
+        for (const ast::Param &p : part->params)
+          params.push_back({p.name.name, resolveType(*p.type, *m, envs_[n.get()]), p.name.loc});
+        TypeRef result = resolveType(*part->result, *m, envs_[n.get()]);
+        BodyChecker bc(*this, nullptr, *m, envs_[n.get()]);
+        bc.checkFunction(*part, params, result);
+      }
+    }
+    for (auto &c : m->consts) {
+      BodyChecker bc(*this, nullptr, *m, Env{});
+      TypeRef t = bc.checkConst(*c->decl->init);
+      if (c->decl->type) {
+        TypeRef d = resolveType(*c->decl->type, *m, Env{});
+        if (!sameType(*d, *t))
+          diag_.error(c->decl->init->loc, fmt::format("constant '{}' is declared {}, but its value "
+                                                      "has type {}",
+                                                      c->name, d->str(), t->str()));
+        c->type = d;
+      } else {
+        c->contextual = true;
+        c->type = t;
+      }
+    }
+  }
+  // States reached through calls: close over the call graph.
+  std::map<const FunctionInfo *, int> visiting;
+  std::function<void(FunctionInfo *)> close = [&](FunctionInfo *f) {
+    if (visiting[f])
+      return;
+    visiting[f] = 1;
+    for (auto &[prefix, callee] : calls_[f]) {
+      auto *c = const_cast<FunctionInfo *>(callee);
+      close(c);
+      for (const std::string &s : c->states)
+        f->states.insert(prefix + s);
+    }
+  };
+  for (auto &m : prog_.modules)
+    for (auto &f : m->functions)
+      close(f.get());
+}

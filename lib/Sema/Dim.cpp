@@ -1,0 +1,344 @@
+//===- Dim.cpp - Symbolic dimension expressions in normal form ------------===//
+#include "linnet/Sema/Dim.h"
+
+#include <algorithm>
+
+using namespace linnet::sema;
+
+namespace {
+// Wrapping arithmetic: dims come from user input and must never be UB.
+int64_t addW(int64_t a, int64_t b) {
+  int64_t r;
+  __builtin_add_overflow(a, b, &r);
+  return r;
+}
+int64_t mulW(int64_t a, int64_t b) {
+  int64_t r;
+  __builtin_mul_overflow(a, b, &r);
+  return r;
+}
+int64_t floorDivI(int64_t a, int64_t b) {
+  if (b == -1)
+    return mulW(a, -1);
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+int64_t floorModI(int64_t a, int64_t b) {
+  if (b == -1)
+    return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return r;
+}
+
+int compareMonomials(const std::vector<AtomRef> &a, const std::vector<AtomRef> &b) {
+  if (a.size() != b.size())
+    return a.size() < b.size() ? -1 : 1;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (int c = Dim::compareAtoms(*a[i], *b[i]))
+      return c;
+  return 0;
+}
+} // namespace
+
+Dim::Dim(int64_t c) {
+  if (c != 0)
+    terms_.push_back({c, {}});
+}
+
+Dim Dim::fromAtom(AtomRef a) {
+  Dim d;
+  d.terms_.push_back({1, {std::move(a)}});
+  return d;
+}
+
+Dim Dim::sym(std::string id, std::string name) {
+  return fromAtom(std::make_shared<Atom>(Atom{Atom::Kind::Sym, std::move(id), std::move(name), {}}));
+}
+Dim Dim::packSize(std::string id, std::string name) {
+  return fromAtom(
+      std::make_shared<Atom>(Atom{Atom::Kind::PackSize, std::move(id), std::move(name), {}}));
+}
+
+int Dim::compareAtoms(const Atom &a, const Atom &b) {
+  if (&a == &b)
+    return 0;
+  if (a.kind != b.kind)
+    return a.kind < b.kind ? -1 : 1;
+  if (int c = a.id.compare(b.id))
+    return c < 0 ? -1 : 1;
+  if (a.args.size() != b.args.size())
+    return a.args.size() < b.args.size() ? -1 : 1;
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (int c = compare(a.args[i], b.args[i]))
+      return c;
+  return 0;
+}
+
+int Dim::compare(const Dim &a, const Dim &b) {
+  if (a.terms_.size() != b.terms_.size())
+    return a.terms_.size() < b.terms_.size() ? -1 : 1;
+  for (size_t i = 0; i < a.terms_.size(); ++i) {
+    if (int c = compareMonomials(a.terms_[i].atoms, b.terms_[i].atoms))
+      return c;
+    if (a.terms_[i].coeff != b.terms_[i].coeff)
+      return a.terms_[i].coeff < b.terms_[i].coeff ? -1 : 1;
+  }
+  return 0;
+}
+
+void Dim::normalize() {
+  for (Term &t : terms_)
+    std::sort(t.atoms.begin(), t.atoms.end(),
+              [](const AtomRef &x, const AtomRef &y) { return compareAtoms(*x, *y) < 0; });
+  std::sort(terms_.begin(), terms_.end(), [](const Term &x, const Term &y) {
+    return compareMonomials(x.atoms, y.atoms) < 0;
+  });
+  std::vector<Term> merged;
+  for (Term &t : terms_) {
+    if (!merged.empty() && compareMonomials(merged.back().atoms, t.atoms) == 0)
+      merged.back().coeff = addW(merged.back().coeff, t.coeff);
+    else
+      merged.push_back(std::move(t));
+  }
+  merged.erase(std::remove_if(merged.begin(), merged.end(),
+                              [](const Term &t) { return t.coeff == 0; }),
+               merged.end());
+  terms_ = std::move(merged);
+}
+
+std::optional<int64_t> Dim::constant() const {
+  if (terms_.empty())
+    return 0;
+  if (terms_.size() == 1 && terms_[0].atoms.empty())
+    return terms_[0].coeff;
+  return std::nullopt;
+}
+
+Dim linnet::sema::operator+(const Dim &a, const Dim &b) {
+  Dim r = a;
+  r.terms_.insert(r.terms_.end(), b.terms_.begin(), b.terms_.end());
+  r.normalize();
+  return r;
+}
+Dim Dim::operator-() const {
+  Dim r = *this;
+  for (Term &t : r.terms_)
+    t.coeff = mulW(t.coeff, -1);
+  return r;
+}
+Dim linnet::sema::operator-(const Dim &a, const Dim &b) { return a + (-b); }
+Dim linnet::sema::operator*(const Dim &a, const Dim &b) {
+  Dim r;
+  for (const Dim::Term &x : a.terms_)
+    for (const Dim::Term &y : b.terms_) {
+      Dim::Term t{mulW(x.coeff, y.coeff), x.atoms};
+      t.atoms.insert(t.atoms.end(), y.atoms.begin(), y.atoms.end());
+      r.terms_.push_back(std::move(t));
+    }
+  r.normalize();
+  return r;
+}
+
+// a / b when b divides a exactly (as polynomials), else nullopt.
+static std::optional<Dim> exactDiv(const Dim &a, const Dim &b) {
+  std::optional<int64_t> cb = b.constant();
+  if (cb) {
+    if (*cb == 0)
+      return std::nullopt;
+    for (const Dim::Term &t : a.terms()) {
+      if (t.coeff % *cb != 0)
+        return std::nullopt;
+    }
+    Dim r;
+    for (const Dim::Term &t : a.terms()) {
+      Dim m = t.coeff / *cb;
+      for (const AtomRef &x : t.atoms)
+        m = m * Dim::atom(x);
+      r = r + m;
+    }
+    return r;
+  }
+  if (a == b)
+    return Dim(1);
+  // Single-term divisor c * X1 * X2...: every term of a must contain its atoms.
+  if (b.terms().size() != 1)
+    return std::nullopt;
+  const Dim::Term &d = b.terms()[0];
+  Dim r;
+  for (const Dim::Term &t : a.terms()) {
+    if (t.coeff % d.coeff != 0)
+      return std::nullopt;
+    std::vector<AtomRef> rest = t.atoms;
+    for (const AtomRef &f : d.atoms) {
+      auto it = std::find_if(rest.begin(), rest.end(), [&](const AtomRef &x) {
+        return Dim::compareAtoms(*x, *f) == 0;
+      });
+      if (it == rest.end())
+        return std::nullopt;
+      rest.erase(it);
+    }
+    Dim m = t.coeff / d.coeff;
+    for (const AtomRef &x : rest)
+      m = m * Dim::atom(x);
+    r = r + m;
+  }
+  return r;
+}
+
+Dim Dim::atom(AtomRef a) { return fromAtom(std::move(a)); }
+
+Dim Dim::floorDiv(const Dim &a, const Dim &b) {
+  std::optional<int64_t> ca = a.constant(), cb = b.constant();
+  if (ca && cb && *cb != 0)
+    return floorDivI(*ca, *cb);
+  if (std::optional<Dim> q = exactDiv(a, b))
+    return *q;
+  return fromAtom(std::make_shared<Atom>(Atom{Atom::Kind::FloorDiv, "", "", {a, b}}));
+}
+
+Dim Dim::mod(const Dim &a, const Dim &b) {
+  std::optional<int64_t> ca = a.constant(), cb = b.constant();
+  if (ca && cb && *cb != 0)
+    return floorModI(*ca, *cb);
+  if (exactDiv(a, b))
+    return 0;
+  return fromAtom(std::make_shared<Atom>(Atom{Atom::Kind::Mod, "", "", {a, b}}));
+}
+
+Dim Dim::minMax(const Dim &a, const Dim &b, bool isMax) {
+  std::optional<int64_t> ca = a.constant(), cb = b.constant();
+  if (ca && cb)
+    return isMax ? std::max(*ca, *cb) : std::min(*ca, *cb);
+  if (a == b)
+    return a;
+  // Two dims that differ by a constant are ordered.
+  if (std::optional<int64_t> d = (a - b).constant())
+    return (*d > 0) == isMax ? a : b;
+  // min and max commute: order the arguments so min(A, B) == min(B, A).
+  Atom at{isMax ? Atom::Kind::Max : Atom::Kind::Min, "", "", {a, b}};
+  if (compare(b, a) < 0)
+    std::swap(at.args[0], at.args[1]);
+  return fromAtom(std::make_shared<Atom>(std::move(at)));
+}
+Dim Dim::min(const Dim &a, const Dim &b) { return minMax(a, b, false); }
+Dim Dim::max(const Dim &a, const Dim &b) { return minMax(a, b, true); }
+
+static Dim rebuildAtom(const Atom &a, const std::function<std::optional<Dim>(const Atom &)> &f) {
+  switch (a.kind) {
+  case Atom::Kind::Sym:
+  case Atom::Kind::PackSize:
+    if (std::optional<Dim> r = f(a))
+      return *r;
+    return a.kind == Atom::Kind::Sym ? Dim::sym(a.id, a.name) : Dim::packSize(a.id, a.name);
+  case Atom::Kind::FloorDiv:
+    return Dim::floorDiv(a.args[0].substitute(f), a.args[1].substitute(f));
+  case Atom::Kind::Mod:
+    return Dim::mod(a.args[0].substitute(f), a.args[1].substitute(f));
+  case Atom::Kind::Min:
+    return Dim::min(a.args[0].substitute(f), a.args[1].substitute(f));
+  case Atom::Kind::Max:
+    return Dim::max(a.args[0].substitute(f), a.args[1].substitute(f));
+  }
+  return Dim();
+}
+
+Dim Dim::substitute(const std::function<std::optional<Dim>(const Atom &)> &f) const {
+  Dim r;
+  for (const Term &t : terms_) {
+    Dim m = t.coeff;
+    for (const AtomRef &x : t.atoms)
+      m = m * rebuildAtom(*x, f);
+    r = r + m;
+  }
+  return r;
+}
+
+void Dim::collectSymbols(std::vector<const Atom *> &out) const {
+  for (const Term &t : terms_)
+    for (const AtomRef &x : t.atoms) {
+      if (x->kind == Atom::Kind::Sym || x->kind == Atom::Kind::PackSize) {
+        if (std::none_of(out.begin(), out.end(), [&](const Atom *o) {
+              return o->kind == x->kind && o->id == x->id;
+            }))
+          out.push_back(x.get());
+      } else {
+        for (const Dim &d : x->args)
+          d.collectSymbols(out);
+      }
+    }
+}
+
+static std::string atomStr(const Atom &a);
+
+static bool isSimple(const Dim &d) {
+  return d.terms().empty() || (d.terms().size() == 1 && (d.terms()[0].atoms.empty() ||
+                                                         (d.terms()[0].coeff == 1 &&
+                                                          d.terms()[0].atoms.size() == 1)));
+}
+
+static std::string monoStr(const Dim::Term &t, bool absCoeff) {
+  int64_t c = absCoeff && t.coeff < 0 ? -t.coeff : t.coeff;
+  std::string s;
+  if (t.atoms.empty())
+    return std::to_string(c);
+  if (c == -1)
+    s = "-";
+  else if (c != 1)
+    s = std::to_string(c) + " * ";
+  for (size_t i = 0; i < t.atoms.size(); ++i) {
+    if (i)
+      s += " * ";
+    s += atomStr(*t.atoms[i]);
+  }
+  return s;
+}
+
+static std::string atomStr(const Atom &a) {
+  // Appends rather than operator+ chains: GCC 12 warns falsely (-Wrestrict) on those.
+  auto wrap = [](const Dim &d) {
+    if (isSimple(d))
+      return d.str();
+    std::string r = "(";
+    r.append(d.str()).append(")");
+    return r;
+  };
+  switch (a.kind) {
+  case Atom::Kind::Sym: return a.name;
+  case Atom::Kind::PackSize: return std::string("#").append(a.name);
+  case Atom::Kind::FloorDiv: return wrap(a.args[0]).append(" / ").append(wrap(a.args[1]));
+  case Atom::Kind::Mod: return wrap(a.args[0]).append(" % ").append(wrap(a.args[1]));
+  case Atom::Kind::Min:
+  case Atom::Kind::Max:
+    return std::string(a.kind == Atom::Kind::Min ? "min(" : "max(")
+        .append(a.args[0].str()).append(", ").append(a.args[1].str()).append(")");
+  }
+  return "?";
+}
+
+std::string Dim::str() const {
+  if (terms_.empty())
+    return "0";
+  // Symbolic terms first, the constant last: `A + 3`, not `3 + A`.
+  std::vector<const Term *> order;
+  for (const Term &t : terms_)
+    if (!t.atoms.empty())
+      order.push_back(&t);
+  for (const Term &t : terms_)
+    if (t.atoms.empty())
+      order.push_back(&t);
+  std::string s;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Term &t = *order[i];
+    if (i == 0) {
+      s += monoStr(t, false);
+      continue;
+    }
+    s += t.coeff < 0 ? " - " : " + ";
+    s += monoStr(t, true);
+  }
+  return s;
+}
