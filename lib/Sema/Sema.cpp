@@ -104,7 +104,10 @@ void Analyzer::loadImports(ModuleInfo &m) {
           if (on)
             cycle += s + " -> ";
         }
-        diag_.error(imp.loc, fmt::format("import cycle: {}{}", cycle, name));
+        // Reported at the root's import that leads into the cycle: that is the
+        // file the user asked about.
+        diag_.error(importLocs_.empty() ? imp.loc : importLocs_.front(),
+                    fmt::format("import cycle: {}{}", cycle, name));
         failedImports_.insert(&imp);
       }
       (void)done;
@@ -145,13 +148,15 @@ void Analyzer::loadImports(ModuleInfo &m) {
     if (nm->ast->path.empty())
       diag_.error(imp.loc, fmt::format("'{}' has no 'module {}' line", found, name));
     else if (ast::joinPath(nm->ast->path) != name)
-      diag_.error(nm->ast->loc, fmt::format("file '{}' is imported as module '{}' but "
+      diag_.error(imp.loc, fmt::format("file '{}' is imported as module '{}' but "
                                             "declares 'module {}'",
                                             found, name, ast::joinPath(nm->ast->path)));
     ModuleInfo *mp = nm.get();
     prog_.modules.push_back(std::move(nm));
     stack_.push_back(name);
+    importLocs_.push_back(imp.loc);
     loadImports(*mp);
+    importLocs_.pop_back();
     stack_.pop_back();
     declare(*mp);
   }

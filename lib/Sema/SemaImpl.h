@@ -70,6 +70,7 @@ private:
   Program &prog_;
   std::vector<std::string> roots_;
   std::vector<std::string> stack_; // modules being loaded, for cycles
+  std::vector<SourceLoc> importLocs_; // the import that loaded each of them
   std::set<const ast::Import *> failedImports_;
   std::set<const NominalInfo *> sigDone_;
   std::map<const NominalInfo *, Env> envs_;
