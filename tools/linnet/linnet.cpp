@@ -5,6 +5,7 @@
 // subcommand that is not implemented yet).
 //
 //===----------------------------------------------------------------------===//
+#include "InspectCommand.h"
 #include "PlanCommand.h"
 #include "linnet/Config.h"
 #include "linnet/Syntax/ASTDumper.h"
@@ -223,6 +224,7 @@ int main(int argc, char **argv) {
 
   std::vector<std::string> rest;
   CLI::App *planCmd = tool::addPlanCommand(app);
+  CLI::App *inspectCmd = tool::addInspectCommand(app);
   CLI::App *buildCmd = app.add_subcommand("build", "Compile a model into a ProgramArtifact");
   CLI::App *runCmd = app.add_subcommand("run", "Run an entry of a compiled model");
   for (CLI::App *c : {buildCmd, runCmd}) {
@@ -249,6 +251,8 @@ int main(int argc, char **argv) {
     return runParse(parse);
   if (planCmd->parsed())
     return tool::runPlan();
+  if (inspectCmd->parsed())
+    return tool::runInspect();
   for (CLI::App *c : {buildCmd, runCmd})
     if (c->parsed())
       return notImplemented(c->get_name());

@@ -1,0 +1,88 @@
+//===- TensorFiles.h - safetensors and .npy readers and writers -*- C++ -*-===//
+//
+// Weights and inputs come from files a user did not necessarily produce, so
+// every reader treats its input as hostile: sizes and offsets are checked
+// against the file before anything is touched, and no allocation is made
+// from a size the file claims. Errors name the file and the problem.
+//
+// safetensors files are memory-mapped: a tensor's bytes are a view into the
+// mapping (zero copy), valid while the file object lives.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_RUNTIME_TENSORFILES_H
+#define LINNET_RUNTIME_TENSORFILES_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace linnet::rt {
+
+enum class DType : uint8_t { Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64 };
+
+/// Size of one element in bytes.
+size_t dtypeSize(DType t);
+/// linnet's name for a dtype: "f32", "bf16", "i64", "bool", ...
+const char *dtypeName(DType t);
+std::optional<DType> dtypeFromName(std::string_view linnetName);
+
+/// A tensor's description and a view of its bytes (little-endian, row-major).
+struct TensorView {
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::span<const std::byte> data;
+  int64_t numElements() const;
+};
+
+/// A read-only, memory-mapped safetensors file.
+class SafeTensorsFile {
+public:
+  /// Opens and validates `path`. On failure returns null and sets `error` to
+  /// "<path>: <problem>".
+  static std::unique_ptr<SafeTensorsFile> open(const std::string &path, std::string &error);
+  ~SafeTensorsFile();
+  SafeTensorsFile(const SafeTensorsFile &) = delete;
+  SafeTensorsFile &operator=(const SafeTensorsFile &) = delete;
+
+  const std::string &path() const { return path_; }
+  /// Tensors by name, in name order.
+  const std::map<std::string, TensorView> &tensors() const { return tensors_; }
+  const TensorView *find(const std::string &name) const;
+  const std::map<std::string, std::string> &metadata() const { return metadata_; }
+
+private:
+  SafeTensorsFile() = default;
+  std::string path_;
+  void *map_ = nullptr;
+  size_t mapSize_ = 0;
+  std::map<std::string, TensorView> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+/// A tensor that owns its bytes (for inputs, outputs and writers).
+struct OwnedTensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<std::byte> data;
+  TensorView view() const { return {dtype, shape, {data.data(), data.size()}}; }
+};
+
+/// Writes tensors (sorted by name) as a safetensors file, 8-byte aligned.
+bool writeSafeTensors(const std::string &path, const std::map<std::string, TensorView> &tensors,
+                      std::string &error);
+
+/// Reads a .npy file (format 1.0-3.0, C order, little-endian or byte-free
+/// dtypes: |b1 |u1 |i1 <i2 <i4 <i8 <f2 <f4 <f8).
+std::optional<OwnedTensor> readNpy(const std::string &path, std::string &error);
+/// Writes a .npy file (format 1.0).
+bool writeNpy(const std::string &path, const TensorView &tensor, std::string &error);
+
+} // namespace linnet::rt
+
+#endif // LINNET_RUNTIME_TENSORFILES_H

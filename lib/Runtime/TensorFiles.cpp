@@ -1,0 +1,407 @@
+//===- TensorFiles.cpp - safetensors and .npy readers and writers ---------===//
+#include "linnet/Runtime/TensorFiles.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace linnet::rt;
+using json = nlohmann::json;
+
+namespace {
+struct DTypeInfo {
+  DType dtype;
+  const char *linnet;      // linnet's spelling
+  const char *safetensors; // safetensors' spelling
+  const char *npy;         // numpy descr
+  size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::Bool, "bool", "BOOL", "|b1", 1}, {DType::U8, "u8", "U8", "|u1", 1},
+    {DType::I8, "i8", "I8", "|i1", 1},       {DType::I16, "i16", "I16", "<i2", 2},
+    {DType::I32, "i32", "I32", "<i4", 4},    {DType::I64, "i64", "I64", "<i8", 8},
+    {DType::F16, "f16", "F16", "<f2", 2},    {DType::BF16, "bf16", "BF16", nullptr, 2},
+    {DType::F32, "f32", "F32", "<f4", 4},    {DType::F64, "f64", "F64", "<f8", 8},
+};
+const DTypeInfo &info(DType t) { return kDTypes[static_cast<size_t>(t)]; }
+
+/// A header larger than this is rejected before it is parsed.
+constexpr uint64_t kMaxHeaderBytes = 100u << 20;
+
+bool mulOverflow(int64_t a, int64_t b, int64_t &out) {
+  return __builtin_mul_overflow(a, b, &out);
+}
+
+/// Number of bytes of `shape` x `dtype`, or nullopt on overflow.
+std::optional<int64_t> byteSize(const std::vector<int64_t> &shape, DType t) {
+  int64_t n = static_cast<int64_t>(dtypeSize(t));
+  for (int64_t d : shape)
+    if (d < 0 || mulOverflow(n, d, n))
+      return std::nullopt;
+  return n;
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+} // namespace
+
+size_t linnet::rt::dtypeSize(DType t) { return info(t).size; }
+const char *linnet::rt::dtypeName(DType t) { return info(t).linnet; }
+std::optional<DType> linnet::rt::dtypeFromName(std::string_view name) {
+  for (const DTypeInfo &d : kDTypes)
+    if (name == d.linnet)
+      return d.dtype;
+  return std::nullopt;
+}
+
+int64_t TensorView::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// safetensors
+//===----------------------------------------------------------------------===//
+
+SafeTensorsFile::~SafeTensorsFile() {
+  if (map_)
+    ::munmap(map_, mapSize_);
+}
+
+const TensorView *SafeTensorsFile::find(const std::string &name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
+                                                       std::string &error) {
+  auto fail = [&](std::string msg) -> std::unique_ptr<SafeTensorsFile> {
+    error = fmt::format("{}: {}", path, msg);
+    return nullptr;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(fmt::format("cannot open: {}", std::strerror(errno)));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file");
+  }
+  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+  if (fileSize < 8) {
+    ::close(fd);
+    return fail(fmt::format("file is {} bytes, too short for a safetensors header "
+                            "(8-byte length, then JSON)",
+                            fileSize));
+  }
+  void *map = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED)
+    return fail(fmt::format("cannot map: {}", std::strerror(errno)));
+  std::unique_ptr<SafeTensorsFile> f(new SafeTensorsFile());
+  f->path_ = path;
+  f->map_ = map;
+  f->mapSize_ = fileSize;
+  const auto *bytes = static_cast<const unsigned char *>(map);
+
+  uint64_t headerLen = 0;
+  for (int i = 7; i >= 0; --i)
+    headerLen = (headerLen << 8) | bytes[i];
+  if (headerLen > fileSize - 8)
+    return fail(fmt::format("header length {} runs past the end of the file ({} bytes)",
+                            headerLen, fileSize));
+  if (headerLen > kMaxHeaderBytes)
+    return fail(fmt::format("header length {} exceeds the {} byte limit", headerLen,
+                            kMaxHeaderBytes));
+  const char *hdr = reinterpret_cast<const char *>(bytes + 8);
+  if (headerLen == 0 || hdr[0] != '{')
+    return fail("header is not a JSON object (expected '{' after the length)");
+  json header;
+  try {
+    header = json::parse(hdr, hdr + headerLen);
+  } catch (const json::exception &e) {
+    return fail(fmt::format("header is not valid JSON: {}", e.what()));
+  }
+  if (!header.is_object())
+    return fail("header is not a JSON object");
+
+  const std::byte *data = reinterpret_cast<const std::byte *>(bytes + 8 + headerLen);
+  uint64_t dataLen = fileSize - 8 - headerLen;
+  struct Range {
+    uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<Range> ranges;
+  for (auto &[name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      if (!entry.is_object())
+        return fail("'__metadata__' is not an object of strings");
+      for (auto &[k, v] : entry.items()) {
+        if (!v.is_string())
+          return fail(fmt::format("'__metadata__.{}' is not a string", k));
+        f->metadata_[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    auto where = [&](const char *field) { return fmt::format("tensor '{}': {}", name, field); };
+    if (!entry.is_object())
+      return fail(where("entry is not an object"));
+    auto dt = entry.find("dtype");
+    if (dt == entry.end() || !dt->is_string())
+      return fail(where("missing 'dtype' string"));
+    std::string dtName = dt->get<std::string>();
+    const DTypeInfo *di = nullptr;
+    for (const DTypeInfo &d : kDTypes)
+      if (dtName == d.safetensors)
+        di = &d;
+    if (!di)
+      return fail(where(fmt::format("unknown dtype '{}' (supported: BOOL, U8, I8, I16, "
+                                    "I32, I64, F16, BF16, F32, F64)",
+                                    dtName)
+                            .c_str()));
+    auto sh = entry.find("shape");
+    if (sh == entry.end() || !sh->is_array())
+      return fail(where("missing 'shape' array"));
+    TensorView view{di->dtype, {}, {}};
+    for (const json &d : *sh) {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(INT64_MAX))
+        return fail(where("shape entries must be non-negative integers"));
+      view.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
+    }
+    auto off = entry.find("data_offsets");
+    if (off == entry.end() || !off->is_array() || off->size() != 2 ||
+        !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
+      return fail(where("'data_offsets' must be [begin, end] with non-negative integers"));
+    uint64_t begin = (*off)[0].get<uint64_t>(), end = (*off)[1].get<uint64_t>();
+    if (begin > end)
+      return fail(where(fmt::format("data_offsets [{}, {}] are reversed", begin, end).c_str()));
+    if (end > dataLen)
+      return fail(where(fmt::format("data_offsets [{}, {}] run past the data section "
+                                    "({} bytes)",
+                                    begin, end, dataLen)
+                            .c_str()));
+    std::optional<int64_t> expect = byteSize(view.shape, di->dtype);
+    if (!expect)
+      return fail(where(fmt::format("shape {} is too large", shapeString(view.shape)).c_str()));
+    if (static_cast<uint64_t>(*expect) != end - begin)
+      return fail(where(fmt::format("shape {} of {} needs {} bytes, data_offsets [{}, {}] "
+                                    "hold {}",
+                                    shapeString(view.shape), dtName, *expect, begin, end,
+                                    end - begin)
+                            .c_str()));
+    view.data = {data + begin, static_cast<size_t>(end - begin)};
+    ranges.push_back({begin, end, name});
+    f->tensors_.emplace(name, std::move(view));
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range &a, const Range &b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].begin < ranges[i - 1].end)
+      return fail(fmt::format("tensors '{}' and '{}' overlap (bytes [{}, {}) and [{}, {}))",
+                              ranges[i - 1].name, ranges[i].name, ranges[i - 1].begin,
+                              ranges[i - 1].end, ranges[i].begin, ranges[i].end));
+  return f;
+}
+
+bool linnet::rt::writeSafeTensors(const std::string &path,
+                                  const std::map<std::string, TensorView> &tensors,
+                                  std::string &error) {
+  json header = json::object();
+  uint64_t offset = 0;
+  for (auto &[name, t] : tensors) {
+    std::optional<int64_t> n = byteSize(t.shape, t.dtype);
+    if (!n || static_cast<size_t>(*n) != t.data.size()) {
+      error = fmt::format("{}: tensor '{}' has {} bytes, its shape {} needs {}", path, name,
+                          t.data.size(), shapeString(t.shape), n ? *n : -1);
+      return false;
+    }
+    header[name] = {{"dtype", info(t.dtype).safetensors},
+                    {"shape", t.shape},
+                    {"data_offsets", {offset, offset + t.data.size()}}};
+    offset += t.data.size();
+  }
+  std::string text = header.dump();
+  while ((8 + text.size()) % 8 != 0) // keep the data section 8-byte aligned
+    text += ' ';
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
+    return false;
+  }
+  uint64_t len = text.size();
+  unsigned char lenBytes[8];
+  for (int i = 0; i < 8; ++i)
+    lenBytes[i] = static_cast<unsigned char>(len >> (8 * i));
+  out.write(reinterpret_cast<const char *>(lenBytes), 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (auto &[name, t] : tensors)
+    out.write(reinterpret_cast<const char *>(t.data.data()),
+              static_cast<std::streamsize>(t.data.size()));
+  if (!out) {
+    error = fmt::format("{}: write failed", path);
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Finds `'key': value` in a numpy header dict and returns the value text.
+std::optional<std::string_view> npyField(std::string_view hdr, std::string_view key) {
+  std::string quoted = fmt::format("'{}'", key);
+  size_t k = hdr.find(quoted);
+  if (k == std::string_view::npos)
+    return std::nullopt;
+  size_t colon = hdr.find(':', k + quoted.size());
+  if (colon == std::string_view::npos)
+    return std::nullopt;
+  size_t v = hdr.find_first_not_of(' ', colon + 1);
+  if (v == std::string_view::npos)
+    return std::nullopt;
+  size_t end;
+  if (hdr[v] == '\'') {
+    end = hdr.find('\'', v + 1);
+    return end == std::string_view::npos ? std::nullopt
+                                         : std::optional(hdr.substr(v + 1, end - v - 1));
+  }
+  if (hdr[v] == '(') {
+    end = hdr.find(')', v);
+    return end == std::string_view::npos ? std::nullopt
+                                         : std::optional(hdr.substr(v + 1, end - v - 1));
+  }
+  end = hdr.find_first_of(",}", v);
+  return end == std::string_view::npos ? std::nullopt : std::optional(hdr.substr(v, end - v));
+}
+} // namespace
+
+std::optional<OwnedTensor> linnet::rt::readNpy(const std::string &path, std::string &error) {
+  auto fail = [&](std::string msg) -> std::optional<OwnedTensor> {
+    error = fmt::format("{}: {}", path, msg);
+    return std::nullopt;
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail(fmt::format("cannot open: {}", std::strerror(errno)));
+  in.seekg(0, std::ios::end);
+  uint64_t fileSize = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  unsigned char pre[10];
+  if (fileSize < 10 || !in.read(reinterpret_cast<char *>(pre), 10) ||
+      std::memcmp(pre, "\x93NUMPY", 6) != 0)
+    return fail("not a .npy file (missing the \\x93NUMPY magic)");
+  unsigned major = pre[6];
+  uint64_t hdrLen, hdrStart;
+  if (major == 1) {
+    hdrLen = pre[8] | (uint64_t(pre[9]) << 8);
+    hdrStart = 10;
+  } else if (major == 2 || major == 3) {
+    unsigned char more[2];
+    if (!in.read(reinterpret_cast<char *>(more), 2))
+      return fail("truncated header");
+    hdrLen = pre[8] | (uint64_t(pre[9]) << 8) | (uint64_t(more[0]) << 16) |
+             (uint64_t(more[1]) << 24);
+    hdrStart = 12;
+  } else {
+    return fail(fmt::format("unsupported .npy format version {}", major));
+  }
+  if (hdrLen > fileSize - hdrStart)
+    return fail(fmt::format("header length {} runs past the end of the file ({} bytes)",
+                            hdrLen, fileSize));
+  std::string hdr(hdrLen, '\0');
+  if (!in.read(hdr.data(), static_cast<std::streamsize>(hdrLen)))
+    return fail("truncated header");
+  auto descr = npyField(hdr, "descr");
+  auto fortran = npyField(hdr, "fortran_order");
+  auto shape = npyField(hdr, "shape");
+  if (!descr || !fortran || !shape)
+    return fail("header lacks 'descr', 'fortran_order' or 'shape'");
+  OwnedTensor t;
+  const DTypeInfo *di = nullptr;
+  for (const DTypeInfo &d : kDTypes)
+    if (d.npy && (*descr == d.npy ||
+                  (d.size == 1 && descr->size() == 3 && descr->substr(1) == std::string_view(d.npy).substr(1))))
+      di = &d;
+  if (!di)
+    return fail(fmt::format("unsupported dtype '{}' (supported: |b1 |u1 |i1 <i2 <i4 <i8 "
+                            "<f2 <f4 <f8)",
+                            *descr));
+  t.dtype = di->dtype;
+  if (*fortran != "False")
+    return fail("Fortran-ordered arrays are not supported; save with C order");
+  std::string_view s = *shape;
+  while (!s.empty()) {
+    size_t b = s.find_first_not_of(" ,");
+    if (b == std::string_view::npos)
+      break;
+    size_t e = s.find_first_of(" ,", b);
+    std::string_view num = s.substr(b, e == std::string_view::npos ? e : e - b);
+    int64_t v = 0;
+    for (char c : num) {
+      if (c < '0' || c > '9' || mulOverflow(v, 10, v) || __builtin_add_overflow(v, c - '0', &v))
+        return fail(fmt::format("malformed shape '({})'", *shape));
+    }
+    t.shape.push_back(v);
+    if (e == std::string_view::npos)
+      break;
+    s = s.substr(e);
+  }
+  std::optional<int64_t> bytes = byteSize(t.shape, t.dtype);
+  uint64_t available = fileSize - hdrStart - hdrLen;
+  if (!bytes)
+    return fail(fmt::format("shape {} is too large", shapeString(t.shape)));
+  if (static_cast<uint64_t>(*bytes) != available)
+    return fail(fmt::format("data is {} bytes, shape {} of {} needs {}{}", available,
+                            shapeString(t.shape), *descr, *bytes,
+                            available < static_cast<uint64_t>(*bytes) ? " (truncated file)" : ""));
+  t.data.resize(static_cast<size_t>(*bytes)); // bounded by the real file size
+  if (!in.read(reinterpret_cast<char *>(t.data.data()), *bytes))
+    return fail("read failed");
+  return t;
+}
+
+bool linnet::rt::writeNpy(const std::string &path, const TensorView &t, std::string &error) {
+  if (!info(t.dtype).npy) {
+    error = fmt::format("{}: numpy has no {} dtype", path, dtypeName(t.dtype));
+    return false;
+  }
+  // Python tuple syntax: (), (4,), (2, 3)
+  std::string shape = fmt::format("{}", fmt::join(t.shape, ", "));
+  if (t.shape.size() == 1)
+    shape += ",";
+  std::string hdr = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}",
+                                info(t.dtype).npy, shape);
+  while ((10 + hdr.size() + 1) % 64 != 0)
+    hdr += ' ';
+  hdr += '\n';
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
+    return false;
+  }
+  out.write("\x93NUMPY\x01\x00", 8);
+  unsigned char len[2] = {static_cast<unsigned char>(hdr.size() & 0xff),
+                          static_cast<unsigned char>(hdr.size() >> 8)};
+  out.write(reinterpret_cast<const char *>(len), 2);
+  out << hdr;
+  out.write(reinterpret_cast<const char *>(t.data.data()),
+            static_cast<std::streamsize>(t.data.size()));
+  if (!out) {
+    error = fmt::format("{}: write failed", path);
+    return false;
+  }
+  return true;
+}
