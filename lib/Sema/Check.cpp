@@ -323,7 +323,14 @@ private:
   // Expressions
   //===------------------------------------------------------------------===//
 
+  /// Checks `e` and records its type for lowering.
   TypeRef check(const ast::Expr &e) {
+    TypeRef t = checkExpr(e);
+    a_.prog_.facts.types[&e] = t;
+    return t;
+  }
+
+  TypeRef checkExpr(const ast::Expr &e) {
     if (diag_.limitReached())
       return Type::unknown();
     switch (e.kind) {
@@ -474,14 +481,8 @@ private:
     }
     auto it = m_.scope.find(n.name);
     if (it != m_.scope.end()) {
-      if (it->second.kind == Symbol::Kind::Const) {
-        // Scalar constants adapt to the dtype of their use, like literals: the
-        // examples pass `RMS_EPS: f32` into code generic over T.
-        TypeRef t = constType(*static_cast<ConstInfo *>(it->second.ptr));
-        if (t->kind == Type::Kind::Scalar && dtypeClassOf(t->dtype.name) == "float")
-          return Type::scalar(litFloat());
-        return t;
-      }
+      if (it->second.kind == Symbol::Kind::Const) // typed constants keep their type
+        return constType(*static_cast<ConstInfo *>(it->second.ptr));
       diag_.error(n.loc, fmt::format("'{}' is a {}, not a value", n.name, symbolKind(it->second)));
       return Type::unknown();
     }
@@ -736,17 +737,12 @@ private:
           std::string msg = fmt::format("argument {} of '{}' ('{}') expects {}, found {}", i + 1,
                                         callee, f.params[i].name,
                                         describe(*f.params[i].type, &b), describe(*args[i]));
+          // Typed constants are not contextual (§5): only an untyped one adapts.
           TypeRef want = substType(p, b);
-          // A concrete scalar where a dtype generic is expected (or the reverse) is
-          // a warning for now: the examples pass typed constants (`RMS_EPS: f32`)
-          // into generic code, which only a contextual constant should do.
           if (want->kind == Type::Kind::Scalar && args[i]->kind == Type::Kind::Scalar &&
-              want->dtype.isVar() != args[i]->dtype.isVar()) {
-            if (round == 1)
-              diag_.warning(c.args[i]->loc, msg + " (declare the constant without a type to make "
-                                                "it contextual, or convert it with 'as')");
-            continue;
-          }
+              want->dtype.isVar() != args[i]->dtype.isVar())
+            msg += " (a typed constant keeps its dtype: declare it without a type to make it "
+                   "contextual, or convert it with 'as')";
           diag_.error(c.args[i]->loc, msg);
           ok = false;
           break;
@@ -769,6 +765,7 @@ private:
         diag_.error(c.loc, fmt::format("call of '{}' violates its constraint '{}' with {}",
                                        callee, k.str(), bindingList(k, b)));
     }
+    a_.prog_.facts.calls[&c] = CallFact{&f, b};
     if (!f.result)
       return Type::none();
     TypeRef r = substType(f.result, b);
@@ -1126,6 +1123,7 @@ private:
     std::vector<GenericValue> args;
     if (!a_.bindGenericArgs(*red, r.genericArgs, r.loc, env_, args))
       return Type::unknown();
+    a_.prog_.facts.reductions[&r] = ReduceFact{red, args};
     for (const auto &part : llvm::cast<ast::ReducerDecl>(*red->decl).parts)
       if (part->name.name == "finalize") {
         TypeRef t = a_.resolveType(*part->result, *red->module, a_.envs_[red]);
@@ -1229,6 +1227,7 @@ void Analyzer::checkBodies() {
         for (const ast::Param &p : part->params)
           params.push_back({p.name.name, resolveType(*p.type, *m, envs_[n.get()]), p.name.loc});
         TypeRef result = resolveType(*part->result, *m, envs_[n.get()]);
+        prog_.facts.reducerParts[n.get()].push_back({part.get(), params, result});
         BodyChecker bc(*this, nullptr, *m, envs_[n.get()]);
         bc.checkFunction(*part, params, result);
       }

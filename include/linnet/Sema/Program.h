@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -184,9 +185,42 @@ struct ModuleInfo {
   bool checked = false;
 };
 
+/// A resolved call: the callee and every generic it is bound with (its
+/// block's and its own), by stable id.
+struct CallFact {
+  const FunctionInfo *fn = nullptr;
+  std::map<std::string, GenericValue> bindings;
+};
+/// A user reducer named by a reduction, with its generic arguments.
+struct ReduceFact {
+  const NominalInfo *reducer = nullptr;
+  std::vector<GenericValue> args;
+};
+/// One part of a reducer (identity, lift, combine, finalize), typed.
+struct ReducerPart {
+  const ast::FunctionDecl *decl = nullptr;
+  std::vector<ParamInfo> params;
+  TypeRef result;
+};
+
+/// What body checking learned, so lowering to Core IR never re-derives it:
+/// the type of every checked expression, every call's target and bindings,
+/// every user reducer use, and the reducers' typed parts.
+struct Facts {
+  std::unordered_map<const ast::Expr *, TypeRef> types;
+  std::unordered_map<const ast::Expr *, CallFact> calls;
+  std::unordered_map<const ast::Expr *, ReduceFact> reductions;
+  std::map<const NominalInfo *, std::vector<ReducerPart>> reducerParts;
+  TypeRef typeOf(const ast::Expr &e) const {
+    auto it = types.find(&e);
+    return it == types.end() ? Type::unknown() : it->second;
+  }
+};
+
 struct Program {
   std::vector<std::unique_ptr<ModuleInfo>> modules; // load order
   ModuleInfo *root = nullptr;
+  Facts facts;
   ModuleInfo *find(const std::string &name) const {
     for (auto &m : modules)
       if (m->name == name)
