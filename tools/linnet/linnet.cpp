@@ -5,6 +5,7 @@
 // subcommand that is not implemented yet).
 //
 //===----------------------------------------------------------------------===//
+#include "InitWeightsCommand.h"
 #include "InspectCommand.h"
 #include "PlanCommand.h"
 #include "linnet/Config.h"
@@ -225,6 +226,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> rest;
   CLI::App *planCmd = tool::addPlanCommand(app);
   CLI::App *inspectCmd = tool::addInspectCommand(app);
+  CLI::App *initWeightsCmd = tool::addInitWeightsCommand(app);
   CLI::App *buildCmd = app.add_subcommand("build", "Compile a model into a ProgramArtifact");
   CLI::App *runCmd = app.add_subcommand("run", "Run an entry of a compiled model");
   for (CLI::App *c : {buildCmd, runCmd}) {
@@ -253,6 +255,8 @@ int main(int argc, char **argv) {
     return tool::runPlan();
   if (inspectCmd->parsed())
     return tool::runInspect();
+  if (initWeightsCmd->parsed())
+    return tool::runInitWeights();
   for (CLI::App *c : {buildCmd, runCmd})
     if (c->parsed())
       return notImplemented(c->get_name());

@@ -1,0 +1,205 @@
+//===- InitWeightsCommand.cpp - `linnet init-weights` ---------------------===//
+//
+// Writes random weights for every required param and buffer of a model's
+// manifest, under their canonical paths (arrays of sub blocks expanded:
+// `layers[*].w` becomes `layers.0.w`, `layers.1.w`, ...). State members are
+// never in weight files. Values are deterministic in (seed, path), so adding
+// or removing one tensor does not change the others:
+//   rank >= 2: uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = last dim
+//              (the range torch.nn.Linear uses);
+//   rank <= 1: 1 + uniform(-0.1, 0.1) (norm scales stay near one);
+//   integer dtypes: zeros.
+//
+//===----------------------------------------------------------------------===//
+#include "InitWeightsCommand.h"
+
+#include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Sema/Instantiate.h"
+#include "linnet/Sema/Sema.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+
+using namespace linnet;
+
+namespace {
+struct Options {
+  std::string file, root, output;
+  std::vector<std::string> defines, includeDirs;
+  uint64_t seed = 0;
+  bool withOptional = false;
+} gOpts;
+
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t hashPath(const std::string &s, uint64_t seed) {
+  uint64_t h = 1469598103934665603ULL ^ seed; // FNV-1a, seeded
+  for (unsigned char c : s)
+    h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+uint16_t toBF16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+uint16_t toF16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffff;
+  if (exp <= 0) // values here are never subnormal in half: flush to zero
+    return static_cast<uint16_t>(sign);
+  if (exp >= 31)
+    return static_cast<uint16_t>(sign | 0x7c00);
+  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  if ((mant & 0x1fff) > 0x1000 || ((mant & 0x1fff) == 0x1000 && (half & 1)))
+    ++half;
+  return static_cast<uint16_t>(half);
+}
+
+/// Expands `[*]` in `path` with every index allowed by `repeat`, in order.
+void expandPath(const std::string &path, const std::vector<int64_t> &repeat, size_t k,
+                std::vector<std::string> &out) {
+  size_t star = path.find("[*]");
+  if (star == std::string::npos || k >= repeat.size()) {
+    out.push_back(path);
+    return;
+  }
+  for (int64_t i = 0; i < repeat[k]; ++i)
+    expandPath(path.substr(0, star) + "." + std::to_string(i) + path.substr(star + 3), repeat,
+               k + 1, out);
+}
+
+rt::OwnedTensor randomTensor(rt::DType dtype, const std::vector<int64_t> &shape,
+                             uint64_t stream) {
+  rt::OwnedTensor t;
+  t.dtype = dtype;
+  t.shape = shape;
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  t.data.assign(static_cast<size_t>(n) * rt::dtypeSize(dtype), std::byte{0});
+  bool isFloat = dtype == rt::DType::F16 || dtype == rt::DType::BF16 ||
+                 dtype == rt::DType::F32 || dtype == rt::DType::F64;
+  if (!isFloat)
+    return t;
+  double bound = shape.size() >= 2 ? 1.0 / std::sqrt(static_cast<double>(shape.back())) : 0.1;
+  double center = shape.size() >= 2 ? 0.0 : 1.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double u = static_cast<double>(splitmix64(stream) >> 11) * 0x1.0p-53; // [0, 1)
+    double v = center + (2 * u - 1) * bound;
+    std::byte *p = t.data.data() + static_cast<size_t>(i) * rt::dtypeSize(dtype);
+    float f = static_cast<float>(v);
+    uint16_t h;
+    switch (dtype) {
+    case rt::DType::F64: std::memcpy(p, &v, 8); break;
+    case rt::DType::F32: std::memcpy(p, &f, 4); break;
+    case rt::DType::BF16: h = toBF16(f); std::memcpy(p, &h, 2); break;
+    case rt::DType::F16: h = toF16(f); std::memcpy(p, &h, 2); break;
+    default: break;
+    }
+  }
+  return t;
+}
+} // namespace
+
+CLI::App *tool::addInitWeightsCommand(CLI::App &app) {
+  CLI::App *c = app.add_subcommand(
+      "init-weights", "Write random weights for every required param and buffer of a model");
+  c->add_option("file", gOpts.file, "Model source (.ln)")->required();
+  c->add_option("--root", gOpts.root, "Root block (default: the module's only pub block)");
+  c->add_option("-D", gOpts.defines, "Bind a root generic: -D Name=value")->allow_extra_args(false);
+  c->add_option("-I", gOpts.includeDirs, "Add a module search root")->allow_extra_args(false);
+  c->add_option("--seed", gOpts.seed, "Random seed")->default_val(0);
+  c->add_flag("--with-optional", gOpts.withOptional, "Also write optional tensors");
+  c->add_option("-o", gOpts.output, "Output .safetensors file")->required();
+  return c;
+}
+
+int tool::runInitWeights() {
+  SourceManager sm;
+  std::string err;
+  std::optional<uint32_t> buf = sm.addFile(gOpts.file, err);
+  if (!buf) {
+    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", gOpts.file, err);
+    return 1;
+  }
+  std::map<std::string, std::string> defines;
+  for (const std::string &d : gOpts.defines) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << fmt::format("linnet init-weights: error: -D expects Name=value, found '{}'\n", d);
+      return 2;
+    }
+    defines[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+  DiagnosticEngine diag(sm, &std::cerr);
+  sema::SemaOptions so;
+  so.includeDirs = gOpts.includeDirs;
+  so.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
+  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, gOpts.file, diag, so);
+  if (diag.hasErrors())
+    return 1;
+  const sema::BlockInfo *root = sema::findRootBlock(*prog, gOpts.root, diag);
+  if (!root)
+    return 1;
+  std::optional<sema::Instantiation> inst = sema::instantiate(*root, defines, diag);
+  if (!inst)
+    return 1;
+
+  std::vector<std::pair<std::string, rt::OwnedTensor>> tensors;
+  size_t bytes = 0;
+  for (const sema::ManifestEntry &e : inst->manifest) {
+    if (e.kind == ast::MemberKind::State || (e.optional && !gOpts.withOptional))
+      continue;
+    std::optional<rt::DType> dt = rt::dtypeFromName(e.dtype.name);
+    if (e.dtype.isVar() || !dt) {
+      std::cerr << fmt::format("linnet init-weights: error: '{}' has dtype '{}', which is not "
+                               "a concrete dtype after instantiation\n",
+                               e.path, e.dtype.name);
+      return 1;
+    }
+    std::vector<int64_t> shape, repeat;
+    for (const sema::Unit &u : e.shape) {
+      std::optional<int64_t> c = u.isPack() ? std::nullopt : u.dim.constant();
+      if (!c) {
+        std::cerr << fmt::format("linnet init-weights: error: '{}' has shape {}, which is not "
+                                 "constant after instantiation\n",
+                                 e.path, sema::shapeStr(e.shape));
+        return 1;
+      }
+      shape.push_back(*c);
+    }
+    for (const sema::Dim &r : e.repeat)
+      repeat.push_back(r.constant().value_or(0));
+    std::vector<std::string> paths;
+    expandPath(e.path, repeat, 0, paths);
+    for (const std::string &p : paths) {
+      tensors.emplace_back(p, randomTensor(*dt, shape, hashPath(p, gOpts.seed)));
+      bytes += tensors.back().second.data.size();
+    }
+  }
+  std::map<std::string, rt::TensorView> views;
+  for (auto &[name, t] : tensors)
+    views.emplace(name, t.view());
+  if (!rt::writeSafeTensors(gOpts.output, views, err)) {
+    std::cerr << "linnet: error: " << err << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("{}: {} tensors, {:.1f} MiB (seed {})\n", gOpts.output, views.size(),
+                           static_cast<double>(bytes) / (1 << 20), gOpts.seed);
+  return 0;
+}
