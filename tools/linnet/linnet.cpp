@@ -8,6 +8,7 @@
 #include "InitWeightsCommand.h"
 #include "InspectCommand.h"
 #include "PlanCommand.h"
+#include "RunCommand.h"
 #include "linnet/Config.h"
 #include "linnet/Syntax/ASTDumper.h"
 #include "linnet/Syntax/Parser.h"
@@ -228,8 +229,8 @@ int main(int argc, char **argv) {
   CLI::App *inspectCmd = tool::addInspectCommand(app);
   CLI::App *initWeightsCmd = tool::addInitWeightsCommand(app);
   CLI::App *buildCmd = app.add_subcommand("build", "Compile a model into a ProgramArtifact");
-  CLI::App *runCmd = app.add_subcommand("run", "Run an entry of a compiled model");
-  for (CLI::App *c : {buildCmd, runCmd}) {
+  CLI::App *runCmd = tool::addRunCommand(app);
+  for (CLI::App *c : {buildCmd}) {
     c->allow_extras();
     c->prefix_command();
   }
@@ -257,7 +258,9 @@ int main(int argc, char **argv) {
     return tool::runInspect();
   if (initWeightsCmd->parsed())
     return tool::runInitWeights();
-  for (CLI::App *c : {buildCmd, runCmd})
+  if (runCmd->parsed())
+    return tool::runRun();
+  for (CLI::App *c : {buildCmd})
     if (c->parsed())
       return notImplemented(c->get_name());
   std::cerr << app.help();

@@ -1,0 +1,95 @@
+//===- Runtime.h - Load and run a CPU ProgramArtifact -----------*- C++ -*-===//
+//
+// A Model is a loaded artifact (docs/runtime-abi.md): its library, its
+// weights bound and checked, its state. Loading reports every problem with
+// the weights at once; calling an entry binds the entry's generics from the
+// inputs' shapes, checks them, allocates the results and calls the code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_RUNTIME_RUNTIME_H
+#define LINNET_RUNTIME_RUNTIME_H
+
+#include "linnet/Runtime/TensorFiles.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace linnet::rt {
+
+/// A dim in an entry signature: a constant or the name of an entry generic.
+using SigDim = std::variant<int64_t, std::string>;
+
+struct TensorSig {
+  std::string name;
+  DType dtype;
+  std::vector<SigDim> shape;
+};
+
+struct EntrySig {
+  std::string name, symbol;
+  std::vector<std::string> generics;
+  std::vector<TensorSig> inputs, results;
+};
+
+enum class TensorKind { Param, Buffer, State };
+
+struct ModelTensor {
+  std::string path;
+  TensorKind kind;
+  DType dtype;
+  std::vector<int64_t> shape;
+  bool optional = false, present = true;
+  std::string block; // optional sub block it belongs to, if any
+};
+
+/// The parsed runtime.json of an artifact.
+struct ArtifactInfo {
+  std::string abi, library;
+  std::vector<ModelTensor> tensors;
+  std::vector<EntrySig> entries;
+};
+bool parseArtifactInfo(const std::string &path, ArtifactInfo &out, std::string &error);
+
+struct LoadOptions {
+  std::string weightsPath;
+  /// Maps a canonical path to the tensor's name in the weights file
+  /// (a binding manifest); identity when unset.
+  std::function<std::string(const std::string &)> externalName;
+};
+
+class Model {
+public:
+  /// Loads the artifact in `dir`. On failure returns null and sets `error` to
+  /// every problem found, one per line.
+  static std::unique_ptr<Model> load(const std::string &dir, const LoadOptions &opts,
+                                     std::string &error);
+  ~Model();
+
+  const ArtifactInfo &info() const { return info_; }
+  const EntrySig *findEntry(const std::string &name) const;
+
+  /// Calls `entry` with `inputs`; fills `results`. Errors name the input.
+  bool call(const std::string &entry, const std::vector<TensorView> &inputs,
+            std::vector<OwnedTensor> &results, std::string &error);
+
+  /// Current value of a state tensor (for tests and tools).
+  const OwnedTensor *state(const std::string &path) const;
+
+private:
+  Model() = default;
+  ArtifactInfo info_;
+  std::unique_ptr<SafeTensorsFile> weights_;
+  void *library_ = nullptr;
+  std::map<std::string, void (*)(void **)> symbols_;
+  /// One view per present tensor, in ABI order; state views point into state_.
+  std::vector<TensorView> bound_;
+  std::map<std::string, OwnedTensor> state_;
+};
+
+} // namespace linnet::rt
+
+#endif // LINNET_RUNTIME_RUNTIME_H

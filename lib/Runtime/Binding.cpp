@@ -1,0 +1,131 @@
+//===- Binding.cpp - Binding manifests ------------------------------------===//
+#include "linnet/Runtime/Binding.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+using namespace linnet::rt;
+using json = nlohmann::json;
+
+namespace {
+std::vector<std::string> split(const std::string &s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == '.') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+bool isIndex(const std::string &s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// Matches `path` against `pattern`; collects what each `*` matched.
+bool match(const std::vector<std::string> &pattern, const std::vector<std::string> &path,
+           std::vector<std::string> &stars) {
+  if (pattern.size() != path.size())
+    return false;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (pattern[i] == "*") {
+      if (!isIndex(path[i]))
+        return false;
+      stars.push_back(path[i]);
+    } else if (pattern[i] != path[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+} // namespace
+
+std::unique_ptr<BindingMap> BindingMap::load(const std::string &path, std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = fmt::format("{}: cannot open binding manifest", path);
+    return nullptr;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path, error);
+}
+
+std::unique_ptr<BindingMap> BindingMap::parse(const std::string &text, const std::string &origin,
+                                              std::string &error) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception &e) {
+    error = fmt::format("{}: not valid JSON: {}", origin, e.what());
+    return nullptr;
+  }
+  if (!j.is_object() || !j.contains("tensors") || !j["tensors"].is_object()) {
+    error = fmt::format("{}: expected an object with a 'tensors' object", origin);
+    return nullptr;
+  }
+  if (j.value("version", 1) != 1) {
+    error = fmt::format("{}: version: unsupported binding manifest version {}", origin,
+                        j["version"].dump());
+    return nullptr;
+  }
+  auto map = std::make_unique<BindingMap>();
+  std::vector<Rule> exact, patterns;
+  for (auto &[from, to] : j["tensors"].items()) {
+    if (!to.is_string()) {
+      error = fmt::format("{}: tensors.{}: expected a tensor name (string)", origin, from);
+      return nullptr;
+    }
+    Rule r{split(from), split(to.get<std::string>())};
+    auto stars = [](const std::vector<std::string> &v) {
+      return std::count(v.begin(), v.end(), std::string("*"));
+    };
+    if (stars(r.from) != stars(r.to)) {
+      error = fmt::format("{}: tensors.{}: '*' occurs {} time(s) in the path and {} in the "
+                          "name '{}'",
+                          origin, from, stars(r.from), stars(r.to), to.get<std::string>());
+      return nullptr;
+    }
+    (stars(r.from) ? patterns : exact).push_back(std::move(r));
+  }
+  map->rules_ = std::move(exact);
+  map->rules_.insert(map->rules_.end(), patterns.begin(), patterns.end());
+  return map;
+}
+
+bool BindingMap::maps(const std::string &canonicalPath) const {
+  std::vector<std::string> path = split(canonicalPath), stars;
+  for (const Rule &r : rules_) {
+    stars.clear();
+    if (match(r.from, path, stars))
+      return true;
+  }
+  return false;
+}
+
+std::string BindingMap::externalName(const std::string &canonicalPath) const {
+  std::vector<std::string> path = split(canonicalPath), stars;
+  for (const Rule &r : rules_) {
+    stars.clear();
+    if (!match(r.from, path, stars))
+      continue;
+    std::string out;
+    size_t k = 0;
+    for (size_t i = 0; i < r.to.size(); ++i) {
+      if (i)
+        out += '.';
+      out += r.to[i] == "*" ? stars[k++] : r.to[i];
+    }
+    return out;
+  }
+  return canonicalPath;
+}

@@ -1,0 +1,87 @@
+//===- CApi.cpp - C API of the linnet runtime -----------------------------===//
+#include "linnet-c/Runtime.h"
+#include "linnet/Runtime/Binding.h"
+#include "linnet/Runtime/Runtime.h"
+
+#include <string>
+
+using namespace linnet::rt;
+
+struct linnet_model {
+  std::unique_ptr<Model> model;
+  std::vector<OwnedTensor> results; // backs the last call's outputs
+};
+
+namespace {
+thread_local std::string gLastError;
+
+int fail(std::string message) {
+  gLastError = std::move(message);
+  return 1;
+}
+} // namespace
+
+extern "C" const char *linnet_last_error(void) { return gLastError.c_str(); }
+
+extern "C" int linnet_model_open(const char *artifactDir, const char *weightsPath,
+                                 const char *bindingPath, linnet_model **out) {
+  if (!artifactDir || !out)
+    return fail("linnet_model_open: artifact_dir and out are required");
+  LoadOptions opts;
+  opts.weightsPath = weightsPath ? weightsPath : "";
+  std::string error;
+  if (bindingPath) {
+    auto binding = BindingMap::load(bindingPath, error);
+    if (!binding)
+      return fail(error);
+    opts.externalName = [b = std::shared_ptr<BindingMap>(std::move(binding))](
+                            const std::string &p) { return b->externalName(p); };
+  }
+  auto model = Model::load(artifactDir, opts, error);
+  if (!model)
+    return fail(error);
+  *out = new linnet_model{std::move(model), {}};
+  return 0;
+}
+
+extern "C" void linnet_model_close(linnet_model *model) { delete model; }
+
+extern "C" size_t linnet_model_num_results(const linnet_model *model, const char *entry) {
+  const EntrySig *e = model && entry ? model->model->findEntry(entry) : nullptr;
+  return e ? e->results.size() : 0;
+}
+
+extern "C" int linnet_model_call(linnet_model *model, const char *entry,
+                                 const linnet_tensor *inputs, size_t numInputs,
+                                 linnet_tensor *outputs, size_t numOutputs) {
+  if (!model || !entry)
+    return fail("linnet_model_call: model and entry are required");
+  std::vector<TensorView> views;
+  for (size_t i = 0; i < numInputs; ++i) {
+    const linnet_tensor &t = inputs[i];
+    if (t.rank < 0 || (t.rank > 0 && !t.shape))
+      return fail("linnet_model_call: input " + std::to_string(i) + " has no shape");
+    TensorView v;
+    v.dtype = static_cast<DType>(t.dtype);
+    v.shape.assign(t.shape, t.shape + t.rank);
+    int64_t n = 1;
+    for (int64_t d : v.shape)
+      n *= d;
+    v.data = {static_cast<const std::byte *>(t.data), static_cast<size_t>(n) * dtypeSize(v.dtype)};
+    views.push_back(std::move(v));
+  }
+  const EntrySig *sig = model->model->findEntry(entry);
+  if (sig && numOutputs < sig->results.size())
+    return fail("linnet_model_call: entry '" + std::string(entry) + "' has " +
+                std::to_string(sig->results.size()) + " results, room given for " +
+                std::to_string(numOutputs));
+  std::string error;
+  if (!model->model->call(entry, views, model->results, error))
+    return fail(error);
+  for (size_t r = 0; r < model->results.size(); ++r) {
+    OwnedTensor &o = model->results[r];
+    outputs[r] = {static_cast<linnet_dtype>(o.dtype), static_cast<int32_t>(o.shape.size()),
+                  o.shape.data(), o.data.data()};
+  }
+  return 0;
+}

@@ -1,0 +1,411 @@
+//===- Runtime.cpp - Load and run a CPU ProgramArtifact -------------------===//
+#include "linnet/Runtime/Runtime.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <dlfcn.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace linnet::rt;
+using json = nlohmann::json;
+
+namespace {
+
+std::string shapeStr(const std::vector<int64_t> &s) {
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
+
+std::string sigShapeStr(const std::vector<SigDim> &s) {
+  std::vector<std::string> parts;
+  for (const SigDim &d : s)
+    parts.push_back(std::holds_alternative<int64_t>(d) ? std::to_string(std::get<int64_t>(d))
+                                                       : std::get<std::string>(d));
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+/// Reads `j[key]` as T, or reports "runtime.json: <where>.<key>: ..." .
+template <typename T>
+bool field(const json &j, const char *key, T &out, const std::string &where, std::string &error) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    error = fmt::format("{}.{}: missing", where, key);
+    return false;
+  }
+  try {
+    out = it->get<T>();
+  } catch (const json::exception &e) {
+    error = fmt::format("{}.{}: {}", where, key, e.what());
+    return false;
+  }
+  return true;
+}
+
+bool parseDType(const std::string &name, DType &out, const std::string &where,
+                std::string &error) {
+  std::optional<DType> d = dtypeFromName(name);
+  if (!d) {
+    error = fmt::format("{}: unknown dtype '{}'", where, name);
+    return false;
+  }
+  out = *d;
+  return true;
+}
+
+bool parseSig(const json &j, TensorSig &out, const std::string &where, std::string &error) {
+  std::string dt;
+  if (!field(j, "dtype", dt, where, error) || !parseDType(dt, out.dtype, where, error))
+    return false;
+  out.name = j.value("name", "");
+  auto sh = j.find("shape");
+  if (sh == j.end() || !sh->is_array()) {
+    error = where + ".shape: expected an array";
+    return false;
+  }
+  for (const json &d : *sh) {
+    if (d.is_number_integer())
+      out.shape.emplace_back(d.get<int64_t>());
+    else if (d.is_string())
+      out.shape.emplace_back(d.get<std::string>());
+    else {
+      error = where + ".shape: entries are integers or generic names";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// MLIR's strided memref descriptor for any rank, as a flat int64 buffer:
+/// {allocated, aligned, offset, sizes[N], strides[N]}.
+std::vector<int64_t> descriptor(const void *data, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> d(3 + 2 * shape.size());
+  d[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(data));
+  d[1] = d[0];
+  d[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    d[3 + i] = shape[i];
+    d[3 + shape.size() + i] = stride;
+    stride *= shape[i];
+  }
+  return d;
+}
+
+} // namespace
+
+bool linnet::rt::parseArtifactInfo(const std::string &path, ArtifactInfo &out,
+                                   std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = fmt::format("{}: cannot open", path);
+    return false;
+  }
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception &e) {
+    error = fmt::format("{}: not valid JSON: {}", path, e.what());
+    return false;
+  }
+  std::string err;
+  auto fail = [&] {
+    error = fmt::format("{}: {}", path, err);
+    return false;
+  };
+  if (!field(j, "abi", out.abi, "runtime", err) || !field(j, "library", out.library, "runtime", err))
+    return fail();
+  if (out.abi != "linnet-cpu-packed-v1") {
+    err = fmt::format("runtime.abi: unsupported ABI '{}' (this runtime implements "
+                      "linnet-cpu-packed-v1)",
+                      out.abi);
+    return fail();
+  }
+  if (!j.contains("tensors") || !j["tensors"].is_array() || !j.contains("entries") ||
+      !j["entries"].is_array()) {
+    err = "runtime: 'tensors' and 'entries' must be arrays";
+    return fail();
+  }
+  for (size_t i = 0; i < j["tensors"].size(); ++i) {
+    const json &t = j["tensors"][i];
+    std::string where = fmt::format("tensors[{}]", i), kind, dt;
+    ModelTensor mt;
+    if (!field(t, "path", mt.path, where, err) || !field(t, "kind", kind, where, err) ||
+        !field(t, "dtype", dt, where, err) || !parseDType(dt, mt.dtype, where, err) ||
+        !field(t, "shape", mt.shape, where, err))
+      return fail();
+    if (kind == "param")
+      mt.kind = TensorKind::Param;
+    else if (kind == "buffer")
+      mt.kind = TensorKind::Buffer;
+    else if (kind == "state")
+      mt.kind = TensorKind::State;
+    else {
+      err = fmt::format("{}.kind: expected param, buffer or state, found '{}'", where, kind);
+      return fail();
+    }
+    for (int64_t d : mt.shape)
+      if (d < 0) {
+        err = fmt::format("{}.shape: negative dimension", where);
+        return fail();
+      }
+    mt.optional = t.value("optional", false);
+    mt.present = t.value("present", true);
+    mt.block = t.value("block", "");
+    out.tensors.push_back(std::move(mt));
+  }
+  for (size_t i = 0; i < j["entries"].size(); ++i) {
+    const json &e = j["entries"][i];
+    std::string where = fmt::format("entries[{}]", i);
+    EntrySig sig;
+    if (!field(e, "name", sig.name, where, err) || !field(e, "symbol", sig.symbol, where, err))
+      return fail();
+    sig.generics = e.value("generics", std::vector<std::string>{});
+    for (const char *list : {"inputs", "results"}) {
+      if (!e.contains(list) || !e[list].is_array()) {
+        err = fmt::format("{}.{}: expected an array", where, list);
+        return fail();
+      }
+      for (size_t k = 0; k < e[list].size(); ++k) {
+        TensorSig s;
+        if (!parseSig(e[list][k], s, fmt::format("{}.{}[{}]", where, list, k), err))
+          return fail();
+        (std::string(list) == "inputs" ? sig.inputs : sig.results).push_back(std::move(s));
+      }
+    }
+    out.entries.push_back(std::move(sig));
+  }
+  return true;
+}
+
+Model::~Model() {
+  if (library_)
+    ::dlclose(library_);
+}
+
+const EntrySig *Model::findEntry(const std::string &name) const {
+  for (const EntrySig &e : info_.entries)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+const OwnedTensor *Model::state(const std::string &path) const {
+  auto it = state_.find(path);
+  return it == state_.end() ? nullptr : &it->second;
+}
+
+std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &opts,
+                                   std::string &error) {
+  std::unique_ptr<Model> m(new Model());
+  if (!parseArtifactInfo(dir + "/runtime.json", m->info_, error))
+    return nullptr;
+
+  std::vector<std::string> problems;
+  bool needsWeights = false;
+  for (const ModelTensor &t : m->info_.tensors)
+    needsWeights |= t.kind != TensorKind::State;
+  if (!opts.weightsPath.empty()) {
+    m->weights_ = SafeTensorsFile::open(opts.weightsPath, error);
+    if (!m->weights_)
+      return nullptr;
+  } else if (needsWeights) {
+    error = "the model has parameters: give a weights file (--weights)";
+    return nullptr;
+  }
+  auto nameOf = [&](const std::string &path) {
+    return opts.externalName ? opts.externalName(path) : path;
+  };
+  auto label = [&](const std::string &path) {
+    std::string ext = nameOf(path);
+    return ext == path ? fmt::format("'{}'", path) : fmt::format("'{}' (as '{}')", path, ext);
+  };
+
+  // §9.4: an optional sub block is absent when the weights lack any tensor it
+  // requires. Compare that with what the artifact was built for.
+  std::map<std::string, bool> blockComplete;
+  for (const ModelTensor &t : m->info_.tensors)
+    if (!t.block.empty() && t.kind != TensorKind::State) {
+      bool has = m->weights_ && m->weights_->find(nameOf(t.path));
+      auto [it, inserted] = blockComplete.emplace(t.block, true);
+      (void)inserted;
+      if (!has && t.present)
+        it->second = false;
+    }
+
+  std::set<std::string> used;
+  for (const ModelTensor &t : m->info_.tensors) {
+    if (t.kind == TensorKind::State) {
+      OwnedTensor &s = m->state_[t.path];
+      s.dtype = t.dtype;
+      s.shape = t.shape;
+      int64_t n = 1;
+      for (int64_t d : t.shape)
+        n *= d;
+      s.data.assign(static_cast<size_t>(n) * dtypeSize(t.dtype), std::byte{0});
+      m->bound_.push_back(s.view());
+      continue;
+    }
+    std::string ext = nameOf(t.path);
+    const TensorView *w = m->weights_ ? m->weights_->find(ext) : nullptr;
+    if (w)
+      used.insert(ext);
+    if (!t.block.empty() && t.present && !blockComplete[t.block]) {
+      problems.push_back(fmt::format(
+          "optional block '{}' was built as present, but the weights lack tensors it "
+          "requires (e.g. {}): rebuild with these weights to compile it as absent",
+          t.block, label(t.path)));
+      blockComplete[t.block] = true; // report once per block
+      continue;
+    }
+    if (!t.present) {
+      if (w)
+        problems.push_back(fmt::format("tensor {} is in the weights, but the artifact was "
+                                       "built without it: rebuild with these weights",
+                                       label(t.path)));
+      continue;
+    }
+    if (!w) {
+      if (t.block.empty() || blockComplete[t.block])
+        problems.push_back(fmt::format("missing {} tensor {}: expected {}{}",
+                                       t.kind == TensorKind::Param ? "parameter" : "buffer",
+                                       label(t.path), dtypeName(t.dtype), shapeStr(t.shape)));
+      continue;
+    }
+    bool ok = true;
+    if (w->dtype != t.dtype) {
+      problems.push_back(fmt::format("tensor {}: wrong dtype: expected {}, found {}", label(t.path),
+                                     dtypeName(t.dtype), dtypeName(w->dtype)));
+      ok = false;
+    }
+    if (w->shape != t.shape) {
+      problems.push_back(fmt::format("tensor {}: wrong shape: expected {}, found {}", label(t.path),
+                                     shapeStr(t.shape), shapeStr(w->shape)));
+      ok = false;
+    }
+    if (ok)
+      m->bound_.push_back(*w);
+  }
+  if (m->weights_)
+    for (auto &[name, t] : m->weights_->tensors())
+      if (!used.count(name)) {
+        bool known = false;
+        for (const ModelTensor &mt : m->info_.tensors)
+          known |= nameOf(mt.path) == name;
+        if (!known)
+          problems.push_back(fmt::format("unexpected tensor '{}' in {}: the model has no such "
+                                         "parameter or buffer",
+                                         name, opts.weightsPath));
+      }
+  if (!problems.empty()) {
+    error = fmt::format("{} problem{} with the weights:\n  {}", problems.size(),
+                        problems.size() == 1 ? "" : "s", fmt::join(problems, "\n  "));
+    return nullptr;
+  }
+
+  std::string lib = dir + "/" + m->info_.library;
+  m->library_ = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m->library_) {
+    error = fmt::format("{}: cannot load: {}", lib, ::dlerror());
+    return nullptr;
+  }
+  for (const EntrySig &e : m->info_.entries) {
+    void *sym = ::dlsym(m->library_, e.symbol.c_str());
+    if (!sym) {
+      error = fmt::format("{}: entry '{}': symbol '{}' not found", lib, e.name, e.symbol);
+      return nullptr;
+    }
+    m->symbols_[e.name] = reinterpret_cast<void (*)(void **)>(sym);
+  }
+  return m;
+}
+
+bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs,
+                 std::vector<OwnedTensor> &results, std::string &error) {
+  const EntrySig *sig = findEntry(entry);
+  if (!sig) {
+    std::vector<std::string> names;
+    for (const EntrySig &e : info_.entries)
+      names.push_back(e.name);
+    error = fmt::format("no entry '{}' (entries: {})", entry, fmt::join(names, ", "));
+    return false;
+  }
+  if (inputs.size() != sig->inputs.size()) {
+    error = fmt::format("entry '{}' takes {} input{}, given {}", entry, sig->inputs.size(),
+                        sig->inputs.size() == 1 ? "" : "s", inputs.size());
+    return false;
+  }
+  // Bind the entry's generics from the inputs' shapes.
+  std::map<std::string, std::pair<int64_t, std::string>> bound; // value, from which input
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSig &s = sig->inputs[i];
+    const TensorView &v = inputs[i];
+    if (v.dtype != s.dtype) {
+      error = fmt::format("input '{}': expected dtype {}, found {}", s.name, dtypeName(s.dtype),
+                          dtypeName(v.dtype));
+      return false;
+    }
+    if (v.shape.size() != s.shape.size()) {
+      error = fmt::format("input '{}': expected shape {} (rank {}), found {} (rank {})", s.name,
+                          sigShapeStr(s.shape), s.shape.size(), shapeStr(v.shape),
+                          v.shape.size());
+      return false;
+    }
+    for (size_t k = 0; k < s.shape.size(); ++k) {
+      if (std::holds_alternative<int64_t>(s.shape[k])) {
+        if (std::get<int64_t>(s.shape[k]) != v.shape[k]) {
+          error = fmt::format("input '{}': expected shape {}, found {}", s.name,
+                              sigShapeStr(s.shape), shapeStr(v.shape));
+          return false;
+        }
+        continue;
+      }
+      const std::string &g = std::get<std::string>(s.shape[k]);
+      auto [it, inserted] = bound.emplace(g, std::make_pair(v.shape[k], s.name));
+      if (!inserted && it->second.first != v.shape[k]) {
+        error = fmt::format("inputs disagree on generic '{}': {} from '{}', {} from '{}'", g,
+                            it->second.first, it->second.second, v.shape[k], s.name);
+        return false;
+      }
+    }
+  }
+  results.assign(sig->results.size(), OwnedTensor{});
+  for (size_t r = 0; r < sig->results.size(); ++r) {
+    const TensorSig &s = sig->results[r];
+    OwnedTensor &out = results[r];
+    out.dtype = s.dtype;
+    int64_t n = 1;
+    for (const SigDim &d : s.shape) {
+      int64_t v;
+      if (std::holds_alternative<int64_t>(d)) {
+        v = std::get<int64_t>(d);
+      } else {
+        auto it = bound.find(std::get<std::string>(d));
+        if (it == bound.end()) {
+          error = fmt::format("result {} of '{}': generic '{}' is not bound by any input", r,
+                              entry, std::get<std::string>(d));
+          return false;
+        }
+        v = it->second.first;
+      }
+      out.shape.push_back(v);
+      n *= v;
+    }
+    out.data.assign(static_cast<size_t>(n) * dtypeSize(s.dtype), std::byte{0});
+  }
+
+  std::vector<std::vector<int64_t>> descs;
+  descs.reserve(inputs.size() + bound_.size() + results.size());
+  for (const TensorView &v : inputs)
+    descs.push_back(descriptor(v.data.data(), v.shape));
+  for (const TensorView &v : bound_)
+    descs.push_back(descriptor(v.data.data(), v.shape));
+  for (OwnedTensor &o : results)
+    descs.push_back(descriptor(o.data.data(), o.shape));
+  std::vector<void *> args;
+  for (auto &d : descs)
+    args.push_back(d.data());
+  symbols_.at(entry)(args.data());
+  return true;
+}

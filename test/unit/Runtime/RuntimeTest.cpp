@@ -1,0 +1,78 @@
+#include "linnet-c/Runtime.h"
+#include "linnet/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace linnet::rt;
+
+namespace {
+
+OwnedTensor f32(std::vector<int64_t> shape, std::vector<float> v) {
+  OwnedTensor t;
+  t.dtype = DType::F32;
+  t.shape = std::move(shape);
+  t.data.resize(v.size() * 4);
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+std::string writeWeights() {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      (std::to_string(::getpid()) + "-affine.safetensors"))
+                         .string();
+  OwnedTensor w = f32({2, 3}, {1, 0, 0, 0, 1, 2}), s = f32({1}, {0.5f});
+  std::string err;
+  EXPECT_TRUE(writeSafeTensors(path, {{"lin.weight", w.view()}, {"scale", s.view()}}, err)) << err;
+  return path;
+}
+
+TEST(Runtime, StatePersistsBetweenCallsAndGenericsBindFromInputs) {
+  std::string weights = writeWeights(), err;
+  auto model = Model::load(AFFINE_ARTIFACT, {weights, nullptr}, err);
+  ASSERT_TRUE(model) << err;
+  OwnedTensor x = f32({1, 3}, {1, 2, 3});
+  std::vector<OwnedTensor> out;
+  ASSERT_TRUE(model->call("forward", {x.view()}, out, err)) << err;
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{1, 2}));
+  float y[2];
+  std::memcpy(y, out[0].data.data(), 8);
+  EXPECT_FLOAT_EQ(y[0], 1.5f);
+  EXPECT_FLOAT_EQ(y[1], 8.5f);
+  ASSERT_TRUE(model->call("forward", {x.view()}, out, err)) << err;
+  ASSERT_TRUE(model->call("calls", {}, out, err)) << err;
+  int64_t calls;
+  std::memcpy(&calls, out[0].data.data(), 8);
+  EXPECT_EQ(calls, 2);
+  std::filesystem::remove(weights);
+}
+
+TEST(Runtime, CApiLoadsAndCalls) {
+  std::string weights = writeWeights();
+  linnet_model *m = nullptr;
+  ASSERT_EQ(linnet_model_open(AFFINE_ARTIFACT, weights.c_str(), nullptr, &m), 0)
+      << linnet_last_error();
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t shape[2] = {2, 3};
+  linnet_tensor in{LINNET_F32, 2, shape, x};
+  linnet_tensor outs[1];
+  ASSERT_EQ(linnet_model_num_results(m, "forward"), 1u);
+  ASSERT_EQ(linnet_model_call(m, "forward", &in, 1, outs, 1), 0) << linnet_last_error();
+  EXPECT_EQ(outs[0].rank, 2);
+  EXPECT_EQ(outs[0].shape[0], 2);
+  EXPECT_FLOAT_EQ(static_cast<float *>(outs[0].data)[3], 17.5f);
+  // A wrong input is an error with a message, not a crash.
+  int64_t badShape[2] = {2, 4};
+  linnet_tensor bad{LINNET_F32, 2, badShape, x};
+  EXPECT_NE(linnet_model_call(m, "forward", &bad, 1, outs, 1), 0);
+  EXPECT_NE(std::string(linnet_last_error()).find("expected shape [B, 3]"), std::string::npos);
+  linnet_model_close(m);
+  EXPECT_NE(linnet_model_open("/nonexistent", nullptr, nullptr, &m), 0);
+  std::filesystem::remove(weights);
+}
+
+} // namespace

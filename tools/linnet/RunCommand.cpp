@@ -1,0 +1,137 @@
+//===- RunCommand.cpp - `linnet run` --------------------------------------===//
+//
+// Loads an artifact with its weights, reads the entry's inputs from .npy
+// files (by input name), calls the entry and writes its results in order.
+//
+//===----------------------------------------------------------------------===//
+#include "RunCommand.h"
+
+#include "linnet/Runtime/Binding.h"
+#include "linnet/Runtime/Runtime.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <sys/stat.h>
+
+using namespace linnet;
+
+namespace {
+struct Options {
+  std::string model, weights, binding, entry;
+  std::vector<std::string> inputs, relations, outputs;
+  unsigned repeat = 1;
+} gOpts;
+
+bool isDirectory(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+} // namespace
+
+CLI::App *tool::addRunCommand(CLI::App &app) {
+  CLI::App *c = app.add_subcommand("run", "Run an entry of a compiled model");
+  c->add_option("model", gOpts.model, "Artifact directory (from linnet build)")->required();
+  c->add_option("--weights", gOpts.weights, "Weights (.safetensors)");
+  c->add_option("--binding", gOpts.binding, "Binding manifest (canonical path -> tensor name)");
+  c->add_option("--entry", gOpts.entry, "Entry to call")->required();
+  c->add_option("--input", gOpts.inputs, "An input: NAME=FILE.npy")->allow_extra_args(false);
+  c->add_option("--relation", gOpts.relations, "A relation input: NAME=ROW_PTR.npy,COL_IDX.npy")
+      ->allow_extra_args(false);
+  c->add_option("--output", gOpts.outputs, "Files for the results, in order (.npy)")
+      ->allow_extra_args(false);
+  c->add_option("--repeat", gOpts.repeat, "Call the entry this many times (state persists)")
+      ->default_val(1);
+  return c;
+}
+
+int tool::runRun() {
+  if (!isDirectory(gOpts.model)) {
+    std::cerr << fmt::format("linnet run: error: '{}' is not an artifact directory; running a "
+                             ".ln file directly needs `linnet build`, which is not implemented "
+                             "yet\n",
+                             gOpts.model);
+    return 2;
+  }
+  if (!gOpts.relations.empty()) {
+    std::cerr << "linnet run: error: --relation inputs are not supported by this runtime yet\n";
+    return 2;
+  }
+  std::string error;
+  rt::LoadOptions lo;
+  lo.weightsPath = gOpts.weights;
+  std::shared_ptr<rt::BindingMap> binding;
+  if (!gOpts.binding.empty()) {
+    binding = rt::BindingMap::load(gOpts.binding, error);
+    if (!binding) {
+      std::cerr << "linnet run: error: " << error << "\n";
+      return 1;
+    }
+    lo.externalName = [binding](const std::string &p) { return binding->externalName(p); };
+  }
+  std::unique_ptr<rt::Model> model = rt::Model::load(gOpts.model, lo, error);
+  if (!model) {
+    std::cerr << "linnet run: error: " << error << "\n";
+    return 1;
+  }
+  const rt::EntrySig *sig = model->findEntry(gOpts.entry);
+  if (!sig) {
+    std::vector<std::string> names;
+    for (const rt::EntrySig &e : model->info().entries)
+      names.push_back(e.name);
+    std::cerr << fmt::format("linnet run: error: no entry '{}' (entries: {})\n", gOpts.entry,
+                             fmt::join(names, ", "));
+    return 1;
+  }
+  std::map<std::string, std::string> files;
+  for (const std::string &in : gOpts.inputs) {
+    size_t eq = in.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << fmt::format("linnet run: error: --input expects NAME=FILE.npy, found '{}'\n", in);
+      return 2;
+    }
+    files[in.substr(0, eq)] = in.substr(eq + 1);
+  }
+  std::vector<rt::OwnedTensor> owned;
+  std::vector<std::string> problems;
+  for (const rt::TensorSig &s : sig->inputs) {
+    auto it = files.find(s.name);
+    if (it == files.end()) {
+      problems.push_back(fmt::format("missing input '{}' (--input {}=FILE.npy)", s.name, s.name));
+      continue;
+    }
+    std::optional<rt::OwnedTensor> t = rt::readNpy(it->second, error);
+    if (!t) {
+      problems.push_back(error);
+      continue;
+    }
+    owned.push_back(std::move(*t));
+    files.erase(it);
+  }
+  for (auto &[name, file] : files)
+    problems.push_back(fmt::format("entry '{}' has no input '{}'", gOpts.entry, name));
+  if (!problems.empty()) {
+    std::cerr << fmt::format("linnet run: error: {}\n", fmt::join(problems, "\nlinnet run: error: "));
+    return 1;
+  }
+  if (gOpts.outputs.size() > sig->results.size()) {
+    std::cerr << fmt::format("linnet run: error: entry '{}' has {} result(s), {} --output given\n",
+                             gOpts.entry, sig->results.size(), gOpts.outputs.size());
+    return 2;
+  }
+  std::vector<rt::TensorView> views;
+  for (const rt::OwnedTensor &t : owned)
+    views.push_back(t.view());
+  std::vector<rt::OwnedTensor> results;
+  for (unsigned i = 0; i < std::max(1u, gOpts.repeat); ++i)
+    if (!model->call(gOpts.entry, views, results, error)) {
+      std::cerr << "linnet run: error: " << error << "\n";
+      return 1;
+    }
+  for (size_t r = 0; r < gOpts.outputs.size(); ++r)
+    if (!rt::writeNpy(gOpts.outputs[r], results[r].view(), error)) {
+      std::cerr << "linnet run: error: " << error << "\n";
+      return 1;
+    }
+  return 0;
+}
