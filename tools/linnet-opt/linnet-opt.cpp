@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
+#include "linnet/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,8 +26,10 @@ int main(int argc, char **argv) {
                   linnet::gf_storage::GfStorageDialect>();
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
                   mlir::math::MathDialect, mlir::scf::SCFDialect,
-                  mlir::tensor::TensorDialect>();
+                  mlir::tensor::TensorDialect, mlir::memref::MemRefDialect,
+                  mlir::vector::VectorDialect>();
   linnet::gf::registerGfPasses();
+  linnet::cpu::registerLinnetCPUPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

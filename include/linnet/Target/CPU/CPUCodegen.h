@@ -1,0 +1,74 @@
+//===- CPUCodegen.h - Kernel IR to a host shared library --------*- C++ -*-===//
+//
+// linnet's CPU code generator, in-process: Domain/Iter/Kernel IR is taken
+// through linnet's passes to loops (-gf-lower-kernel-to-loops), through the
+// upstream conversions to the LLVM dialect, translated to LLVM IR, optimized
+// for the host CPU by LLVM's TargetMachine, emitted as an object file and
+// linked into a shared library by the system linker driver (`cc -shared`,
+// run through llvm::sys::ExecuteAndWait). The calling convention of the
+// library's functions is described in docs/cpu-abi.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_TARGET_CPU_CPUCODEGEN_H
+#define LINNET_TARGET_CPU_CPUCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace linnet::cpu {
+
+struct CodegenOptions {
+  /// LLVM optimization level, 0..3.
+  unsigned optLevel = 3;
+  /// Run scf.parallel loops on OpenMP threads (LLVM's libomp); without it,
+  /// or where libomp is missing, they run serially.
+  bool parallel = true;
+  /// Target CPU and features; empty means the host's (AVX2/AVX-512 here).
+  std::string cpu;
+  std::string features;
+  /// Linker driver used for `-shared`.
+  std::string linker = "cc";
+};
+
+/// Adds every dialect and LLVM IR translation the CPU pipeline touches.
+void registerCPUCodegenDialects(mlir::DialectRegistry &registry);
+
+/// Runs linnet's lowering from any of Domain, Iter or Kernel IR down to
+/// loops over memrefs: domain->iter, iter->kernel, schedule selection with
+/// the cpu-simd-v1 contract, then -gf-lower-kernel-to-loops. Stages already
+/// reached are no-ops.
+mlir::LogicalResult lowerToLoops(mlir::ModuleOp module);
+
+/// Converts a module of loops (scf, arith, math, memref, vector, func) to
+/// the LLVM dialect in place.
+mlir::LogicalResult lowerLoopsToLLVMDialect(mlir::ModuleOp module,
+                                            const CodegenOptions &options);
+
+/// Translates an LLVM-dialect module to LLVM IR and optimizes it for the
+/// target at options.optLevel.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
+                     const CodegenOptions &options);
+
+/// The whole pipeline: lowerToLoops, lowerLoopsToLLVMDialect, translation,
+/// optimization, object emission and `cc -shared` into `outputPath`.
+/// Errors carry MLIR's diagnostics as text.
+llvm::Error compileToSharedLibrary(mlir::ModuleOp module,
+                                   llvm::StringRef outputPath,
+                                   const CodegenOptions &options = {});
+
+/// True when scf.parallel can be lowered to OpenMP on this machine.
+bool openMPAvailable();
+
+} // namespace linnet::cpu
+
+#endif // LINNET_TARGET_CPU_CPUCODEGEN_H

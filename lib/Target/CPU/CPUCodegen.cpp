@@ -1,0 +1,331 @@
+//===- CPUCodegen.cpp - Kernel IR to a host shared library -----------------===//
+//
+// Every pass is created through its upstream creation function and every
+// dialect registered by hand: InitAllPasses.h / InitAllDialects.h cost ~48 s
+// and 2.5 GB to compile. Linked against libMLIR.so and libLLVM.so only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CPU/CPUCodegen.h"
+
+#include "linnet/Dialect/Gf/Transforms/Passes.h"
+#include "linnet/Target/CPU/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+namespace linnet::cpu {
+
+#ifndef LINNET_LLVM_LIBRARY_DIR
+#define LINNET_LLVM_LIBRARY_DIR "/usr/lib/llvm-19/lib"
+#endif
+
+void registerCPUCodegenDialects(DialectRegistry &registry) {
+  registry.insert<gf::GfDialect, gf_iter::GfIterDialect,
+                  gf_kernel::GfKernelDialect, gf_task::GfTaskDialect,
+                  gf_storage::GfStorageDialect>();
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  cf::ControlFlowDialect, func::FuncDialect,
+                  index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
+                  tensor::TensorDialect, vector::VectorDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
+}
+
+bool openMPAvailable() {
+  return llvm::sys::fs::exists(LINNET_LLVM_LIBRARY_DIR "/libomp.so");
+}
+
+LogicalResult lowerToLoops(ModuleOp module) {
+  PassManager pm(module.getContext());
+  pm.addPass(gf::createGfLowerDomainToIter());
+  pm.addPass(gf::createGfLowerIterToKernel());
+  gf::GfSelectKernelScheduleOptions schedule;
+  schedule.targetContract = "cpu-simd-v1";
+  pm.addPass(gf::createGfSelectKernelSchedule(schedule));
+  pm.addPass(createGfLowerKernelToLoops());
+  return pm.run(module);
+}
+
+LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
+                                      const CodegenOptions &options) {
+  // scf.parallel (row tiles) becomes an OpenMP worksharing loop.
+  bool parallel = options.parallel && openMPAvailable();
+  if (parallel) {
+    PassManager omp(module.getContext());
+    omp.addPass(createConvertSCFToOpenMPPass());
+    if (failed(omp.run(module)))
+      return failure();
+    // Dynamic scheduling of tiles: R-MAT-like graphs put most edges in few
+    // rows, so equal row ranges per thread are far from equal work.
+    module.walk([](omp::WsloopOp loop) {
+      if (!loop.getScheduleVal())
+        loop.setScheduleVal(omp::ClauseScheduleKind::Dynamic);
+    });
+    // scf-to-openmp wraps each loop body in memref.alloca_scope; once
+    // scf-to-cf splits the body into blocks that op no longer verifies.
+    // Our bodies allocate nothing, so the scope is inlined away.
+    SmallVector<memref::AllocaScopeOp> scopes;
+    module.walk([&](memref::AllocaScopeOp scope) {
+      bool allocates = false;
+      scope.walk([&](memref::AllocaOp) { allocates = true; });
+      if (!allocates && scope->getNumResults() == 0)
+        scopes.push_back(scope);
+    });
+    for (memref::AllocaScopeOp scope : scopes) {
+      Block &body = scope.getBodyRegion().front();
+      body.getTerminator()->erase();
+      scope->getBlock()->getOperations().splice(scope->getIterator(),
+                                                body.getOperations());
+      scope->erase();
+    }
+  }
+  PassManager pm(module.getContext());
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  if (parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return pm.run(module);
+}
+
+namespace {
+
+void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+makeTargetMachine(const CodegenOptions &options) {
+  initializeNativeTarget();
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no LLVM target for " + triple + ": " + error);
+  std::string cpu = options.cpu.empty() ? llvm::sys::getHostCPUName().str()
+                                        : options.cpu;
+  std::string features = options.features;
+  if (features.empty() && options.cpu.empty()) {
+    llvm::SubtargetFeatures host;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      host.AddFeature(feature.first(), feature.second);
+    features = host.getString();
+  }
+  llvm::TargetOptions targetOptions;
+  // Fuse the message's multiply into the reducer's add (FMA), as C
+  // compilers do by default.
+  targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  llvm::CodeGenOptLevel level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                                : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                                        : llvm::CodeGenOptLevel::None;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, features, targetOptions, llvm::Reloc::PIC_, std::nullopt,
+      level));
+  if (!tm)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot create a TargetMachine for " + cpu);
+  return tm;
+}
+
+void optimize(llvm::Module &module, llvm::TargetMachine &tm, unsigned level) {
+  module.setDataLayout(tm.createDataLayout());
+  module.setTargetTriple(tm.getTargetTriple().str());
+  // Function attributes are what the vectorizers' cost models read.
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    f.addFnAttr("target-cpu", tm.getTargetCPU());
+    f.addFnAttr("target-features", tm.getTargetFeatureString());
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel opt = level >= 3   ? llvm::OptimizationLevel::O3
+                                : level == 2 ? llvm::OptimizationLevel::O2
+                                : level == 1 ? llvm::OptimizationLevel::O1
+                                             : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = level == 0
+                                    ? pb.buildO0DefaultPipeline(opt)
+                                    : pb.buildPerModuleDefaultPipeline(opt);
+  mpm.run(module, mam);
+}
+
+/// Collects MLIR diagnostics so they can travel in an llvm::Error.
+struct DiagnosticCapture {
+  std::string text;
+  llvm::raw_string_ostream os{text};
+  ScopedDiagnosticHandler handler;
+  explicit DiagnosticCapture(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &d) {
+          os << d.getLocation() << ": " << d << "\n";
+          for (Diagnostic &note : d.getNotes())
+            os << note.getLocation() << ": note: " << note << "\n";
+          return success();
+        }) {}
+  llvm::Error error(llvm::StringRef what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   what + (text.empty() ? "" : ":\n" + text));
+  }
+};
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
+                     const CodegenOptions &options) {
+  DialectRegistry registry;
+  registerCPUCodegenDialects(registry);
+  module.getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "translation to LLVM IR failed");
+  auto tm = makeTargetMachine(options);
+  if (!tm)
+    return tm.takeError();
+  optimize(*llvmModule, **tm, options.optLevel);
+  return llvmModule;
+}
+
+llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
+                                   const CodegenOptions &options) {
+  DiagnosticCapture diags(module.getContext());
+  DialectRegistry registry;
+  registerCPUCodegenDialects(registry);
+  module.getContext()->appendDialectRegistry(registry);
+  if (failed(lowerToLoops(module)))
+    return diags.error("lowering to loops failed");
+  if (failed(lowerLoopsToLLVMDialect(module, options)))
+    return diags.error("lowering to the LLVM dialect failed");
+
+  llvm::LLVMContext context;
+  auto llvmModule = translateAndOptimize(module, context, options);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  auto tm = makeTargetMachine(options);
+  if (!tm)
+    return tm.takeError();
+
+  // The object goes to a temporary file next to nothing the user owns.
+  llvm::SmallString<128> objPath;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("linnet-cpu", "o", fd, objPath))
+    return llvm::createStringError(ec, "cannot create a temporary object file");
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    llvm::legacy::PassManager pm;
+    if ((*tm)->addPassesToEmitFile(pm, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+      llvm::sys::fs::remove(objPath);
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the target cannot emit object files");
+    }
+    pm.run(**llvmModule);
+  }
+
+  // Link with the system C compiler driver: it knows the platform's crt
+  // files and default libraries, which a bare `ld -shared` would not.
+  auto linker = llvm::sys::findProgramByName(options.linker);
+  if (!linker) {
+    llvm::sys::fs::remove(objPath);
+    return llvm::createStringError(linker.getError(),
+                                   "linker driver '" + options.linker +
+                                       "' not found on PATH");
+  }
+  std::string out = outputPath.str(), obj = objPath.str().str();
+  std::vector<std::string> argv = {*linker, "-shared", "-o", out, obj, "-lm"};
+  if (options.parallel && openMPAvailable()) {
+    argv.push_back("-L" LINNET_LLVM_LIBRARY_DIR);
+    argv.push_back("-Wl,-rpath," LINNET_LLVM_LIBRARY_DIR);
+    argv.push_back("-lomp");
+  }
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
+                                     &message);
+  llvm::sys::fs::remove(objPath);
+  if (rc != 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "linking " + out + " failed (exit " + std::to_string(rc) + ")" +
+            (message.empty() ? "" : ": " + message));
+  return llvm::Error::success();
+}
+
+} // namespace linnet::cpu

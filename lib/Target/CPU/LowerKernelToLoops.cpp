@@ -1,0 +1,529 @@
+//===- LowerKernelToLoops.cpp - gf_kernel.launch to scf loops over memrefs ===//
+//
+// The CPU code generator's first step: a scheduled gf_kernel.launch becomes
+// plain upstream loops over memrefs, which the upstream conversions then take
+// to the LLVM dialect (see CPUCodegen.cpp). The loop nest is
+//
+//   scf.parallel over tiles of block_rows destinations   (thread unit)
+//     scf.for over the tile's destinations d
+//       state = identity()
+//       scf.for over d's neighbors (by traversal) iter_args(state)
+//         message = <launch region>(inputs at src / d / edge)
+//         state   = combine(state, lift(message))
+//       out[d] = finalize(state)
+//
+// Reducers are inlined from their gf.reducer regions, so any reducer (sum,
+// max, an online softmax with a tuple state) lowers the same way. Per-entity
+// values with a static feature axis (tensor<Fxf32> in the region) are rebuilt
+// as vector<Fxf32> so the feature axis is SIMD; LLVM splits wide vectors into
+// the host's registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CPU/Passes.h"
+
+#include "linnet/Dialect/Gf/IR/Gf.h"
+#include "linnet/Dialect/GfKernel/IR/GfKernel.h"
+#include "linnet/Dialect/GfStorage/IR/GfStorage.h"
+#include "linnet/Dialect/GfTask/IR/GfTask.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace linnet::cpu {
+#define GEN_PASS_DEF_GFLOWERKERNELTOLOOPS
+#include "linnet/Target/CPU/Passes.h.inc"
+} // namespace linnet::cpu
+
+using namespace mlir;
+using namespace linnet;
+
+namespace {
+
+/// The value type a per-entity value has in the loops: scalars stay, a small
+/// static 1-D tensor becomes a vector. Null when the CPU lowering has no form.
+Type loweredValueType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return type;
+  if (tensor.getRank() != 1 || !tensor.hasStaticShape())
+    return {};
+  return VectorType::get(tensor.getShape(), tensor.getElementType());
+}
+
+bool hasTensorType(TypeRange types) {
+  return llvm::any_of(types, [](Type t) { return isa<TensorType>(t); });
+}
+
+/// Clones one op of a message or reducer region at `b`, rebuilding ops on
+/// small tensors as the same ops on vectors.
+LogicalResult cloneLowered(OpBuilder &b, Operation &op, IRMapping &map) {
+  if (!hasTensorType(op.getOperandTypes()) && !hasTensorType(op.getResultTypes())) {
+    b.clone(op, map);
+    return success();
+  }
+  SmallVector<Type> types;
+  for (Type t : op.getResultTypes()) {
+    Type lowered = loweredValueType(t);
+    if (!lowered)
+      return op.emitOpError() << "produces " << t
+                              << "; the CPU lowering handles scalars and 1-D "
+                                 "static tensors (a feature axis) only";
+    types.push_back(lowered);
+  }
+  SmallVector<Value> operands;
+  for (Value v : op.getOperands())
+    operands.push_back(map.lookupOrDefault(v));
+
+  Operation *made = nullptr;
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+    if (!dense)
+      return op.emitOpError("tensor constant must be a dense elements attribute");
+    made = b.create<arith::ConstantOp>(
+        op.getLoc(), types[0], dense.reshape(cast<ShapedType>(types[0])));
+  } else if (isa<tensor::SplatOp>(op)) {
+    made = b.create<vector::BroadcastOp>(op.getLoc(), types[0], operands[0]);
+  } else if (op.getNumRegions() == 0 &&
+             isa<arith::ArithDialect, math::MathDialect>(op.getDialect())) {
+    // Elementwise arith/math ops are defined on vectors as on tensors.
+    OperationState state(op.getLoc(), op.getName());
+    state.addOperands(operands);
+    state.addTypes(types);
+    state.addAttributes(op.getAttrs());
+    made = b.create(state);
+  } else {
+    return op.emitOpError()
+           << "on tensors has no CPU lowering; message and reducer regions "
+              "may use scalar ops and elementwise arith/math ops on 1-D "
+              "tensors";
+  }
+  map.map(op.getResults(), made->getResults());
+  return success();
+}
+
+/// Inlines a single-block region at `b` with its arguments bound to `args`;
+/// returns the values its terminator yields.
+FailureOr<SmallVector<Value>> inlineRegion(OpBuilder &b, Region &region,
+                                           ValueRange args) {
+  Block &block = region.front();
+  if (block.getNumArguments() != args.size())
+    return emitError(region.getLoc())
+           << "region takes " << block.getNumArguments() << " values, given "
+           << args.size();
+  IRMapping map;
+  map.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    if (failed(cloneLowered(b, op, map)))
+      return failure();
+  SmallVector<Value> yielded;
+  for (Value v : block.getTerminator()->getOperands())
+    yielded.push_back(map.lookupOrDefault(v));
+  return yielded;
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+Value toIndex(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isIndex())
+    return v;
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
+}
+
+/// Reads entity `idx` of a field buffer: a scalar, or a vector of its row.
+Value loadEntity(OpBuilder &b, Location loc, Value mem, Value idx) {
+  auto type = cast<MemRefType>(mem.getType());
+  if (type.getRank() == 1)
+    return b.create<memref::LoadOp>(loc, mem, idx);
+  SmallVector<Value> indices{idx, indexConst(b, loc, 0)};
+  auto vec = VectorType::get(type.getShape().drop_front(), type.getElementType());
+  return b.create<vector::LoadOp>(loc, vec, mem, indices);
+}
+
+void storeEntity(OpBuilder &b, Location loc, Value value, Value mem, Value idx) {
+  auto type = cast<MemRefType>(mem.getType());
+  if (type.getRank() == 1) {
+    b.create<memref::StoreOp>(loc, value, mem, idx);
+    return;
+  }
+  SmallVector<Value> indices{idx, indexConst(b, loc, 0)};
+  b.create<vector::StoreOp>(loc, value, mem, indices);
+}
+
+/// A buffer type the CPU loops can index: rank 1, or rank 2 with a static
+/// feature axis read as a vector.
+MemRefType bufferTypeFor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() < 1 || tensor.getRank() > 2)
+    return {};
+  if (tensor.getRank() == 2 && tensor.isDynamicDim(1))
+    return {};
+  return MemRefType::get(tensor.getShape(), tensor.getElementType());
+}
+
+struct LaunchLowering {
+  gf_kernel::LaunchOp launch;
+  SymbolTableCollection &symbols;
+  /// Tensor value -> the memref holding it.
+  IRMapping &buffers;
+
+  LogicalResult lower(ArrayRef<Value> outs);
+
+private:
+  LogicalResult emitRow(OpBuilder &b, Location loc, Value d,
+                        ArrayRef<gf::ReducerOp> reducers, ArrayRef<Value> outs);
+  FailureOr<Value> numSources(OpBuilder &b, Location loc);
+};
+
+FailureOr<Value> LaunchLowering::numSources(OpBuilder &b, Location loc) {
+  auto roles = launch.getInputRoles();
+  for (auto [i, input] : llvm::enumerate(launch.getInputs()))
+    if (cast<StringAttr>(roles[i]).getValue() == "src")
+      return b.create<memref::DimOp>(loc, buffers.lookup(input), 0).getResult();
+  // No source field: the dense relation's own fact is the only other source.
+  auto func = launch->getParentOfType<func::FuncOp>();
+  int64_t found = -1;
+  func.walk([&](gf::RelationOp rel) {
+    if (rel.getRealization() == "dense" && rel.getNumSrc() >= 0)
+      found = found == -1 ? rel.getNumSrc() : -2;
+  });
+  if (found < 0)
+    return launch.emitOpError(
+        "dense-row launch without a src input needs exactly one dense "
+        "gf.relation with a known num_src in its function");
+  return indexConst(b, loc, found);
+}
+
+LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
+                                      ArrayRef<gf::ReducerOp> reducers,
+                                      ArrayRef<Value> outs) {
+  StringRef traversal = launch.getTraversal();
+  auto topology = launch.getTopology();
+  auto roles = launch.getInputRoles();
+  Value c1 = indexConst(b, loc, 1);
+
+  // Destination-indexed inputs are the same for the whole row.
+  SmallVector<Value> args(launch.getInputs().size());
+  for (auto [i, input] : llvm::enumerate(launch.getInputs()))
+    if (cast<StringAttr>(roles[i]).getValue() == "dst")
+      args[i] = loadEntity(b, loc, buffers.lookup(input), d);
+
+  SmallVector<Value> init;
+  for (gf::ReducerOp r : reducers) {
+    auto state = inlineRegion(b, r.getIdentity(), {});
+    if (failed(state))
+      return failure();
+    llvm::append_range(init, *state);
+  }
+
+  Value lo, hi, numSrc;
+  if (traversal == "csr-row") {
+    Value rowPtr = buffers.lookup(topology[0]);
+    lo = toIndex(b, loc, b.create<memref::LoadOp>(loc, rowPtr, d));
+    Value next = b.create<arith::AddIOp>(loc, d, c1);
+    hi = toIndex(b, loc, b.create<memref::LoadOp>(loc, rowPtr, next));
+  } else if (traversal == "dense-row") {
+    auto n = numSources(b, loc);
+    if (failed(n))
+      return failure();
+    numSrc = *n;
+    lo = indexConst(b, loc, 0);
+    hi = numSrc;
+  } else if (traversal == "triangular-row") {
+    lo = indexConst(b, loc, 0);
+    hi = b.create<arith::AddIOp>(loc, d, c1); // sources j <= i
+  } else {
+    return launch.emitOpError() << "traversal '" << traversal
+                                << "' has no CPU lowering yet";
+  }
+  // Edge ids of the implicit relations: row-major over the pairs.
+  Value rowBase;
+  if (traversal == "dense-row")
+    rowBase = b.create<arith::MulIOp>(loc, d, numSrc);
+  else if (traversal == "triangular-row")
+    rowBase = b.create<arith::DivUIOp>(
+        loc, b.create<arith::MulIOp>(loc, d, hi), indexConst(b, loc, 2));
+
+  LogicalResult status = success();
+  auto loop = b.create<scf::ForOp>(
+      loc, lo, hi, c1, init,
+      [&](OpBuilder &lb, Location l, Value iv, ValueRange state) {
+        Value edge, src;
+        if (traversal == "csr-row") {
+          edge = iv;
+          src = toIndex(lb, l,
+                        lb.create<memref::LoadOp>(l, buffers.lookup(topology[1]), iv));
+        } else {
+          src = iv;
+          edge = lb.create<arith::AddIOp>(l, rowBase, iv);
+        }
+        SmallVector<Value> regionArgs(args);
+        for (auto [i, input] : llvm::enumerate(launch.getInputs())) {
+          StringRef role = cast<StringAttr>(roles[i]).getValue();
+          if (role == "src")
+            regionArgs[i] = loadEntity(lb, l, buffers.lookup(input), src);
+          else if (role == "edge")
+            regionArgs[i] = loadEntity(lb, l, buffers.lookup(input), edge);
+        }
+        SmallVector<Value> next;
+        auto messages = inlineRegion(lb, launch.getBodies()[0], regionArgs);
+        if (failed(messages)) {
+          status = failure();
+          lb.create<scf::YieldOp>(l, state);
+          return;
+        }
+        unsigned msgAt = 0, stateAt = 0;
+        for (gf::ReducerOp r : reducers) {
+          unsigned nm = r.getMessageTypes().size(), ns = r.getStateTypes().size();
+          auto lifted = inlineRegion(
+              lb, r.getLift(), ArrayRef<Value>(*messages).slice(msgAt, nm));
+          if (failed(lifted)) {
+            status = failure();
+            break;
+          }
+          SmallVector<Value> pair(state.slice(stateAt, ns));
+          llvm::append_range(pair, *lifted);
+          auto combined = inlineRegion(lb, r.getCombine(), pair);
+          if (failed(combined)) {
+            status = failure();
+            break;
+          }
+          llvm::append_range(next, *combined);
+          msgAt += nm;
+          stateAt += ns;
+        }
+        lb.create<scf::YieldOp>(l, failed(status) ? SmallVector<Value>(state)
+                                                  : next);
+      });
+  if (failed(status))
+    return failure();
+
+  unsigned stateAt = 0, outAt = 0;
+  for (gf::ReducerOp r : reducers) {
+    unsigned ns = r.getStateTypes().size();
+    auto results = inlineRegion(
+        b, r.getFinalize(),
+        ValueRange(loop.getResults()).slice(stateAt, ns));
+    if (failed(results))
+      return failure();
+    for (Value v : *results)
+      storeEntity(b, loc, v, outs[outAt++], d);
+    stateAt += ns;
+  }
+  return success();
+}
+
+LogicalResult LaunchLowering::lower(ArrayRef<Value> outs) {
+  if (launch.getBodies().size() != 1)
+    return launch.emitOpError("the CPU lowering handles one edge region");
+  SmallVector<gf::ReducerOp> reducers;
+  for (Attribute a : launch.getReducers()) {
+    auto r = symbols.lookupNearestSymbolFrom<gf::ReducerOp>(
+        launch, cast<FlatSymbolRefAttr>(a));
+    if (!r)
+      return launch.emitOpError() << "uses unknown reducer " << a;
+    reducers.push_back(r);
+  }
+
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  Value c0 = indexConst(b, loc, 0), c1 = indexConst(b, loc, 1);
+  // Rows are the destinations the output buffers hold.
+  Value rows = b.create<memref::DimOp>(loc, outs[0], 0);
+  int64_t blockRows = std::max<int64_t>(launch.getBlockRows().value_or(1), 1);
+  Value tile = indexConst(b, loc, blockRows);
+  // (rows + tile - 1) / tile: arith.ceildivui has no direct LLVM lowering.
+  Value tiles = b.create<arith::DivUIOp>(
+      loc,
+      b.create<arith::AddIOp>(loc, rows, indexConst(b, loc, blockRows - 1)),
+      tile);
+
+  auto par = b.create<scf::ParallelOp>(loc, ValueRange{c0}, ValueRange{tiles},
+                                       ValueRange{c1});
+  OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+  Value r0 = pb.create<arith::MulIOp>(loc, par.getInductionVars()[0], tile);
+  Value r1 = pb.create<arith::MinUIOp>(
+      loc, pb.create<arith::AddIOp>(loc, r0, tile), rows);
+  LogicalResult status = success();
+  pb.create<scf::ForOp>(loc, r0, r1, c1, ValueRange{},
+                        [&](OpBuilder &rb, Location l, Value d, ValueRange) {
+                          status = emitRow(rb, l, d, reducers, outs);
+                          rb.create<scf::YieldOp>(l);
+                        });
+  return status;
+}
+
+/// Allocates the buffer of a launch result nobody passes in.
+FailureOr<Value> allocResult(OpBuilder &b, gf_kernel::LaunchOp launch,
+                             MemRefType type, IRMapping &buffers) {
+  Location loc = launch.getLoc();
+  SmallVector<Value> dyn;
+  if (type.isDynamicDim(0)) {
+    Value rows;
+    if (launch.getTraversal() == "csr-row") {
+      Value n = b.create<memref::DimOp>(loc, buffers.lookup(launch.getTopology()[0]), 0);
+      rows = b.create<arith::SubIOp>(loc, n, indexConst(b, loc, 1));
+    } else if (launch.getNumRows() >= 0) {
+      rows = indexConst(b, loc, launch.getNumRows());
+    } else {
+      auto roles = launch.getInputRoles();
+      for (auto [i, input] : llvm::enumerate(launch.getInputs()))
+        if (!rows && cast<StringAttr>(roles[i]).getValue() == "dst")
+          rows = b.create<memref::DimOp>(loc, buffers.lookup(input), 0);
+      if (!rows)
+        return launch.emitOpError(
+            "an intermediate result needs a known row count (num_rows or a "
+            "dst input)");
+    }
+    dyn.push_back(rows);
+  }
+  return b.create<memref::AllocOp>(loc, type, dyn).getResult();
+}
+
+bool isPlanningOp(Operation *op) {
+  return isa<gf::RelationOp>(op) ||
+         isa<gf_task::GfTaskDialect, gf_storage::GfStorageDialect>(op->getDialect());
+}
+
+LogicalResult lowerFunction(func::FuncOp func, SymbolTableCollection &symbols) {
+  Block &entry = func.front();
+  if (!llvm::hasSingleElement(func.getBody()))
+    return func.emitOpError("with launches must have a single block");
+  IRMapping buffers;
+
+  // Arguments: tensors become memrefs in place.
+  SmallVector<Type> argTypes;
+  for (BlockArgument arg : entry.getArguments()) {
+    if (isa<TensorType>(arg.getType())) {
+      MemRefType mem = bufferTypeFor(arg.getType());
+      if (!mem)
+        return func.emitOpError() << "argument #" << arg.getArgNumber()
+                                  << " of type " << arg.getType()
+                                  << " has no CPU buffer form (rank 1, or rank "
+                                     "2 with a static feature axis)";
+      arg.setType(mem);
+    }
+    buffers.map(arg, arg);
+    argTypes.push_back(arg.getType());
+  }
+  // Results: each tensor result becomes a trailing output buffer.
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  SmallVector<Type> resultTypes;
+  SmallVector<Value> outArgs(ret.getNumOperands());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (!isa<TensorType>(v.getType())) {
+      resultTypes.push_back(v.getType());
+      continue;
+    }
+    MemRefType mem = bufferTypeFor(v.getType());
+    if (!mem)
+      return func.emitOpError() << "result #" << i << " of type " << v.getType()
+                                << " has no CPU buffer form";
+    outArgs[i] = entry.addArgument(mem, func.getLoc());
+    argTypes.push_back(mem);
+  }
+
+  SmallVector<Operation *> dead;
+  SmallVector<Value> allocs;
+  DenseSet<Value> claimed;
+  for (Operation &op : llvm::make_early_inc_range(entry.without_terminator())) {
+    if (isPlanningOp(&op)) {
+      dead.push_back(&op);
+      continue;
+    }
+    auto launch = dyn_cast<gf_kernel::LaunchOp>(op);
+    if (!launch) {
+      if (hasTensorType(op.getOperandTypes()) || hasTensorType(op.getResultTypes()))
+        return op.emitOpError("on tensors has no CPU lowering in a kernel function");
+      continue;
+    }
+    OpBuilder b(launch);
+    SmallVector<Value> outs;
+    for (Value result : launch.getResults()) {
+      MemRefType mem = bufferTypeFor(result.getType());
+      if (!mem)
+        return launch.emitOpError() << "result of type " << result.getType()
+                                    << " has no CPU buffer form";
+      Value out;
+      // Write straight into the caller's buffer when the result is returned.
+      for (OpOperand &use : result.getUses())
+        if (use.getOwner() == ret && !claimed.contains(outArgs[use.getOperandNumber()])) {
+          out = outArgs[use.getOperandNumber()];
+          claimed.insert(out);
+          break;
+        }
+      if (!out) {
+        auto made = allocResult(b, launch, mem, buffers);
+        if (failed(made))
+          return failure();
+        out = *made;
+        allocs.push_back(out);
+      }
+      buffers.map(result, out);
+      outs.push_back(out);
+    }
+    if (failed(LaunchLowering{launch, symbols, buffers}.lower(outs)))
+      return failure();
+    dead.push_back(launch);
+  }
+
+  // Return: copy whatever was not computed in place, free the temporaries.
+  OpBuilder b(ret);
+  SmallVector<Value> scalars;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (!outArgs[i]) {
+      scalars.push_back(v);
+      continue;
+    }
+    Value src = buffers.lookupOrNull(v);
+    if (!src)
+      return ret.emitOpError() << "returns a tensor the CPU lowering did not compute";
+    if (src != outArgs[i])
+      b.create<memref::CopyOp>(ret.getLoc(), src, outArgs[i]);
+  }
+  for (Value a : allocs)
+    b.create<memref::DeallocOp>(ret.getLoc(), a);
+  b.create<func::ReturnOp>(ret.getLoc(), scalars);
+  ret.erase();
+
+  for (Operation *op : llvm::reverse(dead)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  func.setType(FunctionType::get(func.getContext(), argTypes, resultTypes));
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
+  return success();
+}
+
+struct GfLowerKernelToLoopsPass
+    : linnet::cpu::impl::GfLowerKernelToLoopsBase<GfLowerKernelToLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTableCollection symbols;
+    SmallVector<func::FuncOp> funcs;
+    module.walk([&](func::FuncOp f) {
+      if (!f.isExternal() && !f.getBody().getOps<gf_kernel::LaunchOp>().empty())
+        funcs.push_back(f);
+    });
+    for (func::FuncOp f : funcs)
+      if (failed(lowerFunction(f, symbols)))
+        return signalPassFailure();
+    // Reducers were inlined; drop them once no gf op can refer to them.
+    bool gfLeft = false;
+    module.walk([&](Operation *op) {
+      if (!isa<gf::ReducerOp>(op) && op->getDialect() &&
+          isa<gf::GfDialect, gf_kernel::GfKernelDialect>(op->getDialect()) &&
+          !op->getParentOfType<gf::ReducerOp>())
+        gfLeft = true;
+    });
+    if (!gfLeft)
+      for (auto r : llvm::make_early_inc_range(module.getOps<gf::ReducerOp>()))
+        r.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,102 @@
+//===- linnet-cpu-compile.cpp - .mlir kernels to a host shared library ----===//
+//
+//   linnet-cpu-compile IN.mlir -o OUT.so [--O=3] [--serial] [--mcpu=CPU]
+//                      [--emit=so|loops|llvm-dialect|llvm-ir]
+//
+// IN may be at any stage from Domain IR (gf.apply) to loops; the stages
+// still missing are run (docs/cpu-abi.md describes the functions in OUT).
+// --emit stops early and prints the module at that point, for tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CPU/CPUCodegen.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::init("-"));
+static cl::opt<std::string> outputFile("o", cl::desc("output file"),
+                                       cl::value_desc("path"), cl::init("-"));
+static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
+                                  cl::init(3));
+static cl::opt<bool> serial("serial",
+                            cl::desc("run row tiles serially (no OpenMP)"));
+static cl::opt<std::string> mcpu("mcpu", cl::desc("target CPU (default: host)"));
+static cl::opt<std::string>
+    emit("emit", cl::desc("so | loops | llvm-dialect | llvm-ir"), cl::init("so"));
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "linnet CPU code generator\n");
+
+  mlir::DialectRegistry registry;
+  linnet::cpu::registerCPUCodegenDialects(registry);
+  mlir::MLIRContext context(registry);
+  std::string error;
+  auto file = mlir::openInputFile(inputFile, &error);
+  if (!file) {
+    errs() << "linnet-cpu-compile: " << error << "\n";
+    return 1;
+  }
+  SourceMgr sources;
+  sources.AddNewSourceBuffer(std::move(file), SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sources, &context);
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
+  if (!module)
+    return 1;
+
+  linnet::cpu::CodegenOptions options;
+  options.optLevel = optLevel;
+  options.parallel = !serial;
+  options.cpu = mcpu;
+
+  if (emit == "so") {
+    if (outputFile == "-") {
+      errs() << "linnet-cpu-compile: a shared library needs -o PATH\n";
+      return 1;
+    }
+    if (Error e = linnet::cpu::compileToSharedLibrary(*module, outputFile, options)) {
+      errs() << "linnet-cpu-compile: " << toString(std::move(e)) << "\n";
+      return 1;
+    }
+    return 0;
+  }
+
+  auto out = mlir::openOutputFile(outputFile, &error);
+  if (!out) {
+    errs() << "linnet-cpu-compile: " << error << "\n";
+    return 1;
+  }
+  if (failed(linnet::cpu::lowerToLoops(*module)))
+    return 1;
+  if (emit != "loops" &&
+      failed(linnet::cpu::lowerLoopsToLLVMDialect(*module, options)))
+    return 1;
+  if (emit == "loops" || emit == "llvm-dialect") {
+    module->print(out->os());
+  } else if (emit == "llvm-ir") {
+    LLVMContext llvmContext;
+    auto llvmModule = linnet::cpu::translateAndOptimize(*module, llvmContext, options);
+    if (!llvmModule) {
+      errs() << "linnet-cpu-compile: " << toString(llvmModule.takeError()) << "\n";
+      return 1;
+    }
+    (*llvmModule)->print(out->os(), nullptr);
+  } else {
+    errs() << "linnet-cpu-compile: unknown --emit=" << emit << "\n";
+    return 1;
+  }
+  out->keep();
+  return 0;
+}
