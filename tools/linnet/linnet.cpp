@@ -5,6 +5,7 @@
 // subcommand that is not implemented yet).
 //
 //===----------------------------------------------------------------------===//
+#include "BuildCommand.h"
 #include "InitWeightsCommand.h"
 #include "InspectCommand.h"
 #include "PlanCommand.h"
@@ -189,11 +190,6 @@ int runParse(const ParseOptions &opts) {
   return Success;
 }
 
-int notImplemented(const std::string &name) {
-  std::cerr << fmt::format("linnet {}: not implemented yet\n", name);
-  return UsageError;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -228,12 +224,8 @@ int main(int argc, char **argv) {
   CLI::App *planCmd = tool::addPlanCommand(app);
   CLI::App *inspectCmd = tool::addInspectCommand(app);
   CLI::App *initWeightsCmd = tool::addInitWeightsCommand(app);
-  CLI::App *buildCmd = app.add_subcommand("build", "Compile a model into a ProgramArtifact");
+  CLI::App *buildCmd = tool::addBuildCommand(app);
   CLI::App *runCmd = tool::addRunCommand(app);
-  for (CLI::App *c : {buildCmd}) {
-    c->allow_extras();
-    c->prefix_command();
-  }
 
   try {
     app.parse(argc, argv);
@@ -260,9 +252,8 @@ int main(int argc, char **argv) {
     return tool::runInitWeights();
   if (runCmd->parsed())
     return tool::runRun();
-  for (CLI::App *c : {buildCmd})
-    if (c->parsed())
-      return notImplemented(c->get_name());
+  if (buildCmd->parsed())
+    return tool::runBuild();
   std::cerr << app.help();
   return UsageError;
 }

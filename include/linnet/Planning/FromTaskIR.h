@@ -1,0 +1,28 @@
+//===- FromTaskIR.h - PortablePlanIR from Task IR ---------------*- C++ -*-===//
+#ifndef LINNET_PLANNING_FROMTASKIR_H
+#define LINNET_PLANNING_FROMTASKIR_H
+
+#include "linnet/Planning/Portable.h"
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace linnet::planning {
+
+/// Builds the portable plan of a module after -gf-plan-distributed-tasks.
+/// Planned kernels become their interior/boundary/halo tasks; a kernel that
+/// task planning left alone becomes one "whole" task on a single partition.
+/// `sourceFile`/`sourceText` give the plan's source lineage. Findings that
+/// stop the import (a kernel over an unknown relation, ...) go to `diags`.
+std::optional<PortablePlan> buildPortablePlan(mlir::ModuleOp module, const std::string &sourceFile,
+                                              const std::string &sourceText, Diagnostics &diags);
+
+/// Parses an .mlir file (Domain, Iter, Kernel or Task IR), runs the gf
+/// pipeline up to task planning (each pass leaves what is already lowered
+/// alone) and builds the portable plan.
+std::optional<PortablePlan> importMlirFile(const std::string &path, Diagnostics &diags);
+
+} // namespace linnet::planning
+
+#endif // LINNET_PLANNING_FROMTASKIR_H

@@ -1,0 +1,120 @@
+//===- Target.h - Targets, deployments and policies -------------*- C++ -*-===//
+//
+// Everything the binding gate consumes besides the portable plan, read from
+// JSON files (docs/targets/). Each keeps its canonical JSON so that its
+// fingerprint is the digest of exactly what was read.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_PLANNING_TARGET_H
+#define LINNET_PLANNING_TARGET_H
+
+#include "linnet/Planning/Common.h"
+
+#include <map>
+
+namespace linnet::planning {
+
+struct TargetAbi {
+  std::string triple;
+  std::string callingConvention;
+  std::string runtimeAbi; // e.g. "linnet-cpu-rt/1"
+  std::vector<std::string> features;
+};
+
+struct Target {
+  std::string id;
+  std::string kind; // "cpu" | "cuda"
+  TargetAbi abi;
+  int64_t cores = 0;         // CPU cores or CUDA SMs
+  int64_t vectorBits = 0;    // SIMD width (CPU) or warp lanes x 32 (CUDA)
+  double clockGhz = 0;
+  std::map<std::string, double> peakFlops; // per dtype, whole device
+  double memoryBandwidth = 0;              // bytes/s
+  int64_t memoryCapacity = 0;              // bytes
+  std::string memorySpace;                 // "host" | "hbm"
+  int64_t alignment = 64;                  // allocation alignment, bytes
+  std::map<std::string, int64_t> engines;  // engine kind -> count
+  int64_t maxThreadsPerBlock = 0;          // CUDA only
+  double linkBandwidth = 0;                // bytes/s between ranks
+  double linkLatencyNs = 0;
+  double launchOverheadNs = 0;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> capabilities;
+  std::vector<std::string> runtimeLibraries;
+  Json raw;
+  std::string fingerprint() const { return digestOf(raw); }
+  std::string abiFingerprint() const;
+};
+
+struct DeploymentDevice {
+  std::string id;          // "cpu:0", "cuda:3"
+  int64_t memoryFreeBytes; // what this deployment may use
+};
+
+struct Deployment {
+  std::string id;
+  std::string target; // target id it is written for
+  std::vector<DeploymentDevice> devices;
+  bool oversubscribe = false; // several ranks per device
+  std::vector<std::string> runtimeLibraries; // available at run time
+  Json raw;
+  std::string fingerprint() const { return digestOf(raw); }
+};
+
+struct WorkspaceRule {
+  std::string kind; // "none" | "fixed" | "per-row" | "per-edge"
+  int64_t bytes = 0;
+};
+
+struct ImplementationSpec {
+  std::string id;
+  std::string kind;       // "generated" | "library" | "collective"
+  std::string capability; // prefix of the portable alternative it implements
+  std::vector<std::string> targets;
+  std::vector<std::string> dtypes;
+  std::string library, routine, soname; // libraries and collectives
+  WorkspaceRule workspace;
+};
+
+struct ImplementationPolicy {
+  std::string id;
+  std::string revision;
+  std::string strategy; // "preference" | "min-estimated-time"
+  std::vector<ImplementationSpec> implementations;
+  std::map<std::string, std::vector<std::string>> preference; // target kind -> impl ids
+  Json raw;
+  std::string fingerprint() const { return digestOf(raw); }
+};
+
+/// Fractions of the target's peaks a kind of work reaches: planning
+/// evidence (used to choose) and evaluation evidence (used to re-cost) are
+/// separate, separately revised records.
+struct Evidence {
+  std::string revision;
+  std::string source;
+  double computeEfficiency = 1, memoryEfficiency = 1, communicationEfficiency = 1;
+};
+
+struct EvidencePolicy {
+  std::string id;
+  Evidence planning;
+  Evidence evaluation;
+  Json raw;
+  std::string fingerprint() const { return digestOf(raw); }
+};
+
+Target targetFromJson(const Json &j);
+Deployment deploymentFromJson(const Json &j);
+ImplementationPolicy implementationPolicyFromJson(const Json &j);
+EvidencePolicy evidencePolicyFromJson(const Json &j);
+
+/// The directory holding the shipped target files.
+std::string defaultTargetsDir();
+/// "cpu" -> x86-64-avx2.json, "cuda" -> cuda-sm90-h200.json, a path as is.
+std::string resolveTargetFile(const std::string &nameOrPath, const std::string &dir);
+/// The default deployment of a target id.
+std::string defaultDeploymentFile(const Target &t, const std::string &dir);
+
+} // namespace linnet::planning
+
+#endif // LINNET_PLANNING_TARGET_H

@@ -1,0 +1,768 @@
+//===- FromTaskIR.cpp - PortablePlanIR from Task IR -----------------------===//
+//
+// Walks each function of a Task-IR module in order. gf_task/gf_storage ops
+// become tasks and buffers; each gf_kernel.launch marked `gf_task.planned`
+// gives its work to the gf_task.launch ops the planner put before it;
+// unplanned kernels become one "whole" task. Sizes are per rank.
+//
+// Work facts are derived from the relation's static facts, never measured:
+//   rows      = the partition's owned destinations (or the kernel's num_rows)
+//   edges     in [rows*degree_min, rows*degree_max] (materialized/generated
+//             relations; exact rows*num_src for dense ones; degree unknown:
+//             [0, rows*num_src]) — interior and boundary tasks each get
+//             [0, that upper bound], since only the topology's contents
+//             decide how rows split between them;
+//   ops       = edges * (arith ops in the message body + reducer lift and
+//             combine) + rows * (reducer finalize ops), constants excluded;
+//   bytes     from element types: topology i64 offsets (rows+1) and column
+//             ids (edges), each `src` input gathered once per edge, `edge`
+//             inputs once per edge, `dst` inputs and results once per row.
+//
+//===----------------------------------------------------------------------===//
+#include "linnet/Planning/FromTaskIR.h"
+
+#include "linnet/Dialect/Gf/IR/MessageSignature.h"
+#include "linnet/Dialect/Gf/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace mlir;
+
+namespace linnet::planning {
+namespace {
+
+int64_t intAttr(Operation *op, StringRef name, int64_t def = -1) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return def;
+}
+std::string strAttr(Operation *op, StringRef name) {
+  if (auto a = op->getAttrOfType<StringAttr>(name))
+    return a.getValue().str();
+  return "";
+}
+std::vector<std::string> strArray(Operation *op, StringRef name) {
+  std::vector<std::string> out;
+  if (auto a = op->getAttrOfType<ArrayAttr>(name))
+    for (Attribute e : a)
+      if (auto s = dyn_cast<StringAttr>(e))
+        out.push_back(s.getValue().str());
+  return out;
+}
+
+std::string locString(Location loc) {
+  if (auto f = dyn_cast<FileLineColLoc>(loc))
+    return (f.getFilename().getValue() + ":" + Twine(f.getLine()) + ":" + Twine(f.getColumn())).str();
+  if (auto n = dyn_cast<NameLoc>(loc))
+    return locString(n.getChildLoc());
+  if (auto c = dyn_cast<CallSiteLoc>(loc))
+    return locString(c.getCallee());
+  if (auto f = dyn_cast<FusedLoc>(loc))
+    for (Location l : f.getLocations())
+      if (std::string s = locString(l); !s.empty())
+        return s;
+  return "";
+}
+std::string opAt(Operation *op) {
+  return op->getName().getStringRef().str() + "@" + locString(op->getLoc());
+}
+
+std::string dtypeOf(Type t) {
+  if (auto shaped = dyn_cast<ShapedType>(t))
+    t = shaped.getElementType();
+  if (t.isF16()) return "f16";
+  if (t.isBF16()) return "bf16";
+  if (t.isF32()) return "f32";
+  if (t.isF64()) return "f64";
+  if (t.isInteger(1)) return "i1";
+  if (auto i = dyn_cast<IntegerType>(t))
+    return "i" + std::to_string(i.getWidth());
+  if (isa<IndexType>(t)) return "i64";
+  return "f32";
+}
+
+/// Bytes one entity of a tensor occupies: the element size times the static
+/// trailing dims (the leading dim is the entity axis).
+int64_t entityBytes(Type tensorType) {
+  Type value = gf::entityValueType(tensorType);
+  int64_t count = 1;
+  if (auto shaped = dyn_cast<ShapedType>(value)) {
+    for (int64_t d : shaped.getShape())
+      if (!ShapedType::isDynamic(d))
+        count *= d;
+    value = shaped.getElementType();
+  }
+  if (isa<IndexType>(value))
+    return 8 * count;
+  return count * std::max<int64_t>(1, (value.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// Arithmetic ops in a region, constants and terminators excluded.
+int64_t countOps(Region &r) {
+  int64_t n = 0;
+  r.walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::IsTerminator>() || isa<arith::ConstantOp>(op) ||
+        op->getNumRegions())
+      return;
+    ++n;
+  });
+  return n;
+}
+
+struct RelationFacts {
+  std::string id, realization;
+  int64_t numSrc = -1, numDst = -1, degreeMin = -1, degreeMax = -1;
+  std::vector<int64_t> mesh;
+  int64_t meshAxis = 0;
+};
+RelationFacts relationFacts(Operation *rel) {
+  RelationFacts f;
+  f.id = strAttr(rel, "relation_id");
+  f.realization = strAttr(rel, "realization");
+  f.numSrc = intAttr(rel, "num_src");
+  f.numDst = intAttr(rel, "num_dst");
+  f.degreeMin = intAttr(rel, "degree_min");
+  f.degreeMax = intAttr(rel, "degree_max");
+  if (auto m = rel->getAttrOfType<DenseI64ArrayAttr>("mesh_shape"))
+    f.mesh.assign(m.asArrayRef().begin(), m.asArrayRef().end());
+  f.meshAxis = intAttr(rel, "mesh_axis", 0);
+  return f;
+}
+
+struct Builder {
+  PortablePlan plan;
+  Diagnostics &diags;
+  std::map<void *, std::string> valueBuffer;        // SSA value -> buffer id
+  std::map<void *, std::vector<std::string>> event; // event value -> task ids
+  std::map<std::string, size_t> bufferIndex;
+  int64_t ranks = 1;
+
+  explicit Builder(Diagnostics &d) : diags(d) {}
+
+  Buffer &buffer(const std::string &id) { return plan.buffers[bufferIndex.at(id)]; }
+
+  std::string addBuffer(Buffer b) {
+    // Stable ids: the same name in two places gets a numeric suffix in
+    // program order, so ids never depend on pointer values.
+    std::string id = b.id;
+    for (int n = 2; bufferIndex.count(id); ++n)
+      id = b.id + "." + std::to_string(n);
+    b.id = id;
+    bufferIndex[id] = plan.buffers.size();
+    plan.buffers.push_back(std::move(b));
+    return id;
+  }
+
+  Task &addTask(Task t) {
+    plan.tasks.push_back(std::move(t));
+    return plan.tasks.back();
+  }
+
+  void use(Task &t, const std::string &bid, bool write) {
+    Buffer &b = buffer(bid);
+    auto &list = write ? t.writes : t.reads;
+    auto &users = write ? b.writers : b.readers;
+    if (std::find(list.begin(), list.end(), bid) == list.end())
+      list.push_back(bid);
+    if (std::find(users.begin(), users.end(), t.id) == users.end())
+      users.push_back(t.id);
+    // A read depends on every earlier writer of the buffer (SSA order is
+    // program order, so earlier writers are the producers).
+    if (!write)
+      for (const std::string &w : b.writers)
+        if (w != t.id && std::find(t.dependsOn.begin(), t.dependsOn.end(), w) == t.dependsOn.end())
+          t.dependsOn.push_back(w);
+  }
+
+  void dependOnEvents(Task &t, ValueRange events) {
+    for (Value e : events)
+      for (const std::string &d : event[e.getAsOpaquePointer()])
+        if (std::find(t.dependsOn.begin(), t.dependsOn.end(), d) == t.dependsOn.end())
+          t.dependsOn.push_back(d);
+  }
+
+  /// The buffer of an SSA tensor value: a function argument is an external
+  /// INPUT; anything else was produced by an earlier kernel.
+  std::string bufferFor(Value v, const std::string &fn, const std::string &name, Quantity bytes) {
+    auto it = valueBuffer.find(v.getAsOpaquePointer());
+    if (it != valueBuffer.end())
+      return it->second;
+    Buffer b;
+    b.id = "buf." + fn + "." + name;
+    b.name = name;
+    b.dtype = dtypeOf(v.getType());
+    b.role = BufferRole::Input;
+    b.storage = StorageClass::External;
+    b.bytes = bytes;
+    if (!bytes.isExact()) {
+      b.boundSemantic = "relation_edges_upper_bound";
+      b.boundDerivation = "rows x degree_max entities of " + std::to_string(entityBytes(v.getType())) + " B";
+    }
+    std::string id = addBuffer(std::move(b));
+    valueBuffer[v.getAsOpaquePointer()] = id;
+    return id;
+  }
+};
+
+struct PendingTask {
+  size_t index; // into plan.tasks
+  std::string kind; // interior | boundary | whole
+  std::vector<std::string> reads; // logical field names
+  Operation *partition;
+};
+
+struct PartitionFacts {
+  int64_t parts = 1, owned = -1, ghosts = -1;
+  Operation *relation = nullptr;
+};
+
+class FunctionImporter {
+public:
+  FunctionImporter(Builder &b, func::FuncOp fn) : b(b), fn(fn), name(fn.getSymName().str()) {}
+
+  bool run() {
+    for (Operation &op : fn.getBody().front()) {
+      if (op.getName().getStringRef() == "gf.relation")
+        relations.push_back(&op);
+      else if (op.getName().getStringRef() == "gf_task.partition")
+        partition(&op);
+      else if (op.getName().getStringRef() == "gf_storage.instance")
+        instances[op.getResult(0).getAsOpaquePointer()] = &op;
+      else if (op.getName().getStringRef() == "gf_task.halo_pack")
+        halo(&op, "halo-pack");
+      else if (op.getName().getStringRef() == "gf_task.halo_exchange")
+        halo(&op, "halo-exchange");
+      else if (op.getName().getStringRef() == "gf_task.halo_unpack")
+        halo(&op, "halo-unpack");
+      else if (op.getName().getStringRef() == "gf_task.launch")
+        launch(&op);
+      else if (op.getName().getStringRef() == "gf_storage.join") {
+        std::vector<std::string> all;
+        for (Value e : op.getOperands())
+          for (const std::string &t : b.event[e.getAsOpaquePointer()])
+            all.push_back(t);
+        b.event[op.getResult(0).getAsOpaquePointer()] = all;
+      } else if (op.getName().getStringRef() == "gf_kernel.launch") {
+        if (!kernel(&op))
+          return false;
+      }
+    }
+    return true;
+  }
+
+private:
+  Builder &b;
+  func::FuncOp fn;
+  std::string name;
+  std::vector<Operation *> relations;
+  std::map<void *, Operation *> instances;
+  std::map<Operation *, PartitionFacts> partitions;
+  std::vector<PendingTask> pending;
+  std::vector<size_t> pendingHalo; // halo task indices of the next kernel
+  std::map<void *, std::string> haloBuffer; // halo_buffer value -> buffer id
+  int kernelCount = 0;
+
+  std::string prefix() const { return "task." + name + ".k" + std::to_string(kernelCount); }
+
+  void partition(Operation *op) {
+    PartitionFacts f;
+    f.relation = op->getOperand(0).getDefiningOp();
+    auto mesh = op->getAttrOfType<DenseI64ArrayAttr>("mesh_shape");
+    int64_t axis = intAttr(op, "mesh_axis", 0);
+    if (mesh && axis >= 0 && axis < int64_t(mesh.size())) {
+      f.parts = mesh[axis];
+      int64_t all = 1;
+      for (int64_t m : mesh.asArrayRef())
+        all *= m;
+      // Every mesh position is a rank; ranks off the partition axis hold
+      // replicas of the same part.
+      b.ranks = std::max(b.ranks, all);
+      b.plan.partitioning = {strAttr(op, "scheme"),
+                             std::vector<int64_t>(mesh.asArrayRef().begin(), mesh.asArrayRef().end()),
+                             axis, f.parts};
+    }
+    f.owned = intAttr(op, "owned_entities");
+    f.ghosts = intAttr(op, "ghost_entities");
+    partitions[op] = f;
+  }
+
+  /// Storage instances are the buffers halo tasks touch: "local" is the
+  /// rank's own share of the field (read by pack and the kernel), "ghost"
+  /// the copies of remote values (written by unpack, read by the boundary).
+  std::string instanceBuffer(Value inst) {
+    auto it = b.valueBuffer.find(inst.getAsOpaquePointer());
+    if (it != b.valueBuffer.end())
+      return it->second;
+    Operation *op = instances.at(inst.getAsOpaquePointer());
+    Operation *region = op->getOperand(0).getDefiningOp();
+    std::string field = strAttr(region, "logical_id");
+    std::string part = strAttr(op, "device");
+    Value tensor = region->getOperand(0);
+    int64_t cap = intAttr(op, "capacity_bytes", 0);
+    Buffer buf;
+    buf.id = "buf." + name + "." + field + "." + part;
+    buf.name = field + " (" + part + ")";
+    buf.dtype = dtypeOf(tensor.getType());
+    buf.storage = op->getAttrOfType<BoolAttr>("external") &&
+                          op->getAttrOfType<BoolAttr>("external").getValue()
+                      ? StorageClass::External
+                      : StorageClass::Transient;
+    Operation *partOp = nullptr;
+    for (auto &[p, f] : partitions)
+      partOp = p;
+    bool exactGhosts = partOp && partitions[partOp].ghosts >= 0;
+    if (part == "ghost") {
+      buf.role = BufferRole::Communication;
+      buf.bytes = exactGhosts ? Quantity::exact(cap) : Quantity{0, cap};
+      if (!exactGhosts) {
+        buf.boundSemantic = "halo_ghost_upper_bound";
+        buf.boundDerivation = "min(num_src - owned_src, owned_dst x degree_max^depth) ghost "
+                              "entities x " + std::to_string(entityBytes(tensor.getType())) + " B = " +
+                              std::to_string(cap) + " B (gf_storage.instance capacity_bytes)";
+      }
+    } else {
+      // The owned share of a src field is the kernel's input too: the
+      // same buffer the launch reads.
+      buf.role = BufferRole::Input;
+      buf.storage = StorageClass::External;
+      buf.bytes = Quantity::exact(cap);
+    }
+    std::string id = b.addBuffer(std::move(buf));
+    b.valueBuffer[inst.getAsOpaquePointer()] = id;
+    if (part == "local")
+      b.valueBuffer[tensor.getAsOpaquePointer()] = id;
+    return id;
+  }
+
+  void halo(Operation *op, const std::string &kind) {
+    int64_t bytes = intAttr(op, "bytes", -1);
+    std::string field = strAttr(op, "field");
+    Task t;
+    t.kind = kind;
+    Value events[1];
+    std::string in, out;
+    if (kind == "halo-pack") {
+      in = instanceBuffer(op->getOperand(1));
+      field = b.buffer(in).name.substr(0, b.buffer(in).name.find(' '));
+    } else if (kind == "halo-exchange") {
+      in = haloBuffer.at(op->getOperand(1).getAsOpaquePointer());
+      field = b.buffer(in).name.substr(0, b.buffer(in).name.find(' '));
+      events[0] = op->getOperand(2);
+    } else {
+      in = haloBuffer.at(op->getOperand(1).getAsOpaquePointer());
+      out = instanceBuffer(op->getOperand(2));
+      events[0] = op->getOperand(3);
+      bytes = b.buffer(out).bytes.upper;
+    }
+    t.id = prefix() + "." + kind + "." + field;
+    t.name = name + ": " + kind + " of `" + field + "`";
+    if (kind != "halo-unpack") {
+      Buffer buf;
+      buf.id = "buf." + name + "." + field + (kind == "halo-pack" ? ".halo-send" : ".halo-recv");
+      buf.name = field + (kind == "halo-pack" ? " (halo send)" : " (halo receive)");
+      buf.dtype = b.buffer(in).dtype;
+      buf.role = BufferRole::Communication;
+      buf.storage = StorageClass::Transient;
+      Quantity q = b.buffer(in).bytes.isExact() && kind == "halo-exchange"
+                       ? b.buffer(in).bytes
+                       : Quantity{0, bytes};
+      buf.bytes = q;
+      if (!q.isExact()) {
+        buf.boundSemantic = "halo_ghost_upper_bound";
+        buf.boundDerivation = "the ghost entities other ranks may request, bounded like the ghost "
+                              "instance: " + std::to_string(bytes) + " B (halo op `bytes`)";
+      }
+      out = b.addBuffer(std::move(buf));
+      haloBuffer[op->getResult(0).getAsOpaquePointer()] = out;
+    }
+    Quantity moved = b.buffer(out).bytes;
+    t.facts.readBytes = moved;
+    t.facts.writeBytes = moved;
+    t.facts.messageBytes = kind == "halo-exchange" ? moved : Quantity{};
+    int64_t elem = std::max<int64_t>(1, entityBytesOf(b.buffer(out).dtype));
+    t.facts.messages = {moved.lower / elem, moved.upper / elem};
+    t.facts.ops = {};
+    t.facts.derivation = kind == "halo-exchange"
+                             ? "sends and receives the packed ghost values: bytes = halo op `bytes`"
+                             : "copies each ghost value once: read = write = buffer size";
+    finalizeFacts(t.facts, t.facts.messages.upper, t.facts.messages.upper);
+    t.resources.engineClass = kind == "halo-exchange" ? "communication" : "copy";
+    t.resources.parallelism = t.facts.messages;
+    t.resources.memoryBytes = moved + moved;
+    t.resources.dtypes = {b.buffer(out).dtype};
+    t.resources.collective = kind == "halo-exchange" ? "halo-exchange" : "";
+    if (kind == "halo-exchange")
+      t.alternatives = {{"collective.halo-exchange." + strAttr(op, "group"), {"collective.all-to-all"}}};
+    else
+      t.alternatives = {{"generated.gather-scatter", {"engine.copy"}}};
+    t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()),
+                    {"func:" + name, opAt(op)}};
+    Task &added = b.addTask(std::move(t));
+    b.use(added, in, false);
+    b.use(added, out, true);
+    if (events[0])
+      b.dependOnEvents(added, ValueRange(events));
+    b.event[op->getResult(op->getNumResults() - 1).getAsOpaquePointer()] = {added.id};
+    pendingHalo.push_back(b.plan.tasks.size() - 1);
+    if (kind == "halo-exchange" &&
+        std::find(b.plan.requirements.collectives.begin(), b.plan.requirements.collectives.end(),
+                  "halo-exchange") == b.plan.requirements.collectives.end())
+      b.plan.requirements.collectives.push_back("halo-exchange");
+  }
+
+  static int64_t entityBytesOf(const std::string &dtype) {
+    if (dtype == "f64" || dtype == "i64") return 8;
+    if (dtype == "f16" || dtype == "bf16" || dtype == "i16") return 2;
+    if (dtype == "i8" || dtype == "i1") return 1;
+    return 4;
+  }
+
+  void launch(Operation *op) {
+    Task t;
+    std::string kind = strAttr(op, "task_kind");
+    t.id = prefix() + "." + kind;
+    t.kind = "compute";
+    t.name = name + ": " + kind + " rows of kernel " + std::to_string(kernelCount);
+    t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()), {}};
+    Task &added = b.addTask(std::move(t));
+    auto segments = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
+    unsigned nPartition = segments ? segments[0] : 0;
+    b.dependOnEvents(added, op->getOperands().drop_front(nPartition));
+    b.event[op->getResult(0).getAsOpaquePointer()] = {added.id};
+    pending.push_back({b.plan.tasks.size() - 1, kind, strArray(op, "reads"),
+                       nPartition ? op->getOperand(0).getDefiningOp() : nullptr});
+  }
+
+  Operation *relationOf(gf_kernel::LaunchOp k) {
+    for (const PendingTask &p : pending)
+      if (p.partition)
+        return partitions[p.partition].relation;
+    // Unplanned: the closest earlier relation over the same topology.
+    Operation *found = nullptr;
+    for (Operation *r : relations) {
+      if (intAttr(r, "num_dst") != k.getNumRows() ||
+          r->getNumOperands() != k.getTopology().size())
+        continue;
+      if (llvm::equal(r->getOperands(), k.getTopology()))
+        found = r;
+    }
+    return found;
+  }
+
+  bool kernel(Operation *op) {
+    auto k = cast<gf_kernel::LaunchOp>(op);
+    Operation *relOp = relationOf(k);
+    if (!relOp) {
+      b.diags.push_back({"taskir.relation", "", opAt(op) + ": kernel reads no gf.relation in `" +
+                                                   name + "`; its work cannot be bounded"});
+      return false;
+    }
+    RelationFacts rel = relationFacts(relOp);
+    bool planned = op->hasAttr("gf_task.planned") && !pending.empty();
+    PartitionFacts pf;
+    if (planned && pending.front().partition)
+      pf = partitions[pending.front().partition];
+    int64_t parts = planned ? pf.parts : 1;
+    int64_t rows = planned && pf.owned >= 0 ? pf.owned : k.getNumRows();
+    int64_t ownedSrc = (rel.numSrc + parts - 1) / parts;
+    // Edges of this rank: see the file header.
+    Quantity edges;
+    if (rel.realization == "dense")
+      edges = Quantity::exact(rows * rel.numSrc);
+    else if (rel.degreeMax >= 0)
+      edges = {rows * std::max<int64_t>(rel.degreeMin, 0), rows * rel.degreeMax};
+    else
+      edges = {0, rows * rel.numSrc};
+
+    // Reducer ops per message (lift + combine) and per row (finalize).
+    int64_t bodyOps = countOps(op->getRegion(0));
+    int64_t perMessage = bodyOps, perRow = 0, messageBytes = 4;
+    std::string reducerName;
+    if (auto reducers = op->getAttrOfType<ArrayAttr>("reducers"); reducers && !reducers.empty()) {
+      auto sym = cast<FlatSymbolRefAttr>(reducers[0]);
+      reducerName = sym.getValue().str();
+      if (Operation *red = SymbolTable::lookupNearestSymbolFrom(op, sym)) {
+        if (red->getNumRegions() == 4) {
+          perMessage += countOps(red->getRegion(1)) + countOps(red->getRegion(2));
+          perRow += countOps(red->getRegion(3));
+        }
+        if (auto mt = red->getAttrOfType<ArrayAttr>("message_types")) {
+          messageBytes = 0;
+          for (Attribute a : mt)
+            messageBytes += entityBytes(RankedTensorType::get({ShapedType::kDynamic},
+                                                              cast<TypeAttr>(a).getValue()));
+        }
+      }
+    }
+
+    // Buffers the kernel touches.
+    std::vector<std::string> topo;
+    int ti = 0;
+    for (Value v : k.getTopology()) {
+      bool offsets = k.getTraversal() == "csr-row" && ti == 0;
+      std::string nm = k.getTraversal() == "csr-row" ? (ti == 0 ? "row_ptr" : "col_idx")
+                                                     : "neighbors" + std::to_string(ti);
+      int64_t eb = entityBytes(v.getType());
+      topo.push_back(b.bufferFor(v, name, nm, offsets ? Quantity::exact((rows + 1) * eb) : edges * eb));
+      ++ti;
+    }
+    std::vector<std::string> roles = strArray(op, "input_roles"), names = strArray(op, "input_names");
+    struct In { std::string buffer, role, name; int64_t eb; };
+    std::vector<In> ins;
+    unsigned i = 0;
+    for (Value v : k.getInputs()) {
+      std::string role = i < roles.size() ? roles[i] : "src";
+      std::string nm = i < names.size() ? names[i] : "in" + std::to_string(i);
+      int64_t eb = entityBytes(v.getType());
+      Quantity bytes = role == "edge" ? edges * eb
+                       : role == "dst" ? Quantity::exact(rows * eb)
+                                       : Quantity::exact(ownedSrc * eb);
+      ins.push_back({b.bufferFor(v, name, nm, bytes), role, nm, eb});
+      ++i;
+    }
+    std::vector<std::string> outs;
+    for (unsigned r = 0; r < op->getNumResults(); ++r) {
+      Value res = op->getResult(r);
+      Buffer buf;
+      std::string nm = op->getNumResults() == 1 ? "out" : "out" + std::to_string(r);
+      buf.id = "buf." + name + ".k" + std::to_string(kernelCount) + "." + nm;
+      buf.name = nm;
+      buf.dtype = dtypeOf(res.getType());
+      bool returned = llvm::any_of(res.getUsers(), [](Operation *u) { return isa<func::ReturnOp>(u); });
+      buf.role = returned ? BufferRole::Output : BufferRole::Intermediate;
+      buf.storage = returned ? StorageClass::External : StorageClass::Transient;
+      buf.bytes = Quantity::exact(rows * entityBytes(res.getType()));
+      outs.push_back(b.addBuffer(std::move(buf)));
+      b.valueBuffer[res.getAsOpaquePointer()] = outs.back();
+    }
+
+    std::vector<PendingTask> tasks = pending;
+    if (!planned) {
+      Task t;
+      t.id = prefix() + ".whole";
+      t.kind = "compute";
+      t.name = name + ": kernel " + std::to_string(kernelCount);
+      t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()), {}};
+      b.addTask(std::move(t));
+      tasks = {{b.plan.tasks.size() - 1, "whole", {}, nullptr}};
+    }
+    for (const PendingTask &pt : tasks) {
+      Task &t = b.plan.tasks[pt.index];
+      bool whole = pt.kind == "whole";
+      Quantity r = whole || parts == 1 ? Quantity::exact(rows) : Quantity{0, rows};
+      Quantity e = whole || parts == 1 ? edges : Quantity{0, edges.upper};
+      Quantity rd = (r + Quantity::exact(1)) * 8 /* row offsets */;
+      Quantity reads = topo.size() == 2 ? rd + e * 8 : Quantity{};
+      for (const In &in : ins)
+        reads = reads + (in.role == "dst" ? r * in.eb : e * in.eb);
+      t.facts.ops = e * perMessage + r * perRow;
+      t.facts.readBytes = reads;
+      t.facts.writeBytes = r * std::max<int64_t>(1, entityBytes(op->getResult(0).getType()));
+      t.facts.messageBytes = e * messageBytes;
+      t.facts.messages = e;
+      t.facts.derivation =
+          "rows " + (r.isExact() ? std::to_string(r.upper) : "[0, " + std::to_string(rows) + "]") +
+          " of " + std::to_string(rows) + " owned; edges " + (whole || parts == 1 ? "[" : "[0 | ") +
+          std::to_string(edges.lower) + ", " + std::to_string(edges.upper) + "] = rows x degree [" +
+          std::to_string(rel.degreeMin) + ", " + std::to_string(rel.degreeMax) + "]; ops = edges x " +
+          std::to_string(perMessage) + " (body " + std::to_string(bodyOps) + " + reducer lift/combine) + rows x " +
+          std::to_string(perRow) + " (finalize); bytes from element types";
+      // Distinct elements read at the upper bounds: offsets, one per edge
+      // for columns and edge fields, owned + ghost sources, rows of dst.
+      int64_t distinct = (r.upper + 1) + 2 * e.upper + std::min(rel.numSrc, e.upper) + r.upper;
+      int64_t elementReads = (r.upper + 1) + 2 * e.upper + e.upper + r.upper;
+      finalizeFacts(t.facts, distinct, elementReads);
+      t.resources.engineClass = "compute";
+      t.resources.parallelism = r;
+      t.resources.dtypes.clear();
+      for (const In &in : ins)
+        if (std::find(t.resources.dtypes.begin(), t.resources.dtypes.end(), b.buffer(in.buffer).dtype) ==
+            t.resources.dtypes.end())
+          t.resources.dtypes.push_back(b.buffer(in.buffer).dtype);
+      KernelInfo ki;
+      ki.function = name;
+      ki.traversal = k.getTraversal().str();
+      ki.scheduleKind = strAttr(op, "schedule_kind");
+      ki.rows = rows;
+      ki.blockRows = intAttr(op, "block_rows", 0);
+      ki.blockNeighbors = intAttr(op, "block_neighbors", 0);
+      ki.numWarps = intAttr(op, "num_warps", 0);
+      ki.pipelineStages = intAttr(op, "pipeline_stages", 0);
+      ki.reducer = reducerName;
+      if (auto d = op->getAttrOfType<BoolAttr>("deterministic"))
+        ki.deterministic = d.getValue();
+      t.kernel = ki;
+      // Alternatives by capability class: the generated kernel always; the
+      // sum-of-products over CSR is SpMV/SpMM, over a dense relation GEMM.
+      t.alternatives = {{"generated." + ki.traversal + (ki.scheduleKind.empty() ? "" : "." + ki.scheduleKind),
+                         {"codegen." + ki.traversal}}};
+      bool sumOfProducts = reducerName == "sum" && bodyOps == 1;
+      if (sumOfProducts && ki.traversal == "csr-row")
+        t.alternatives.push_back({"library-class.spmv-csr", {"library-class.sparse"}});
+      if (sumOfProducts && ki.traversal == "dense-row")
+        t.alternatives.push_back({"library-class.gemm", {"library-class.dense"}});
+      t.provenance.lineage = {"func:" + name, opAt(op)};
+      if (!whole)
+        t.provenance.lineage.push_back(t.provenance.op + "@" + t.provenance.location);
+      // Buffers: topology and edge/dst inputs, the owned src share, ghosts
+      // for boundary rows, results, and the conservative workspace.
+      for (const std::string &tb : topo)
+        b.use(t, tb, false);
+      for (const In &in : ins) {
+        b.use(t, in.buffer, false);
+        if (pt.kind == "boundary" && in.role == "src")
+          for (Buffer &gb : b.plan.buffers)
+            if (gb.role == BufferRole::Communication && gb.name == in.name + " (ghost)")
+              b.use(t, gb.id, false);
+      }
+      for (const std::string &o : outs)
+        b.use(t, o, true);
+      Buffer ws;
+      ws.id = "buf." + t.id.substr(5) + ".workspace";
+      ws.name = t.name + " workspace";
+      ws.dtype = "f32";
+      ws.role = BufferRole::Workspace;
+      ws.storage = StorageClass::Transient;
+      ws.bytes = {0, e.upper * messageBytes};
+      ws.boundSemantic = "unfused_message_materialization_upper_bound";
+      ws.boundDerivation = "an implementation that materializes every message before reducing: " +
+                           std::to_string(e.upper) + " edges x " + std::to_string(messageBytes) +
+                           " B; a fused kernel reduces in registers and needs none";
+      std::string wid = b.addBuffer(std::move(ws));
+      b.use(t, wid, true);
+      b.use(t, wid, false);
+      Quantity mem;
+      for (const std::string &id : t.reads)
+        mem = mem + b.buffer(id).bytes;
+      for (const std::string &id : t.writes)
+        if (std::find(t.reads.begin(), t.reads.end(), id) == t.reads.end())
+          mem = mem + b.buffer(id).bytes;
+      t.resources.memoryBytes = mem;
+    }
+    // Interior rows overlap the halo exchange: no path joins them.
+    for (const PendingTask &pt : tasks)
+      if (pt.kind == "interior" && !pendingHalo.empty()) {
+        ConcurrencyGroup g;
+        g.id = "group." + b.plan.tasks[pt.index].id.substr(5) + ".overlap-halo";
+        g.tasks = {b.plan.tasks[pt.index].id};
+        for (size_t h : pendingHalo)
+          if (b.plan.tasks[h].kind == "halo-exchange")
+            g.tasks.push_back(b.plan.tasks[h].id);
+        g.reason = "interior rows read no ghost values, so they run while the halo is exchanged";
+        if (g.tasks.size() > 1)
+          b.plan.concurrencyGroups.push_back(std::move(g));
+      }
+    pending.clear();
+    pendingHalo.clear();
+    ++kernelCount;
+    return true;
+  }
+};
+
+/// first_use/last_use from the task order (the DAG's topological order).
+void computeLifetimes(PortablePlan &p) {
+  auto order = topoOrder(p);
+  if (!order)
+    return;
+  std::map<std::string, size_t> pos;
+  for (size_t i = 0; i < order->size(); ++i)
+    pos[p.tasks[(*order)[i]].id] = i;
+  for (Buffer &b : p.buffers) {
+    std::vector<std::string> users = b.writers;
+    users.insert(users.end(), b.readers.begin(), b.readers.end());
+    if (users.empty())
+      continue;
+    auto cmp = [&](const std::string &a, const std::string &c) { return pos[a] < pos[c]; };
+    b.firstUse = *std::min_element(users.begin(), users.end(), cmp);
+    b.lastUse = *std::max_element(users.begin(), users.end(), cmp);
+  }
+}
+
+} // namespace
+
+std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string &sourceFile,
+                                              const std::string &sourceText, Diagnostics &diags) {
+  Builder b(diags);
+  PortablePlan &p = b.plan;
+  p.sourceFile = sourceFile;
+  p.sourceDigest = "sha256:" + sha256Hex(sourceText);
+  p.partitioning = {"single", {}, 0, 1};
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    FunctionImporter imp(b, fn);
+    if (!imp.run())
+      return std::nullopt;
+  }
+  computeLifetimes(p);
+  p.requirements.ranks = b.ranks;
+  for (const Task &t : p.tasks)
+    for (const std::string &d : t.resources.dtypes)
+      if (std::find(p.requirements.dtypes.begin(), p.requirements.dtypes.end(), d) ==
+          p.requirements.dtypes.end())
+        p.requirements.dtypes.push_back(d);
+  std::sort(p.requirements.dtypes.begin(), p.requirements.dtypes.end());
+  for (const Buffer &buf : p.buffers)
+    p.requirements.memoryBytesPerRank = p.requirements.memoryBytesPerRank + buf.bytes;
+  std::string stem = sourceFile.substr(sourceFile.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find('.'));
+  p.id = "plan." + stem + "." + std::to_string(p.partitioning.parts) + "p";
+  p.objectives = {{"obj.latency", "latency", "minimize", 0},
+                  {"obj.peak-memory", "peak_memory_bytes", "minimize", 1}};
+  p.constraints = {{"con.fits-memory", "memory-capacity", "peak_memory_bytes",
+                    p.requirements.memoryBytesPerRank.upper, "obj.peak-memory"},
+                   {"con.ranks", "max-ranks", "devices", p.requirements.ranks, ""}};
+  if (std::any_of(p.tasks.begin(), p.tasks.end(),
+                  [](const Task &t) { return t.kernel && t.kernel->deterministic; }))
+    p.constraints.push_back({"con.deterministic", "determinism", "", 1, ""});
+  return p;
+}
+
+std::optional<PortablePlan> importMlirFile(const std::string &path, Diagnostics &diags) {
+  auto file = llvm::MemoryBuffer::getFile(path);
+  if (!file) {
+    diags.push_back({"input.read", "", "cannot read '" + path + "': " + file.getError().message()});
+    return std::nullopt;
+  }
+  std::string text = (*file)->getBuffer().str();
+  DialectRegistry registry;
+  registry.insert<gf::GfDialect, gf_iter::GfIterDialect, gf_kernel::GfKernelDialect,
+                  gf_task::GfTaskDialect, gf_storage::GfStorageDialect, arith::ArithDialect,
+                  func::FuncDialect, math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sm;
+  sm.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sm, &ctx, llvm::errs());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, &ctx);
+  if (!module) {
+    diags.push_back({"input.parse", "", "'" + path + "' is not valid MLIR"});
+    return std::nullopt;
+  }
+  PassManager pm(&ctx);
+  pm.addPass(gf::createGfLowerDomainToIter());
+  pm.addPass(gf::createGfLowerIterToKernel());
+  pm.addPass(gf::createGfSelectKernelSchedule());
+  pm.addPass(gf::createGfPlanDistributedTasks());
+  if (failed(pm.run(*module))) {
+    diags.push_back({"input.lower", "", "lowering '" + path + "' to Task IR failed"});
+    return std::nullopt;
+  }
+  return buildPortablePlan(*module, path, text, diags);
+}
+
+} // namespace linnet::planning
