@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BuildCommand.h"
+#include "GenerateCommand.h"
 #include "InitWeightsCommand.h"
 #include "InspectCommand.h"
 #include "PlanCommand.h"
@@ -226,6 +227,7 @@ int main(int argc, char **argv) {
   CLI::App *initWeightsCmd = tool::addInitWeightsCommand(app);
   CLI::App *buildCmd = tool::addBuildCommand(app);
   CLI::App *runCmd = tool::addRunCommand(app);
+  CLI::App *generateCmd = tool::addGenerateCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -252,6 +254,8 @@ int main(int argc, char **argv) {
     return tool::runInitWeights();
   if (runCmd->parsed())
     return tool::runRun();
+  if (generateCmd->parsed())
+    return tool::runGenerate();
   if (buildCmd->parsed())
     return tool::runBuild();
   std::cerr << app.help();

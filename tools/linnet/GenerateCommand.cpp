@@ -1,0 +1,159 @@
+//===- GenerateCommand.cpp - `linnet generate` ----------------------------===//
+//
+// Greedy decoding with a model that has the entries
+//   prefill(tokens: Tensor[S; i64]) -> Tensor[S, Vocab; T]
+//   decode(token: Tensor[1; i64], pos: i64) -> Tensor[1, Vocab; T]
+// The KV cache is the model's state: prefill fills it from position 0,
+// each decode appends one position.
+//
+//===----------------------------------------------------------------------===//
+#include "GenerateCommand.h"
+
+#include "linnet/Runtime/Binding.h"
+#include "linnet/Runtime/Runtime.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <sys/stat.h>
+
+using namespace linnet;
+
+namespace {
+struct Options {
+  std::string model, weights, binding, prompt;
+  unsigned maxNewTokens = 16;
+} gOpts;
+
+/// Index of the largest logit in row `row` of a [rows, vocab] result.
+int64_t argmaxRow(const rt::OwnedTensor &logits, int64_t row) {
+  int64_t vocab = logits.shape.back();
+  int64_t best = 0;
+  auto at = [&](int64_t i) -> double {
+    size_t k = static_cast<size_t>(row * vocab + i);
+    if (logits.dtype == rt::DType::F64) {
+      double v;
+      std::memcpy(&v, logits.data.data() + k * 8, 8);
+      return v;
+    }
+    float v;
+    std::memcpy(&v, logits.data.data() + k * 4, 4);
+    return v;
+  };
+  double bestV = at(0);
+  for (int64_t i = 1; i < vocab; ++i)
+    if (double v = at(i); v > bestV) {
+      bestV = v;
+      best = i;
+    }
+  return best;
+}
+
+rt::OwnedTensor i64Tensor(std::vector<int64_t> shape, const std::vector<int64_t> &values) {
+  rt::OwnedTensor t;
+  t.dtype = rt::DType::I64;
+  t.shape = std::move(shape);
+  t.data.resize(values.size() * 8);
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+} // namespace
+
+CLI::App *tool::addGenerateCommand(CLI::App &app) {
+  CLI::App *c = app.add_subcommand(
+      "generate", "Greedy token generation with a model's prefill and decode entries");
+  c->add_option("model", gOpts.model, "Artifact directory (from linnet build)")->required();
+  c->add_option("--weights", gOpts.weights, "Weights (.safetensors)")->required();
+  c->add_option("--binding", gOpts.binding, "Binding manifest");
+  c->add_option("--prompt", gOpts.prompt, "Prompt token ids: 1,2,3")->required();
+  c->add_option("--max-new-tokens", gOpts.maxNewTokens, "Tokens to generate")->default_val(16);
+  return c;
+}
+
+int tool::runGenerate() {
+  struct stat st;
+  if (::stat(gOpts.model.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::cerr << fmt::format("linnet generate: error: '{}' is not an artifact directory; "
+                             "generating from a .ln file directly needs `linnet build`, which "
+                             "is not implemented yet\n",
+                             gOpts.model);
+    return 2;
+  }
+  std::vector<int64_t> prompt;
+  std::stringstream ss(gOpts.prompt);
+  for (std::string tok; std::getline(ss, tok, ',');) {
+    try {
+      size_t used = 0;
+      prompt.push_back(std::stoll(tok, &used));
+      if (used != tok.size())
+        throw std::invalid_argument(tok);
+    } catch (const std::exception &) {
+      std::cerr << fmt::format("linnet generate: error: --prompt expects token ids like 1,2,3; "
+                               "found '{}'\n",
+                               tok);
+      return 2;
+    }
+  }
+  if (prompt.empty()) {
+    std::cerr << "linnet generate: error: --prompt is empty\n";
+    return 2;
+  }
+  std::string error;
+  rt::LoadOptions lo;
+  lo.weightsPath = gOpts.weights;
+  if (!gOpts.binding.empty()) {
+    std::shared_ptr<rt::BindingMap> b = rt::BindingMap::load(gOpts.binding, error);
+    if (!b) {
+      std::cerr << "linnet generate: error: " << error << "\n";
+      return 1;
+    }
+    lo.externalName = [b](const std::string &p) { return b->externalName(p); };
+  }
+  std::unique_ptr<rt::Model> model = rt::Model::load(gOpts.model, lo, error);
+  if (!model) {
+    std::cerr << "linnet generate: error: " << error << "\n";
+    return 1;
+  }
+  for (const char *e : {"prefill", "decode"})
+    if (!model->findEntry(e)) {
+      std::cerr << fmt::format("linnet generate: error: the model has no '{}' entry "
+                               "(generate needs prefill and decode)\n",
+                               e);
+      return 1;
+    }
+
+  using clock = std::chrono::steady_clock;
+  std::vector<rt::OwnedTensor> out;
+  rt::OwnedTensor tokens = i64Tensor({static_cast<int64_t>(prompt.size())}, prompt);
+  auto t0 = clock::now();
+  if (!model->call("prefill", {tokens.view()}, out, error)) {
+    std::cerr << "linnet generate: error: prefill: " << error << "\n";
+    return 1;
+  }
+  auto t1 = clock::now();
+  std::vector<int64_t> generated{argmaxRow(out[0], static_cast<int64_t>(prompt.size()) - 1)};
+  int64_t pos = static_cast<int64_t>(prompt.size());
+  while (generated.size() < gOpts.maxNewTokens) {
+    rt::OwnedTensor tok = i64Tensor({1}, {generated.back()});
+    rt::OwnedTensor p = i64Tensor({}, {pos});
+    if (!model->call("decode", {tok.view(), p.view()}, out, error)) {
+      std::cerr << "linnet generate: error: decode at position " << pos << ": " << error << "\n";
+      return 1;
+    }
+    generated.push_back(argmaxRow(out[0], 0));
+    ++pos;
+  }
+  auto t2 = clock::now();
+  std::cout << fmt::format("{}\n", fmt::join(generated, ","));
+  double prefillS = std::chrono::duration<double>(t1 - t0).count();
+  double decodeS = std::chrono::duration<double>(t2 - t1).count();
+  size_t steps = generated.size() - 1;
+  std::cerr << fmt::format("prefill: {} tokens in {:.3f} s; decode: {} tokens in {:.3f} s, "
+                           "{:.1f} tokens/s\n",
+                           prompt.size(), prefillS, steps, decodeS,
+                           steps ? static_cast<double>(steps) / decodeS : 0.0);
+  return 0;
+}
