@@ -107,7 +107,7 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
     // rows, so equal row ranges per thread are far from equal work.
     module.walk([](omp::WsloopOp loop) {
       if (!loop.getScheduleVal())
-        loop.setScheduleVal(omp::ClauseScheduleKind::Dynamic);
+        loop.setScheduleVal(omp::ClauseScheduleKind::Guided);
     });
     // scf-to-openmp wraps each loop body in memref.alloca_scope; once
     // scf-to-cf splits the body into blocks that op no longer verifies.
