@@ -103,8 +103,9 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
     omp.addPass(createConvertSCFToOpenMPPass());
     if (failed(omp.run(module)))
       return failure();
-    // Dynamic scheduling of tiles: R-MAT-like graphs put most edges in few
-    // rows, so equal row ranges per thread are far from equal work.
+    // Guided scheduling of tiles: R-MAT-like graphs put most edges in few
+    // rows, so equal row ranges per thread are far from equal work, and a
+    // dynamic schedule pays one dispatch per small tile.
     module.walk([](omp::WsloopOp loop) {
       if (!loop.getScheduleVal())
         loop.setScheduleVal(omp::ClauseScheduleKind::Guided);
