@@ -1,9 +1,13 @@
 //===- PlanWriter.cpp - The JSON plan, version 1 --------------------------===//
 #include "linnet/Plan/PlanWriter.h"
+#include "linnet/ir/lower.hpp"
 
 #include <fmt/format.h>
 
+#include <llvm/Support/Casting.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 using namespace linnet;
 using namespace linnet::sema;
@@ -11,64 +15,9 @@ using json = nlohmann::json;
 
 namespace {
 
-json atomToJson(const Atom &a) {
-  switch (a.kind) {
-  case Atom::Kind::Sym: return {{"sym", a.id}, {"name", a.name}};
-  case Atom::Kind::PackSize: return {{"packsize", a.id}, {"name", a.name}};
-  case Atom::Kind::FloorDiv:
-  case Atom::Kind::Mod:
-  case Atom::Kind::Min:
-  case Atom::Kind::Max: {
-    const char *op = a.kind == Atom::Kind::FloorDiv ? "floordiv"
-                     : a.kind == Atom::Kind::Mod    ? "mod"
-                     : a.kind == Atom::Kind::Min    ? "min"
-                                                    : "max";
-    return {{"op", op}, {"args", {plan::dimToJson(a.args[0]), plan::dimToJson(a.args[1])}}};
-  }
-  }
-  return nullptr;
-}
-
-json termToJson(const Dim::Term &t) {
-  if (t.atoms.empty())
-    return t.coeff;
-  if (t.coeff == 1 && t.atoms.size() == 1)
-    return atomToJson(*t.atoms[0]);
-  json args = json::array();
-  if (t.coeff != 1)
-    args.push_back(t.coeff);
-  for (const AtomRef &a : t.atoms)
-    args.push_back(atomToJson(*a));
-  return {{"op", "mul"}, {"args", args}};
-}
-
-json dtypeToJson(const Dtype &d) {
-  if (d.isVar())
-    return {{"var", d.var}, {"name", d.name}};
-  return d.name;
-}
-
-json unitToJson(const Unit &u) {
-  if (u.isPack())
-    return {{"pack", u.pack}, {"name", u.packName}};
-  return plan::dimToJson(u.dim);
-}
-
-json shapeToJson(const Shape &s) {
-  json a = json::array();
-  for (const Unit &u : s)
-    a.push_back(unitToJson(u));
-  return a;
-}
-
-json valueToJson(const GenericValue &v) {
-  switch (v.kind) {
-  case ast::GenericKind::Dim: return plan::dimToJson(v.dim);
-  case ast::GenericKind::Shape: return shapeToJson(v.shape);
-  case ast::GenericKind::Dtype: return dtypeToJson(v.dtype);
-  }
-  return nullptr;
-}
+json dtypeToJson(const Dtype &d) { return ir::dtypeToJson(d); }
+json shapeToJson(const Shape &s) { return ir::shapeToJson(s); }
+json valueToJson(const GenericValue &v) { return ir::genericValueToJson(v); }
 
 json genericToJson(const GenericParam &g, const GenericValue *bound = nullptr) {
   json j = {{"name", g.name}, {"kind", ast::spelling(g.kind)}};
@@ -132,67 +81,19 @@ std::vector<const ModuleInfo *> sortedModules(const Program &p) {
   return ms;
 }
 
-json region(const std::vector<ParamInfo> &params) {
-  json args = json::array();
-  for (size_t i = 0; i < params.size(); ++i)
-    args.push_back({{"id", fmt::format("%{}", i)}, {"name", params[i].name},
-                    {"type", plan::typeToJson(*params[i].type)}});
-  return {{"args", args}, {"ops", json::array()}};
+/// A lowered body, verified: a lowering bug must not reach a backend.
+json body(ir::Region r, const std::string &what) {
+  std::vector<ir::Problem> problems = ir::verify(r);
+  if (!problems.empty())
+    throw std::runtime_error(fmt::format("internal error: Core IR of {} does not verify: {}", what,
+                                         problems[0].str()));
+  return ir::toJson(r);
 }
 
 } // namespace
 
-json plan::dimToJson(const Dim &d) {
-  const auto &ts = d.terms();
-  if (ts.empty())
-    return 0;
-  if (ts.size() == 1)
-    return termToJson(ts[0]);
-  // Symbolic terms first, the constant last, as the source would write it.
-  json args = json::array();
-  for (const Dim::Term &t : ts)
-    if (!t.atoms.empty())
-      args.push_back(termToJson(t));
-  for (const Dim::Term &t : ts)
-    if (t.atoms.empty())
-      args.push_back(termToJson(t));
-  return {{"op", "add"}, {"args", args}};
-}
-
-json plan::typeToJson(const Type &t) {
-  switch (t.kind) {
-  case Type::Kind::Unknown: return {{"kind", "unknown"}};
-  case Type::Kind::Scalar:
-    if (t.dtype.name.starts_with("{"))
-      return {{"kind", "literal"}, {"class", t.dtype.name == "{float}" ? "float" : "int"}};
-    return {{"kind", "scalar"}, {"dtype", dtypeToJson(t.dtype)}};
-  case Type::Kind::Tensor:
-    return {{"kind", "tensor"}, {"shape", shapeToJson(t.shape)}, {"dtype", dtypeToJson(t.dtype)}};
-  case Type::Kind::Tuple: {
-    json e = json::array();
-    for (const TypeRef &x : t.elems)
-      e.push_back(typeToJson(*x));
-    return {{"kind", "tuple"}, {"elements", e}};
-  }
-  case Type::Kind::Optional: return {{"kind", "optional"}, {"inner", typeToJson(*t.elems[0])}};
-  case Type::Kind::Array:
-    return {{"kind", "array"}, {"element", typeToJson(*t.elems[0])}, {"length", dimToJson(t.size)}};
-  case Type::Kind::Block:
-  case Type::Kind::Struct:
-  case Type::Kind::Enum: {
-    json args = json::array();
-    for (const GenericValue &v : t.args)
-      args.push_back(valueToJson(v));
-    const char *k = t.kind == Type::Kind::Block ? "block" : t.kind == Type::Kind::Struct ? "struct" : "enum";
-    return {{"kind", k}, {"name", t.decl->name}, {"module", t.decl->module->name}, {"args", args}};
-  }
-  case Type::Kind::None: return {{"kind", "none"}};
-  case Type::Kind::String: return {{"kind", "string"}};
-  case Type::Kind::Relation:
-    return {{"kind", "relation"}, {"relation", t.dtype.name}, {"dims", shapeToJson(t.shape)}};
-  }
-  return nullptr;
-}
+json plan::dimToJson(const Dim &d) { return ir::dimToJson(d); }
+json plan::typeToJson(const Type &t) { return ir::typeToJson(t); }
 
 json plan::buildPlan(const Program &p, const Instantiation *inst) {
   json doc;
@@ -261,14 +162,43 @@ json plan::buildPlan(const Program &p, const Instantiation *inst) {
                      {"constraints", constraintsToJson(f->constraints)},
                      {"results", results},
                      {"states", states},
-                     {"body", region(f->params)}});
+                     {"body", body(ir::lowerFunction(p, *f), f->qualified())}});
+    }
+    // Reducers: each part is an op named Reducer.part, with the reducer's
+    // generics and properties (docs/plan-format.md, "Reducers").
+    for (auto &n : m->nominals) {
+      if (n->kind != NominalInfo::Kind::Reducer)
+        continue;
+      auto parts = p.facts.reducerParts.find(n.get());
+      if (parts == p.facts.reducerParts.end())
+        continue;
+      json props = json::array();
+      for (const ast::Ident &prop : llvm::cast<ast::ReducerDecl>(*n->decl).properties)
+        props.push_back(prop.name);
+      for (const ReducerPart &part : parts->second) {
+        json results = json::array();
+        if (part.result)
+          results.push_back(typeToJson(*part.result));
+        std::string name = n->qualified() + "." + part.decl->name.name;
+        fns.push_back({{"name", name},
+                       {"kind", "op"},
+                       {"block", nullptr},
+                       {"pub", n->pub},
+                       {"generics", genericsToJson(n->generics)},
+                       {"constraints", constraintsToJson(n->constraints)},
+                       {"results", results},
+                       {"states", json::array()},
+                       {"reducer", {{"name", n->qualified()}, {"part", part.decl->name.name},
+                                    {"properties", props}}},
+                       {"body", body(ir::lowerReducerPart(p, *n, part), name)}});
+      }
     }
     for (auto &c : m->consts)
       consts.push_back({{"name", m->name + "::" + c->name},
                         {"pub", c->pub},
                         {"type", c->type ? typeToJson(*c->type) : json{{"kind", "unknown"}}},
                         {"contextual", c->contextual},
-                        {"body", region({})}});
+                        {"body", body(ir::lowerConst(p, *c), m->name + "::" + c->name)}});
   }
   doc["blocks"] = blocks;
   doc["functions"] = fns;

@@ -1118,11 +1118,32 @@ private:
       return Type::unknown();
     }
     auto *red = static_cast<NominalInfo *>(s->ptr);
-    if (!r.hasGenericArgs)
-      return Type::unknown();
     std::vector<GenericValue> args;
-    if (!a_.bindGenericArgs(*red, r.genericArgs, r.loc, env_, args))
+    if (!r.hasGenericArgs) {
+      // Infer the reducer's generics from the message: the lift's parameters
+      // against the body (a tuple body is one message of several values).
+      Bindings b;
+      std::set<std::string> own;
+      for (const GenericParam &g : red->generics)
+        own.insert(g.id);
+      std::vector<TypeRef> msg;
+      if (body->kind == Type::Kind::Tuple && llvm::isa<ast::TupleExpr>(r.body.get()))
+        msg = body->elems;
+      else
+        msg.push_back(body);
+      for (const auto &part : llvm::cast<ast::ReducerDecl>(*red->decl).parts)
+        if (part->name.name == "lift" && part->params.size() == msg.size())
+          for (size_t i = 0; i < msg.size(); ++i)
+            match(*a_.resolveType(*part->params[i].type, *red->module, a_.envs_[red]), *msg[i], b, own);
+      for (const GenericParam &g : red->generics) {
+        auto it = b.find(g.id);
+        if (it == b.end())
+          return Type::unknown(); // not inferable: write the generics
+        args.push_back(it->second);
+      }
+    } else if (!a_.bindGenericArgs(*red, r.genericArgs, r.loc, env_, args)) {
       return Type::unknown();
+    }
     a_.prog_.facts.reductions[&r] = ReduceFact{red, args};
     for (const auto &part : llvm::cast<ast::ReducerDecl>(*red->decl).parts)
       if (part->name.name == "finalize") {

@@ -1,15 +1,19 @@
 //===- PlanCommand.cpp - `linnet plan` and Sema in `linnet check` ---------===//
 #include "PlanCommand.h"
 
+#include "linnet/Plan/Binding.h"
+#include "linnet/Plan/PlanReader.h"
 #include "linnet/Plan/PlanWriter.h"
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
+#include "linnet/ir/ir.hpp"
 
 #include <fmt/format.h>
 
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 
 using namespace linnet;
 
@@ -17,10 +21,38 @@ std::vector<std::string> linnet::tool::gIncludeDirs;
 
 namespace {
 struct PlanOptions {
-  std::string file, root, output;
+  std::string file, root, output, binding;
   std::vector<std::string> defines;
   bool functions = false;
 } gPlan;
+
+struct IrOptions {
+  std::string file, root;
+  bool all = false;
+} gIr;
+
+bool readFile(const std::string &path, std::string &text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << fmt::format("linnet: error: cannot read '{}'\n", path);
+    return false;
+  }
+  text.assign(std::istreambuf_iterator<char>(in), {});
+  return true;
+}
+
+/// Loads a plan file through the plan reader; reports every problem with
+/// its JSON path.
+std::optional<plan::Plan> loadPlan(const std::string &path) {
+  std::string text;
+  if (!readFile(path, text))
+    return std::nullopt;
+  std::vector<ir::Problem> problems;
+  std::optional<plan::Plan> p = plan::readPlanText(text, problems);
+  for (const ir::Problem &pr : problems)
+    std::cerr << fmt::format("{}: error: {}\n", path, pr.str());
+  return p;
+}
 
 sema::SemaOptions semaOptions() {
   sema::SemaOptions o;
@@ -39,47 +71,95 @@ bool tool::semaCheck(SourceManager &sm, uint32_t buffer, const std::string &file
 
 CLI::App *tool::addPlanCommand(CLI::App &app) {
   CLI::App *c = app.add_subcommand("plan", "Print a model's JSON plan (version 1)");
-  c->add_option("file", gPlan.file, "Source file (.ln)")->required();
+  c->add_option("file", gPlan.file,
+                "Source file (.ln), or a plan (.json) to read, verify and write back")
+      ->required();
   c->add_option("--root", gPlan.root, "Root block (default: the module's only pub block)");
   c->add_option("-D", gPlan.defines, "Bind a root generic: -D Name=value")->allow_extra_args(false);
   c->add_flag("--functions", gPlan.functions,
               "Print the module's functions only: root null, empty manifest");
   c->add_option("-o", gPlan.output, "Write the plan to FILE instead of stdout");
+  c->add_option("--binding", gPlan.binding,
+                "Check a binding manifest (JSON) against the plan's manifest");
   c->add_option("-I", gIncludeDirs, "Add a module search root")->allow_extra_args(false);
   return c;
 }
 
-int tool::runPlan() {
+/// The plan of a source file (through Sema and lowering), or nullopt after
+/// reporting why not.
+static std::optional<nlohmann::json> planOfSource(const std::string &file, const std::string &rootName,
+                                                  const std::vector<std::string> &defineList,
+                                                  bool functionsOnly) {
   SourceManager sm;
   std::string err;
-  std::optional<uint32_t> buf = sm.addFile(gPlan.file, err);
+  std::optional<uint32_t> buf = sm.addFile(file, err);
   if (!buf) {
-    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", gPlan.file, err);
-    return 1;
+    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", file, err);
+    return std::nullopt;
   }
   std::map<std::string, std::string> defines;
-  for (const std::string &d : gPlan.defines) {
+  for (const std::string &d : defineList) {
     size_t eq = d.find('=');
     if (eq == std::string::npos || eq == 0) {
       std::cerr << fmt::format("linnet plan: error: -D expects Name=value, found '{}'\n", d);
-      return 2;
+      return std::nullopt;
     }
     defines[d.substr(0, eq)] = d.substr(eq + 1);
   }
   DiagnosticEngine diag(sm, &std::cerr);
-  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, gPlan.file, diag, semaOptions());
+  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, file, diag, semaOptions());
   if (diag.hasErrors())
-    return 1;
+    return std::nullopt;
   std::optional<sema::Instantiation> inst;
-  if (!gPlan.functions) {
-    const sema::BlockInfo *root = sema::findRootBlock(*prog, gPlan.root, diag);
+  if (!functionsOnly) {
+    const sema::BlockInfo *root = sema::findRootBlock(*prog, rootName, diag);
     if (!root)
-      return 1;
+      return std::nullopt;
     inst = sema::instantiate(*root, defines, diag);
     if (!inst)
+      return std::nullopt;
+  }
+  try {
+    return plan::buildPlan(*prog, inst ? &*inst : nullptr);
+  } catch (const std::exception &e) {
+    std::cerr << "linnet: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+int tool::runPlan() {
+  nlohmann::json doc;
+  if (gPlan.file.ends_with(".json")) {
+    std::optional<plan::Plan> p = loadPlan(gPlan.file);
+    if (!p)
+      return 1;
+    doc = plan::writePlan(*p);
+  } else {
+    std::optional<nlohmann::json> d = planOfSource(gPlan.file, gPlan.root, gPlan.defines, gPlan.functions);
+    if (!d)
+      return 1;
+    doc = std::move(*d);
+  }
+  if (!gPlan.binding.empty()) {
+    if (doc["root"].is_null()) {
+      std::cerr << "linnet plan: error: --binding needs an instantiated root block (not --functions)\n";
+      return 1;
+    }
+    std::string text;
+    if (!readFile(gPlan.binding, text))
+      return 1;
+    nlohmann::json b = nlohmann::json::parse(text, nullptr, false);
+    std::vector<ir::Problem> problems;
+    if (b.is_discarded())
+      problems.push_back({"$", "not valid JSON"});
+    else
+      plan::checkBinding(b, plan::manifestOf(doc), problems);
+    for (const ir::Problem &pr : problems)
+      std::cerr << fmt::format("{}: error: {}\n", gPlan.binding, pr.str());
+    if (!problems.empty())
       return 1;
   }
-  std::string text = plan::printPlan(plan::buildPlan(*prog, inst ? &*inst : nullptr));
+  std::string text = plan::printPlan(doc);
   if (gPlan.output.empty() || gPlan.output == "-") {
     std::cout << text;
     return 0;
@@ -90,5 +170,87 @@ int tool::runPlan() {
     std::cerr << fmt::format("linnet: error: cannot write '{}'\n", gPlan.output);
     return 1;
   }
+  return 0;
+}
+
+CLI::App *tool::addIrCommand(CLI::App &app) {
+  CLI::App *c = app.add_subcommand("ir", "Print the Core IR of a file's functions, reducers and constants");
+  c->add_option("file", gIr.file, "Source file (.ln) or plan (.json)")->required();
+  c->add_option("--root", gIr.root, "Only the methods of this block and what they call");
+  c->add_flag("--all", gIr.all, "Also the imported modules' items");
+  c->add_option("-I", gIncludeDirs, "Add a module search root")->allow_extra_args(false);
+  return c;
+}
+
+/// Prints what the plan reader loads, so `linnet ir` shows exactly what a
+/// backend reads.
+int tool::runIr() {
+  std::set<std::string> wanted; // qualified names; empty: by module
+  std::string prefix;
+  std::optional<plan::Plan> p;
+  if (gIr.file.ends_with(".json")) {
+    p = loadPlan(gIr.file);
+    if (!p)
+      return 1;
+  } else {
+    SourceManager sm;
+    std::string err;
+    std::optional<uint32_t> buf = sm.addFile(gIr.file, err);
+    if (!buf) {
+      std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", gIr.file, err);
+      return 1;
+    }
+    DiagnosticEngine diag(sm, &std::cerr);
+    std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, gIr.file, diag, semaOptions());
+    if (diag.hasErrors())
+      return 1;
+    if (!gIr.root.empty()) {
+      const sema::BlockInfo *root = sema::findRootBlock(*prog, gIr.root, diag);
+      if (!root)
+        return 1;
+      std::vector<const sema::FunctionInfo *> work(root->methods.begin(), root->methods.end());
+      while (!work.empty()) {
+        const sema::FunctionInfo *f = work.back();
+        work.pop_back();
+        if (wanted.insert(f->qualified()).second)
+          work.insert(work.end(), f->callees.begin(), f->callees.end());
+      }
+    }
+    if (!gIr.all)
+      prefix = prog->root->name + "::";
+    std::vector<ir::Problem> problems;
+    try {
+      p = plan::readPlan(plan::buildPlan(*prog, nullptr), problems);
+    } catch (const std::exception &e) {
+      std::cerr << "linnet: " << e.what() << "\n";
+      return 1;
+    }
+    for (const ir::Problem &pr : problems)
+      std::cerr << "linnet: internal error: " << pr.str() << "\n";
+    if (!p)
+      return 1;
+  }
+  auto shown = [&](const std::string &name) {
+    if (!wanted.empty())
+      return wanted.count(name) > 0;
+    return name.starts_with(prefix);
+  };
+  std::string out;
+  for (const plan::Function &f : p->functions) {
+    if (!shown(f.name))
+      continue;
+    std::vector<std::string> gens, results;
+    for (const nlohmann::json &g : f.generics)
+      gens.push_back(g.value("name", "?"));
+    for (const nlohmann::json &r : f.results)
+      results.push_back(ir::typeStr(r));
+    std::string g = gens.empty() ? "" : fmt::format("<{}>", fmt::join(gens, ", "));
+    out += fmt::format("{} {}{} -> ({}) {{\n", f.kind, f.name, g, fmt::join(results, ", "));
+    out += ir::print(f.body, 2) + "}\n";
+  }
+  for (const plan::Constant &c : p->constants)
+    if (wanted.empty() && shown(c.name))
+      out += fmt::format("const {} : {} {{\n{}}}\n", c.name, ir::typeStr(c.type), ir::print(c.body, 2));
+  std::cout << out;
   return 0;
 }

@@ -21,6 +21,10 @@ bool semaCheck(SourceManager &sm, uint32_t buffer, const std::string &file, Diag
 CLI::App *addPlanCommand(CLI::App &app);
 int runPlan();
 
+/// Registers `ir` (Core IR printer); runIr() runs it.
+CLI::App *addIrCommand(CLI::App &app);
+int runIr();
+
 } // namespace linnet::tool
 
 #endif

@@ -223,6 +223,7 @@ int main(int argc, char **argv) {
 
   std::vector<std::string> rest;
   CLI::App *planCmd = tool::addPlanCommand(app);
+  CLI::App *irCmd = tool::addIrCommand(app);
   CLI::App *inspectCmd = tool::addInspectCommand(app);
   CLI::App *initWeightsCmd = tool::addInitWeightsCommand(app);
   CLI::App *buildCmd = tool::addBuildCommand(app);
@@ -248,6 +249,8 @@ int main(int argc, char **argv) {
     return runParse(parse);
   if (planCmd->parsed())
     return tool::runPlan();
+  if (irCmd->parsed())
+    return tool::runIr();
   if (inspectCmd->parsed())
     return tool::runInspect();
   if (initWeightsCmd->parsed())

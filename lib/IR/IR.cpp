@@ -1,0 +1,266 @@
+//===- IR.cpp - Core IR: JSON form and printer ----------------------------===//
+#include "linnet/ir/ir.hpp"
+
+#include <fmt/format.h>
+
+using namespace linnet;
+using namespace linnet::ir;
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+static json valueToJson(const Value &v) {
+  return {{"id", v.id}, {"name", v.name}, {"type", v.type}};
+}
+
+json ir::toJson(const Region &r) {
+  json args = json::array(), ops = json::array();
+  for (const Value &v : r.args)
+    args.push_back(valueToJson(v));
+  for (const Op &op : r.ops) {
+    json results = json::array(), regions = json::array();
+    for (const Value &v : op.results)
+      results.push_back(valueToJson(v));
+    for (const Region &sub : op.regions)
+      regions.push_back(toJson(sub));
+    ops.push_back({{"kind", op.kind},
+                   {"operands", op.operands},
+                   {"results", results},
+                   {"attrs", op.attrs},
+                   {"regions", regions}});
+  }
+  return {{"args", args}, {"ops", ops}};
+}
+
+namespace {
+struct Reader {
+  Problem &err;
+  bool fail(const std::string &path, std::string msg) {
+    err = {path, std::move(msg)};
+    return false;
+  }
+  bool expect(const json &j, json::value_t t, const char *what, const std::string &path) {
+    bool ok = j.type() == t || (t == json::value_t::number_integer &&
+                                j.type() == json::value_t::number_unsigned);
+    return ok || fail(path, fmt::format("expected {}, found {}", what, j.dump().substr(0, 60)));
+  }
+  const json *key(const json &obj, const char *k, const std::string &path) {
+    auto it = obj.find(k);
+    if (it == obj.end()) {
+      fail(path, fmt::format("missing '{}'", k));
+      return nullptr;
+    }
+    return &*it;
+  }
+  bool value(const json &j, const std::string &path, Value &out) {
+    if (!expect(j, json::value_t::object, "a value {id, name, type}", path))
+      return false;
+    const json *id = key(j, "id", path), *name = id ? key(j, "name", path) : nullptr,
+               *type = name ? key(j, "type", path) : nullptr;
+    if (!type || !expect(*id, json::value_t::number_integer, "an integer id", path + ".id") ||
+        !expect(*name, json::value_t::string, "a string", path + ".name") ||
+        !expect(*type, json::value_t::object, "a type object", path + ".type"))
+      return false;
+    out = {id->get<ValueId>(), name->get<std::string>(), *type};
+    return true;
+  }
+  bool region(const json &j, const std::string &path, Region &out) {
+    if (!expect(j, json::value_t::object, "a region {args, ops}", path))
+      return false;
+    const json *args = key(j, "args", path), *ops = args ? key(j, "ops", path) : nullptr;
+    if (!ops || !expect(*args, json::value_t::array, "an array", path + ".args") ||
+        !expect(*ops, json::value_t::array, "an array", path + ".ops"))
+      return false;
+    for (size_t i = 0; i < args->size(); ++i) {
+      Value v;
+      if (!value((*args)[i], fmt::format("{}.args[{}]", path, i), v))
+        return false;
+      out.args.push_back(std::move(v));
+    }
+    for (size_t i = 0; i < ops->size(); ++i) {
+      std::string p = fmt::format("{}.ops[{}]", path, i);
+      const json &o = (*ops)[i];
+      if (!expect(o, json::value_t::object, "an op", p))
+        return false;
+      Op op;
+      const json *k = key(o, "kind", p), *operands = k ? key(o, "operands", p) : nullptr,
+                 *results = operands ? key(o, "results", p) : nullptr,
+                 *attrs = results ? key(o, "attrs", p) : nullptr,
+                 *regions = attrs ? key(o, "regions", p) : nullptr;
+      if (!regions || !expect(*k, json::value_t::string, "a string", p + ".kind") ||
+          !expect(*operands, json::value_t::array, "an array", p + ".operands") ||
+          !expect(*results, json::value_t::array, "an array", p + ".results") ||
+          !expect(*attrs, json::value_t::object, "an object", p + ".attrs") ||
+          !expect(*regions, json::value_t::array, "an array", p + ".regions"))
+        return false;
+      op.kind = k->get<std::string>();
+      for (size_t n = 0; n < operands->size(); ++n) {
+        if (!expect((*operands)[n], json::value_t::number_integer, "a value id",
+                    fmt::format("{}.operands[{}]", p, n)))
+          return false;
+        op.operands.push_back((*operands)[n].get<ValueId>());
+      }
+      for (size_t n = 0; n < results->size(); ++n) {
+        Value v;
+        if (!value((*results)[n], fmt::format("{}.results[{}]", p, n), v))
+          return false;
+        op.results.push_back(std::move(v));
+      }
+      op.attrs = *attrs;
+      for (size_t n = 0; n < regions->size(); ++n) {
+        Region r;
+        if (!region((*regions)[n], fmt::format("{}.regions[{}]", p, n), r))
+          return false;
+        op.regions.push_back(std::move(r));
+      }
+      out.ops.push_back(std::move(op));
+    }
+    return true;
+  }
+};
+} // namespace
+
+std::optional<Region> ir::fromJson(const json &j, const std::string &path, Problem &err) {
+  Reader r{err};
+  Region out;
+  if (!r.region(j, path, out))
+    return std::nullopt;
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Printer
+//===----------------------------------------------------------------------===//
+
+std::string ir::dimStr(const json &d) {
+  if (d.is_number_integer())
+    return std::to_string(d.get<int64_t>());
+  if (!d.is_object())
+    return "?";
+  if (d.contains("sym"))
+    return d.value("name", "?");
+  if (d.contains("packsize"))
+    return "#" + d.value("name", "?");
+  std::string op = d.value("op", "");
+  std::vector<std::string> args;
+  if (d.contains("args") && d["args"].is_array())
+    for (const json &a : d["args"]) {
+      std::string s = dimStr(a);
+      bool compound = a.is_object() && a.contains("op") && a["op"] == "add";
+      args.push_back(compound && op != "add" && op != "min" && op != "max" ? "(" + s + ")" : s);
+    }
+  if (op == "min" || op == "max")
+    return fmt::format("{}({})", op, fmt::join(args, ", "));
+  const char *sep = op == "add" ? " + " : op == "mul" ? " * " : op == "floordiv" ? " / " : " % ";
+  return fmt::format("{}", fmt::join(args, sep));
+}
+
+static std::string dtypeStr(const json &d) {
+  if (d.is_string())
+    return d.get<std::string>();
+  if (d.is_object())
+    return d.value("name", "?");
+  return "?";
+}
+
+static std::string unitsStr(const json &units) {
+  std::vector<std::string> parts;
+  if (units.is_array())
+    for (const json &u : units)
+      parts.push_back(u.is_object() && u.contains("pack") ? u.value("name", "?") + "..." : dimStr(u));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string ir::typeStr(const json &t) {
+  std::string k = t.is_object() ? t.value("kind", "") : "";
+  if (k == "scalar")
+    return dtypeStr(t["dtype"]);
+  if (k == "literal")
+    return "{" + t.value("class", "?") + "}";
+  if (k == "tensor") {
+    std::string s = unitsStr(t["shape"]);
+    return "Tensor[" + s + (s.empty() ? "" : "; ") + dtypeStr(t["dtype"]) + "]";
+  }
+  if (k == "tuple") {
+    std::vector<std::string> parts;
+    for (const json &e : t["elements"])
+      parts.push_back(typeStr(e));
+    return fmt::format("({})", fmt::join(parts, ", "));
+  }
+  if (k == "optional")
+    return typeStr(t["inner"]) + "?";
+  if (k == "array")
+    return fmt::format("[{}; {}]", typeStr(t["element"]), dimStr(t["length"]));
+  if (k == "block" || k == "struct" || k == "enum") {
+    std::vector<std::string> args;
+    for (const json &a : t["args"])
+      args.push_back(a.is_array() ? "[" + unitsStr(a) + "]" : a.is_string() ? a.get<std::string>()
+                                  : a.is_object() && a.contains("var") ? dtypeStr(a)
+                                                                       : dimStr(a));
+    return fmt::format("{}<{}>", t.value("name", "?"), fmt::join(args, ", "));
+  }
+  if (k == "relation")
+    return fmt::format("{}[{}]", t.value("relation", "?"), unitsStr(t["dims"]));
+  return k.empty() ? "?" : k;
+}
+
+static void printRegion(const Region &r, int indent, std::string &out);
+
+static void printOp(const Op &op, int indent, std::string &out) {
+  std::string pad(indent, ' ');
+  out += pad;
+  if (!op.results.empty()) {
+    std::vector<std::string> ids;
+    for (const Value &v : op.results)
+      ids.push_back(fmt::format("%{}", v.id));
+    out += fmt::format("{} = ", fmt::join(ids, ", "));
+  }
+  std::vector<std::string> operands;
+  for (ValueId id : op.operands)
+    operands.push_back(fmt::format("%{}", id));
+  out += fmt::format("{}({})", op.kind, fmt::join(operands, ", "));
+  if (!op.attrs.empty())
+    out += " " + op.attrs.dump();
+  std::string comment;
+  if (!op.results.empty()) {
+    std::vector<std::string> types, names;
+    for (const Value &v : op.results) {
+      types.push_back(typeStr(v.type));
+      if (!v.name.empty())
+        names.push_back(v.name);
+    }
+    out += fmt::format(" : {}", fmt::join(types, ", "));
+    if (!names.empty())
+      comment = fmt::format("  // {}", fmt::join(names, ", "));
+  }
+  if (op.regions.empty()) {
+    out += comment + "\n";
+    return;
+  }
+  out += " {" + comment + "\n";
+  for (size_t i = 0; i < op.regions.size(); ++i) {
+    if (i)
+      out += pad + "} {\n";
+    printRegion(op.regions[i], indent + 2, out);
+  }
+  out += pad + "}\n";
+}
+
+static void printRegion(const Region &r, int indent, std::string &out) {
+  if (!r.args.empty()) {
+    std::vector<std::string> args;
+    for (const Value &v : r.args)
+      args.push_back(fmt::format("%{}: {}{}", v.id, v.name.empty() ? "" : v.name + ": ",
+                                 typeStr(v.type)));
+    out += fmt::format("{}^({}):\n", std::string(indent, ' '), fmt::join(args, ", "));
+  }
+  for (const Op &op : r.ops)
+    printOp(op, indent, out);
+}
+
+std::string ir::print(const Region &body, int indent) {
+  std::string out;
+  printRegion(body, indent, out);
+  return out;
+}

@@ -1,0 +1,149 @@
+//===- Binding.cpp - Binding manifests (§10.2) ----------------------------===//
+#include "linnet/Plan/Binding.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+using namespace linnet;
+using namespace linnet::plan;
+
+namespace {
+
+/// `layers[*].q` and `layers.*.q` are the same pattern; the manifest's
+/// spelling is the canonical one.
+std::string toManifestSpelling(std::string p) {
+  for (size_t at; (at = p.find(".*")) != std::string::npos;)
+    p.replace(at, 2, "[*]");
+  return p;
+}
+size_t stars(const std::string &s) {
+  size_t n = 0;
+  for (char c : s)
+    n += c == '*';
+  return n;
+}
+/// Replaces each `*` (or `[*]` in a canonical path) by the next index.
+std::string expand(const std::string &pattern, const std::vector<int64_t> &idx, bool canonical) {
+  std::string out;
+  size_t k = 0;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (canonical && pattern.compare(i, 3, "[*]") == 0) {
+      out += "." + std::to_string(idx[k++]);
+      i += 2;
+    } else if (!canonical && pattern[i] == '*') {
+      out += std::to_string(idx[k++]);
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<ManifestEntry> plan::manifestOf(const json &doc) {
+  std::vector<ManifestEntry> out;
+  if (doc.contains("manifest") && doc["manifest"].is_array())
+    for (const json &e : doc["manifest"])
+      if (e.is_object() && e.contains("path") && e["path"].is_string())
+        out.push_back({e["path"], e.value("kind", ""), e.value("dtype", json()),
+                       e.value("shape", json::array()), e.value("repeat", json::array()),
+                       e.value("optional", false)});
+  return out;
+}
+
+std::optional<Binding> plan::checkBinding(const json &doc, const std::vector<ManifestEntry> &manifest,
+                                          std::vector<ir::Problem> &problems) {
+  size_t before = problems.size();
+  auto fail = [&](std::string path, std::string msg) { problems.push_back({std::move(path), std::move(msg)}); };
+  if (!doc.is_object()) {
+    fail("$", "a binding manifest is a JSON object {\"version\": 1, \"tensors\": {...}}");
+    return std::nullopt;
+  }
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (it.key() != "version" && it.key() != "model" && it.key() != "tensors")
+      fail(it.key(), "unknown key (a binding manifest has version, model, tensors)");
+  if (!doc.contains("version") || doc["version"] != 1)
+    fail("version", "expected 1");
+  if (!doc.contains("tensors") || !doc["tensors"].is_object()) {
+    fail("tensors", "expected an object mapping canonical paths to external names");
+    return std::nullopt;
+  }
+  std::map<std::string, const ManifestEntry *> byPath;
+  for (const ManifestEntry &e : manifest)
+    byPath[e.path] = &e;
+
+  Binding b;
+  std::map<std::string, std::string> owner; // external name -> canonical path
+  const json &tensors = doc["tensors"];
+  for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+    std::string where = fmt::format("tensors[\"{}\"]", it.key());
+    if (!it.value().is_string()) {
+      fail(where, "expected the external tensor name (a string)");
+      continue;
+    }
+    std::string canon = toManifestSpelling(it.key()), ext = it.value();
+    auto e = byPath.find(canon);
+    if (e == byPath.end()) {
+      fail(where, fmt::format("unknown path '{}': the model has no param or buffer there", it.key()));
+      continue;
+    }
+    if (e->second->kind == "state") {
+      fail(where, fmt::format("'{}' is state: the runtime keeps it, weights never hold it", it.key()));
+      continue;
+    }
+    if (ext.empty()) {
+      fail(where, "empty external name");
+      continue;
+    }
+    if (stars(ext) != stars(canon)) {
+      fail(where, fmt::format("'{}' repeats over {} index{}, but '{}' has {} '*'", it.key(), stars(canon),
+                              stars(canon) == 1 ? "" : "es", ext, stars(ext)));
+      continue;
+    }
+    if (!b.patterns.emplace(canon, ext).second) {
+      fail(where, fmt::format("'{}' is mapped twice (as '{}' and '{}')", canon, b.patterns[canon], ext));
+      continue;
+    }
+    // Expand the repeats, where they are integers, to compare real names.
+    std::vector<int64_t> lens;
+    bool concrete = true;
+    for (const json &r : e->second->repeat) {
+      if (!r.is_number_integer())
+        concrete = false;
+      else
+        lens.push_back(r.get<int64_t>());
+    }
+    std::vector<std::pair<std::string, std::string>> pairs;
+    if (concrete) {
+      std::vector<int64_t> idx(lens.size(), 0);
+      bool empty = std::any_of(lens.begin(), lens.end(), [](int64_t n) { return n <= 0; });
+      while (!empty) {
+        pairs.push_back({expand(canon, idx, true), expand(ext, idx, false)});
+        size_t k = idx.size();
+        while (k > 0 && ++idx[k - 1] == lens[k - 1])
+          idx[--k] = 0;
+        if (k == 0)
+          break;
+      }
+    } else {
+      pairs.push_back({canon, ext});
+    }
+    for (auto &[c, x] : pairs) {
+      auto [pos, fresh] = owner.emplace(x, c);
+      if (!fresh) {
+        fail(where, fmt::format("duplicate external name '{}': both '{}' and '{}' map to it", x,
+                                pos->second, c));
+        break;
+      }
+      b.names[c] = x;
+    }
+  }
+  for (const ManifestEntry &e : manifest)
+    if (e.kind != "state" && !e.optional && !b.patterns.count(e.path))
+      fail("tensors", fmt::format("required {} '{}' is not mapped to an external name", e.kind, e.path));
+  if (problems.size() != before)
+    return std::nullopt;
+  return b;
+}

@@ -1,0 +1,46 @@
+"""Writes a damaged copy of a plan for the plan reader's error tests.
+Usage: mutate.py PLAN.json CASE  (the result goes to stdout)."""
+import json
+import sys
+
+plan = json.load(open(sys.argv[1]))
+case = sys.argv[2]
+fn = next(i for i, f in enumerate(plan["functions"]) if f["body"]["ops"])
+body = plan["functions"][fn]["body"]
+
+def first(kind, region=body):
+    for op in region["ops"]:
+        if op["kind"] == kind:
+            return op
+        for r in op["regions"]:
+            found = first(kind, r)
+            if found:
+                return found
+    return None
+
+if case == "unknown-id":
+    op = next(o for o in body["ops"] if o["operands"])
+    op["operands"][0] = 4242
+elif case == "missing-attrs":
+    del body["ops"][0]["attrs"]
+elif case == "string-id":
+    body["ops"][0]["results"][0]["id"] = "%1"
+elif case == "bad-kind":
+    body["ops"][0]["kind"] = "frobnicate"
+elif case == "callee":
+    first("call")["attrs"]["callee"] = "nowhere::f"
+elif case == "version":
+    plan["version"] = 2
+elif case == "extra-key":
+    plan["extra"] = 1
+elif case == "fn-kind":
+    plan["functions"][0]["kind"] = "method"
+elif case == "no-yield":
+    comp = first("comprehension")
+    comp["regions"][0]["ops"].pop()
+elif case == "manifest":
+    plan["manifest"][0]["kind"] = "weight"
+elif case == "truncated":
+    sys.stdout.write(json.dumps(plan)[:100])
+    sys.exit(0)
+json.dump(plan, sys.stdout, indent=2)
