@@ -172,7 +172,7 @@ std::string resolveTargetFile(const std::string &name, const std::string &dir) {
 }
 
 std::string defaultDeploymentFile(const Target &t, const std::string &dir) {
-  return dir + "/deployments/" + (t.kind == "cpu" ? "cpu-local" : t.id + "-x1") + ".json";
+  return dir + "/deployments/" + t.id + (t.kind == "cpu" ? "-local" : "-x1") + ".json";
 }
 
 } // namespace linnet::planning

@@ -1,13 +1,17 @@
 //===- BuildCommand.cpp - `linnet build` ----------------------------------===//
 //
-// Task IR (.mlir) -> PortablePlanIR. Exit status: 0 success, 1 errors in the
+// Task IR (.mlir) -> PortablePlanIR -> (binding gate) ConcretePlanIR ->
+// MachineIR, with the derived timeline and report and the artifact
+// manifest; every verifier runs on the way. Exit status: 0 success, 1 errors in the
 // input (a plan that fails verification, an infeasible binding), 2 usage.
 //
 //===----------------------------------------------------------------------===//
 #include "BuildCommand.h"
 
+#include "linnet/Config.h"
+#include "linnet/Planning/Binding.h"
+#include "linnet/Planning/Derived.h"
 #include "linnet/Planning/FromTaskIR.h"
-#include "linnet/Planning/Portable.h"
 
 #include <fmt/format.h>
 
@@ -23,10 +27,43 @@ struct BuildOptions {
   std::string file;
   std::string target = "cpu";
   std::string deployment;
-  std::string emit = "portable";
+  std::string implementationPolicy;
+  std::string evidencePolicy;
+  std::string emit = "manifest";
   std::string output = "-";
   bool verifyOnly = false;
+  CLI::Option *targetOpt = nullptr;
 } gBuild;
+
+struct Inputs {
+  Target target;
+  Deployment deployment;
+  ImplementationPolicy implementations;
+  EvidencePolicy evidence;
+};
+
+/// Reads the target, deployment and policies; throws SchemaError with the
+/// file named in the message.
+Inputs loadInputs() {
+  std::string dir = defaultTargetsDir();
+  auto load = [](const std::string &file, auto parse) {
+    try {
+      return parse(readJsonFile(file));
+    } catch (const SchemaError &e) {
+      throw SchemaError(e.path, file + ": " + e.what());
+    }
+  };
+  Inputs in;
+  in.target = load(resolveTargetFile(gBuild.target, dir), targetFromJson);
+  in.deployment = load(gBuild.deployment.empty() ? defaultDeploymentFile(in.target, dir) : gBuild.deployment,
+                       deploymentFromJson);
+  in.implementations = load(gBuild.implementationPolicy.empty() ? dir + "/policies/implementation-default.json"
+                                                                : gBuild.implementationPolicy,
+                            implementationPolicyFromJson);
+  in.evidence = load(gBuild.evidencePolicy.empty() ? dir + "/policies/evidence-default.json" : gBuild.evidencePolicy,
+                     evidencePolicyFromJson);
+  return in;
+}
 
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -60,7 +97,19 @@ int verifyDocument(const std::string &file) {
                              ? j["schema"].get<std::string>()
                              : "";
     Diagnostics diags;
-    if (schema == kPortableSchema) {
+    std::optional<Inputs> in;
+    if (gBuild.targetOpt->count() || !gBuild.deployment.empty())
+      in = loadInputs();
+    if (schema == kConcreteSchema) {
+      ConcreteContext ctx;
+      if (in) {
+        ctx.target = &in->target;
+        ctx.deployment = &in->deployment;
+      }
+      diags = verifyConcrete(concreteFromJson(j), ctx);
+    } else if (schema == kMachineSchema) {
+      diags = verifyMachine(machineFromJson(j), nullptr, in ? &in->target : nullptr);
+    } else if (schema == kPortableSchema) {
       // Target-bound fields are named before the strict reader would call
       // them merely unknown keys.
       diags = scanTargetBoundFields(j);
@@ -85,10 +134,12 @@ CLI::App *addBuildCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("build", "Compile a model into a ProgramArtifact");
   cmd->add_option("file", gBuild.file, "Task IR (.mlir), or with --verify-only a plan (.json)")
       ->required();
-  cmd->add_option("--target", gBuild.target, "cpu, cpu-avx512, cuda, cuda-h100, or a target file");
+  gBuild.targetOpt = cmd->add_option("--target", gBuild.target, "cpu, cpu-avx512, cuda, cuda-h100, or a target file");
   cmd->add_option("--deployment", gBuild.deployment, "Deployment file (JSON)");
   cmd->add_option("--emit", gBuild.emit, "What to write")
-      ->check(CLI::IsMember({"portable"}));
+      ->check(CLI::IsMember({"portable", "concrete", "machine", "timeline", "report", "manifest"}));
+  cmd->add_option("--implementation-policy", gBuild.implementationPolicy, "Implementation policy file");
+  cmd->add_option("--evidence-policy", gBuild.evidencePolicy, "Evidence policy file");
   cmd->add_option("-o", gBuild.output, "Output file ('-': standard output)");
   cmd->add_flag("--verify-only", gBuild.verifyOnly, "Run every verifier and write nothing");
   return cmd;
@@ -115,14 +166,46 @@ int runBuild() {
   Diagnostics diags;
   std::optional<PortablePlan> portable = importMlirFile(file, diags);
   if (!portable)
-    return report(diags, file) ? 1 : 1;
+    return report(diags, file), 1;
   if (report(verifyPortable(*portable), file))
     return 1;
+  if (gBuild.emit == "portable" && !gBuild.verifyOnly)
+    return writeOutput(canonicalDump(toJson(*portable)), gBuild.output) ? 0 : 1;
+
+  Inputs in;
+  try {
+    in = loadInputs();
+  } catch (const SchemaError &e) {
+    return report({{"input.schema", e.path, e.what()}}, file);
+  }
+  std::optional<ConcretePlan> concrete =
+      bind({*portable, in.target, in.deployment, in.implementations, in.evidence}, diags);
+  if (!concrete)
+    return report(diags, file);
+  if (report(verifyConcrete(*concrete, {&*portable, &in.target, &in.deployment}), file))
+    return 1;
+  MachineIR machine = lowerToMachine(*concrete, in.target);
+  if (report(verifyMachine(machine, &*concrete, &in.target), file))
+    return 1;
   if (gBuild.verifyOnly) {
-    std::cout << fmt::format("{}: ok: portable plan verified\n", file);
+    std::cout << fmt::format("{}: ok: portable, concrete ({}) and machine verified\n", file, in.target.id);
     return 0;
   }
-  return writeOutput(canonicalDump(toJson(*portable)), gBuild.output) ? 0 : 1;
+  Json out;
+  if (gBuild.emit == "concrete") {
+    out = toJson(*concrete);
+  } else if (gBuild.emit == "machine") {
+    out = toJson(machine);
+  } else if (gBuild.emit == "manifest") {
+    out = artifactManifest({*portable, *concrete, machine, in.target, in.deployment, LINNET_VERSION,
+                            LINNET_GIT_COMMIT, {"--target=" + gBuild.target, "--emit=" + gBuild.emit}});
+  } else {
+    CostedTaskView costs = costTasks(*portable, in.target, in.deployment, in.evidence);
+    TimingProjection tp = project(*concrete, costs, in.target);
+    out = gBuild.emit == "timeline" ? timelineBundle(*concrete, tp, in.evidence, {})
+                                    : evaluationReport(*portable, *concrete, costs, tp, in.evidence);
+  }
+  return writeOutput(canonicalDump(out), gBuild.output) ? 0 : 1;
 }
 
 } // namespace linnet::tool
