@@ -41,6 +41,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -55,6 +56,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <cstring>
 #include <mutex>
 
 using namespace mlir;
@@ -225,6 +227,39 @@ void optimize(llvm::Module &module, llvm::TargetMachine &tm, unsigned level) {
   mpm.run(module, mam);
 }
 
+/// For every `_mlir_ciface_F` whose parameters are all descriptor pointers,
+/// adds `void linnet_entry_F(void **args)` calling it with args[0..n): the
+/// runtime's `linnet-cpu-packed-v1` convention (docs/runtime-abi.md), so a
+/// loader needs no per-signature thunk.
+void addPackedEntries(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  SmallVector<llvm::Function *> interfaces;
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration() && f.getName().starts_with("_mlir_ciface_") &&
+        f.getReturnType()->isVoidTy() &&
+        llvm::all_of(f.args(), [](llvm::Argument &a) {
+          return a.getType()->isPointerTy();
+        }))
+      interfaces.push_back(&f);
+  for (llvm::Function *f : interfaces) {
+    std::string name =
+        "linnet_entry_" + f->getName().drop_front(strlen("_mlir_ciface_")).str();
+    if (module.getFunction(name))
+      continue;
+    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+    auto *entry = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                         name, module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    SmallVector<llvm::Value *> args;
+    for (unsigned i = 0; i < f->arg_size(); ++i)
+      args.push_back(b.CreateLoad(
+          ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i)));
+    b.CreateCall(f, args);
+    b.CreateRetVoid();
+  }
+}
+
 /// Collects MLIR diagnostics so they can travel in an llvm::Error.
 struct DiagnosticCapture {
   std::string text;
@@ -256,6 +291,7 @@ translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   if (!llvmModule)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "translation to LLVM IR failed");
+  addPackedEntries(*llvmModule);
   auto tm = makeTargetMachine(options);
   if (!tm)
     return tm.takeError();

@@ -199,6 +199,53 @@ TEST(CPUCodegen, SeedWalkthroughFromFixture) {
   EXPECT_EQ(runAgg(fn, g, x, w), (std::vector<float>{23, 6, 0}));
 }
 
+TEST(CPUCodegen, PackedEntryFollowsRuntimeABI) {
+  // linnet_entry_F(void **args): the runtime's linnet-cpu-packed-v1.
+  auto lib = compile(csrAggregation(kSum, "sum"));
+  ASSERT_TRUE(lib->handle) << lib->error;
+  auto fn = reinterpret_cast<void (*)(void **)>(lib->symbol("linnet_entry_agg"));
+  ASSERT_TRUE(fn);
+  int64_t rowPtr[] = {0, 2, 3, 3}, colIdx[] = {0, 1, 1};
+  float x[] = {2, 3}, w[] = {4, 5, 2}, out[] = {-1, -1, -1};
+  Idx rp = memref1d(rowPtr, 4), ci = memref1d(colIdx, 3);
+  Vec xs = memref1d(x, 2), ws = memref1d(w, 3), os = memref1d(out, 3);
+  void *args[] = {&rp, &ci, &xs, &ws, &os};
+  fn(args);
+  EXPECT_EQ(std::vector<float>(out, out + 3), (std::vector<float>{23, 6, 0}));
+}
+
+TEST(CPUCodegen, TupleStateReducerWithFinalize) {
+  // mean: state (sum, count), lift m -> (m, 1), finalize sum / max(count, 1).
+  std::string src = R"(
+"gf.reducer"() <{sym_name = "mean", kind = "algebraic", associative = true, commutative = true, message_types = [f32], state_types = [f32, f32], result_types = [f32]}> ({
+  %z = arith.constant 0.0 : f32
+  "gf.reducer_yield"(%z, %z) : (f32, f32) -> ()
+}, {
+^bb0(%m: f32):
+  %one = arith.constant 1.0 : f32
+  "gf.reducer_yield"(%m, %one) : (f32, f32) -> ()
+}, {
+^bb0(%s0: f32, %c0: f32, %s1: f32, %c1: f32):
+  %s = arith.addf %s0, %s1 : f32
+  %c = arith.addf %c0, %c1 : f32
+  "gf.reducer_yield"(%s, %c) : (f32, f32) -> ()
+}, {
+^bb0(%s: f32, %c: f32):
+  %one = arith.constant 1.0 : f32
+  %n = arith.maximumf %c, %one : f32
+  %r = arith.divf %s, %n : f32
+  "gf.reducer_yield"(%r) : (f32) -> ()
+}) : () -> ()
+)";
+  auto lib = compile(csrAggregation(src, "mean"));
+  ASSERT_TRUE(lib->handle) << lib->error;
+  auto fn = reinterpret_cast<AggFn>(lib->symbol("_mlir_ciface_agg"));
+  ASSERT_TRUE(fn);
+  Csr g{{0, 2, 3, 3}, {0, 1, 1}, 2};
+  std::vector<float> x{2, 3}, w{4, 5, 2};
+  EXPECT_EQ(runAgg(fn, g, x, w), (std::vector<float>{11.5f, 6, 0}));
+}
+
 std::vector<float> referenceAgg(const Csr &g, const std::vector<float> &x,
                                 const std::vector<float> &w, bool max) {
   std::vector<float> out(g.rows());
