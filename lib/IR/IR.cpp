@@ -141,14 +141,14 @@ std::string ir::dimStr(const json &d) {
   if (d.contains("sym"))
     return d.value("name", "?");
   if (d.contains("packsize"))
-    return "#" + d.value("name", "?");
+    return fmt::format("#{}", d.value("name", "?"));
   std::string op = d.value("op", "");
   std::vector<std::string> args;
   if (d.contains("args") && d["args"].is_array())
     for (const json &a : d["args"]) {
       std::string s = dimStr(a);
       bool compound = a.is_object() && a.contains("op") && a["op"] == "add";
-      args.push_back(compound && op != "add" && op != "min" && op != "max" ? "(" + s + ")" : s);
+      args.push_back(compound && op != "add" && op != "min" && op != "max" ? fmt::format("({})", s) : s);
     }
   if (op == "min" || op == "max")
     return fmt::format("{}({})", op, fmt::join(args, ", "));
@@ -168,7 +168,7 @@ static std::string unitsStr(const json &units) {
   std::vector<std::string> parts;
   if (units.is_array())
     for (const json &u : units)
-      parts.push_back(u.is_object() && u.contains("pack") ? u.value("name", "?") + "..." : dimStr(u));
+      parts.push_back(u.is_object() && u.contains("pack") ? fmt::format("{}...", u.value("name", "?")) : dimStr(u));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -177,10 +177,10 @@ std::string ir::typeStr(const json &t) {
   if (k == "scalar")
     return dtypeStr(t["dtype"]);
   if (k == "literal")
-    return "{" + t.value("class", "?") + "}";
+    return fmt::format("{{{}}}", t.value("class", "?"));
   if (k == "tensor") {
     std::string s = unitsStr(t["shape"]);
-    return "Tensor[" + s + (s.empty() ? "" : "; ") + dtypeStr(t["dtype"]) + "]";
+    return fmt::format("Tensor[{}{}{}]", s, s.empty() ? "" : "; ", dtypeStr(t["dtype"]));
   }
   if (k == "tuple") {
     std::vector<std::string> parts;
@@ -189,13 +189,13 @@ std::string ir::typeStr(const json &t) {
     return fmt::format("({})", fmt::join(parts, ", "));
   }
   if (k == "optional")
-    return typeStr(t["inner"]) + "?";
+    return fmt::format("{}?", typeStr(t["inner"]));
   if (k == "array")
     return fmt::format("[{}; {}]", typeStr(t["element"]), dimStr(t["length"]));
   if (k == "block" || k == "struct" || k == "enum") {
     std::vector<std::string> args;
     for (const json &a : t["args"])
-      args.push_back(a.is_array() ? "[" + unitsStr(a) + "]" : a.is_string() ? a.get<std::string>()
+      args.push_back(a.is_array() ? fmt::format("[{}]", unitsStr(a)) : a.is_string() ? a.get<std::string>()
                                   : a.is_object() && a.contains("var") ? dtypeStr(a)
                                                                        : dimStr(a));
     return fmt::format("{}<{}>", t.value("name", "?"), fmt::join(args, ", "));

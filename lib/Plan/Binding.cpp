@@ -29,7 +29,7 @@ std::string expand(const std::string &pattern, const std::vector<int64_t> &idx, 
   size_t k = 0;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (canonical && pattern.compare(i, 3, "[*]") == 0) {
-      out += "." + std::to_string(idx[k++]);
+      out += fmt::format(".{}", idx[k++]);
       i += 2;
     } else if (!canonical && pattern[i] == '*') {
       out += std::to_string(idx[k++]);
