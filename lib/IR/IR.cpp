@@ -221,7 +221,7 @@ static void printOp(const Op &op, int indent, std::string &out) {
     operands.push_back(fmt::format("%{}", id));
   out += fmt::format("{}({})", op.kind, fmt::join(operands, ", "));
   if (!op.attrs.empty())
-    out += " " + op.attrs.dump();
+    out.append(" ").append(op.attrs.dump()); // (GCC 12 -Wrestrict misfires on " " + s)
   std::string comment;
   if (!op.results.empty()) {
     std::vector<std::string> types, names;
