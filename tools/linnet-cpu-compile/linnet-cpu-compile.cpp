@@ -2,6 +2,7 @@
 //
 //   linnet-cpu-compile IN.mlir -o OUT.so [--O=3] [--serial] [--mcpu=CPU]
 //                      [--emit=so|loops|llvm-dialect|llvm-ir]
+//                      [--impl=auto|generated|blas] [--implementations=PATH]
 //
 // IN may be at any stage from Domain IR (gf.apply) to loops; the stages
 // still missing are run (docs/cpu-abi.md describes the functions in OUT).
@@ -34,6 +35,15 @@ static cl::opt<bool> serial("serial",
                             cl::desc("run row tiles serially (no OpenMP)"));
 static cl::opt<std::string> mcpu("mcpu", cl::desc("target CPU (default: host)"));
 static cl::opt<std::string>
+    impl("impl",
+         cl::desc("implementations contractions may bind to: auto (BLAS where "
+                  "OpenBLAS is installed) | generated | blas"),
+         cl::init("auto"));
+static cl::opt<std::string> implementationsFile(
+    "implementations",
+    cl::desc("write the implementation chosen for each linalg op as JSON (- for stdout)"),
+    cl::value_desc("path"));
+static cl::opt<std::string>
     emit("emit", cl::desc("so | loops | llvm-dialect | llvm-ir"), cl::init("so"));
 
 int main(int argc, char **argv) {
@@ -60,17 +70,40 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.parallel = !serial;
   options.cpu = mcpu;
+  if (!linnet::cpu::parseImplementationPolicy(impl, options.implementation)) {
+    errs() << "linnet-cpu-compile: unknown --impl=" << impl
+           << " (auto | generated | blas)\n";
+    return 1;
+  }
+  std::vector<linnet::cpu::ImplementationChoice> choices;
+  auto writeChoices = [&]() -> bool {
+    if (implementationsFile.empty())
+      return true;
+    std::string err;
+    auto f = mlir::openOutputFile(implementationsFile, &err);
+    if (!f) {
+      errs() << "linnet-cpu-compile: " << err << "\n";
+      return false;
+    }
+    f->os() << "[";
+    for (size_t i = 0; i < choices.size(); ++i)
+      f->os() << (i ? ",\n " : "") << linnet::cpu::toJSON(choices[i]);
+    f->os() << "]\n";
+    f->keep();
+    return true;
+  };
 
   if (emit == "so") {
     if (outputFile == "-") {
       errs() << "linnet-cpu-compile: a shared library needs -o PATH\n";
       return 1;
     }
-    if (Error e = linnet::cpu::compileToSharedLibrary(*module, outputFile, options)) {
+    if (Error e = linnet::cpu::compileToSharedLibrary(*module, outputFile,
+                                                      options, &choices)) {
       errs() << "linnet-cpu-compile: " << toString(std::move(e)) << "\n";
       return 1;
     }
-    return 0;
+    return writeChoices() ? 0 : 1;
   }
 
   auto out = mlir::openOutputFile(outputFile, &error);
@@ -78,7 +111,8 @@ int main(int argc, char **argv) {
     errs() << "linnet-cpu-compile: " << error << "\n";
     return 1;
   }
-  if (failed(linnet::cpu::lowerToLoops(*module)))
+  if (failed(linnet::cpu::lowerToLoops(*module, options, &choices)) ||
+      !writeChoices())
     return 1;
   if (emit != "loops" &&
       failed(linnet::cpu::lowerLoopsToLLVMDialect(*module, options)))

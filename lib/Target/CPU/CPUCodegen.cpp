@@ -76,6 +76,7 @@ void registerCPUCodegenDialects(DialectRegistry &registry) {
                   index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
                   memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
                   tensor::TensorDialect, vector::VectorDialect>();
+  registerLinalgCodegenDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
@@ -94,6 +95,16 @@ LogicalResult lowerToLoops(ModuleOp module) {
   pm.addPass(gf::createGfSelectKernelSchedule(schedule));
   pm.addPass(createGfLowerKernelToLoops());
   return pm.run(module);
+}
+
+LogicalResult lowerToLoops(ModuleOp module, const CodegenOptions &options,
+                           std::vector<ImplementationChoice> *choices) {
+  if (failed(lowerToLoops(module)))
+    return failure();
+  LinalgTarget target = options.linalgTarget;
+  if (!options.parallel || !openMPAvailable())
+    target.threads = 1;
+  return lowerLinalg(module, options.implementation, target, choices);
 }
 
 LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
@@ -300,13 +311,15 @@ translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
 }
 
 llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
-                                   const CodegenOptions &options) {
+                                   const CodegenOptions &options,
+                                   std::vector<ImplementationChoice> *choices) {
   DiagnosticCapture diags(module.getContext());
   DialectRegistry registry;
   registerCPUCodegenDialects(registry);
   module.getContext()->appendDialectRegistry(registry);
-  if (failed(lowerToLoops(module)))
+  if (failed(lowerToLoops(module, options, choices)))
     return diags.error("lowering to loops failed");
+  bool blas = usesBLAS(module);
   if (failed(lowerLoopsToLLVMDialect(module, options)))
     return diags.error("lowering to the LLVM dialect failed");
 
@@ -347,6 +360,21 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   }
   std::string out = outputPath.str(), obj = objPath.str().str();
   std::vector<std::string> argv = {*linker, "-shared", "-o", out, obj, "-lm"};
+  // BLAS calls go through a small C shim that loads OpenBLAS on first use
+  // (LinalgCodegen.cpp, blasShimSource).
+  llvm::SmallString<128> shimPath;
+  if (blas) {
+    int shimFd;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "linnet-blas-shim", "c", shimFd, shimPath)) {
+      llvm::sys::fs::remove(objPath);
+      return llvm::createStringError(ec, "cannot create the BLAS shim source");
+    }
+    llvm::raw_fd_ostream(shimFd, /*shouldClose=*/true) << blasShimSource();
+    argv.insert(argv.begin() + 4, {"-O2", "-fPIC", shimPath.str().str()});
+    argv.push_back("-ldl");
+    argv.push_back("-lpthread");
+  }
   if (options.parallel && openMPAvailable()) {
     argv.push_back("-L" LINNET_LLVM_LIBRARY_DIR);
     argv.push_back("-Wl,-rpath," LINNET_LLVM_LIBRARY_DIR);
@@ -357,6 +385,8 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
                                      &message);
   llvm::sys::fs::remove(objPath);
+  if (!shimPath.empty())
+    llvm::sys::fs::remove(shimPath);
   if (rc != 0)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

@@ -12,6 +12,8 @@
 #ifndef LINNET_TARGET_CPU_CPUCODEGEN_H
 #define LINNET_TARGET_CPU_CPUCODEGEN_H
 
+#include "linnet/Target/CPU/LinalgCodegen.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/Error.h"
@@ -37,6 +39,12 @@ struct CodegenOptions {
   std::string features;
   /// Linker driver used for `-shared`.
   std::string linker = "cc";
+  /// Which implementations linalg contractions may bind to (BLAS or the
+  /// generated kernel); see LinalgCodegen.h.
+  ImplementationPolicy implementation = ImplementationPolicy::Auto;
+  /// Vector width, cache sizes and thread count the linalg schedules are
+  /// derived from (zeros: the host's).
+  LinalgTarget linalgTarget;
 };
 
 /// Adds every dialect and LLVM IR translation the CPU pipeline touches.
@@ -62,9 +70,18 @@ translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
 /// The whole pipeline: lowerToLoops, lowerLoopsToLLVMDialect, translation,
 /// optimization, object emission and `cc -shared` into `outputPath`.
 /// Errors carry MLIR's diagnostics as text.
+/// Memref-level linalg ops (from the plan importer) go through
+/// lowerLinalg after lowerToLoops; `choices`, when given, receives the
+/// implementation chosen for each of them (for the concrete plan).
 llvm::Error compileToSharedLibrary(mlir::ModuleOp module,
                                    llvm::StringRef outputPath,
-                                   const CodegenOptions &options = {});
+                                   const CodegenOptions &options = {},
+                                   std::vector<ImplementationChoice> *choices = nullptr);
+
+/// lowerToLoops, then the linalg stage with options' policy and target.
+mlir::LogicalResult lowerToLoops(mlir::ModuleOp module,
+                                 const CodegenOptions &options,
+                                 std::vector<ImplementationChoice> *choices);
 
 /// True when scf.parallel can be lowered to OpenMP on this machine.
 bool openMPAvailable();

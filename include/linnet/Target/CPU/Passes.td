@@ -71,4 +71,49 @@ def GfLowerKernelToLoops : Pass<"gf-lower-kernel-to-loops", "::mlir::ModuleOp"> 
                            "::mlir::vector::VectorDialect"];
 }
 
+def LinnetCPULowerLinalg : Pass<"linnet-cpu-lower-linalg", "::mlir::ModuleOp"> {
+  let summary = "Tile, pack and vectorize linalg contractions (or bind them to BLAS); lower other linalg ops";
+  let description = [{
+    Lowers every memref-level linalg op of the module for the host CPU
+    (docs/cpu-abi.md, "Contractions"):
+
+    - matmul-like contractions (`linalg.matmul`, `linalg.batch_matmul`,
+      `linalg.generic` whose maps and mul/add body form a contraction with
+      one M, N and K loop and any batch loops) are tiled through the
+      transform-dialect interpreter with a schedule derived from the shape
+      and the target: `scf.forall` over thread chunks of M (or N, or the
+      batch), cache tiles (the B tile a quarter of L2, the A tile half of
+      it), the B tile packed into an aligned buffer, register tiles of
+      RI x (2 vectors) peeled where they do not divide, vectorized to
+      `vector.contract` and lowered to outer products (FMAs), with loads and
+      stores of the accumulators hoisted out of the K loop;
+    - with `implementation=blas` (or `auto` where OpenBLAS is installed),
+      2-D f32 matmuls with unit inner strides become calls to
+      `linnet_cblas_sgemm` (a shim over OpenBLAS's `cblas_sgemm`), a zero
+      `linalg.fill` of C right before folded into beta = 0;
+    - matrix-vector products (`y[i] += W[i, k] x[k]`, W rows contiguous)
+      become an `scf.parallel` over row blocks streaming each row of W once
+      with vector loads and four accumulators;
+    - static elementwise ops are tiled to rows of up to four vectors and
+      vectorized; everything else becomes scf loops.
+
+    Every choice is recorded on the module as `linnet.cpu.implementations`
+    (and emitted as a remark with `remarks=true`).
+  }];
+  let options = [
+    Option<"implementation", "implementation", "std::string", "\"generated\"",
+           "auto | generated | blas: which implementations contractions may bind to">,
+    Option<"vectorBits", "vector-bits", "unsigned", "0",
+           "vector register width in bits (0: the host's)">,
+    Option<"l1Bytes", "l1-bytes", "int64_t", "0", "L1 data cache bytes (0: the host's)">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", "0", "L2 cache bytes per core (0: the host's)">,
+    Option<"threads", "threads", "unsigned", "2", "threads the outer tiles are split over">,
+    Option<"remarks", "remarks", "bool", "false", "emit a remark per implementation choice">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // LINNET_TARGET_CPU_PASSES_TD

@@ -1,0 +1,1005 @@
+//===- LinalgCodegen.cpp - linalg contractions and elementwise ops on CPU -===//
+//
+// -linnet-cpu-lower-linalg. Per function:
+//   1. every linalg op is classified: matmul-like contraction (one M, N and K
+//      loop plus batch loops), matrix-vector product (M and K, W rows
+//      contiguous), static elementwise op, or other;
+//   2. f32 matmuls become cblas_sgemm calls where the policy allows a
+//      library; matrix-vector products are rewritten here into row loops
+//      that stream W once with vector loads (scf.parallel over row blocks);
+//   3. a transform-dialect schedule is printed for the remaining ops (each
+//      tagged with `linnet_cpu_tag`) and run by the interpreter:
+//      contractions get forall (threads) / cache / register tiles derived
+//      from the shape and the target, their B operand packed per cache tile,
+//      register loops peeled, then vectorization (vector.contract), alias
+//      folding, hoisting and outer-product lowering; elementwise ops are
+//      tiled to rows of a few vectors and vectorized;
+//   4. whatever is left (dynamic remainders, non-contraction reductions)
+//      becomes scf loops; scf.forall becomes scf.parallel (OpenMP later).
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CPU/LinalgCodegen.h"
+#include "linnet/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/TransformOps/FuncTransformOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
+#include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/TransformOps/MemRefTransformOps.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <algorithm>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace linnet::cpu {
+
+#define GEN_PASS_DEF_LINNETCPULOWERLINALG
+#include "linnet/Target/CPU/Passes.h.inc"
+
+namespace {
+
+constexpr llvm::StringLiteral kTag = "linnet_cpu_tag";
+constexpr llvm::StringLiteral kChoicesAttr = "linnet.cpu.implementations";
+
+int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+int64_t roundDown(int64_t x, int64_t m) { return std::max(m, x / m * m); }
+int64_t ceilDiv(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+//===----------------------------------------------------------------------===//
+// Classification
+//===----------------------------------------------------------------------===//
+
+struct Contraction {
+  mutable linalg::LinalgOp op;
+  SmallVector<unsigned> batch;
+  unsigned m = ~0u, n = ~0u, k = ~0u; // loop positions (~0u: absent)
+  unsigned aOperand = 0, bOperand = 1;  // inputs holding (m,k) and (k,n)
+  SmallVector<int64_t> ranges;          // static loop ranges
+};
+
+/// A contraction with exactly one K loop, at most one M and one N loop, any
+/// batch loops, two inputs and one output.
+std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  Contraction c;
+  c.op = op;
+  c.ranges = op.getStaticLoopRanges();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (AffineMap map : maps)
+    if (!map.isProjectedPermutation())
+      return std::nullopt;
+  // Classify loops by which operands use them: batch (all three), m (A and
+  // C), n (B and C), k (A and B). Which input is "A" is decided by M.
+  auto uses = [&](unsigned operand, unsigned loop) {
+    return maps[operand].isFunctionOfDim(loop);
+  };
+  SmallVector<unsigned> m0, m1, k;
+  for (unsigned l = 0; l < op.getNumLoops(); ++l) {
+    bool i0 = uses(0, l), i1 = uses(1, l), o = uses(2, l);
+    if (i0 && i1 && o)
+      c.batch.push_back(l);
+    else if (i0 && !i1 && o)
+      m0.push_back(l);
+    else if (!i0 && i1 && o)
+      m1.push_back(l);
+    else if (i0 && i1 && !o)
+      k.push_back(l);
+    else
+      return std::nullopt;
+  }
+  if (k.size() != 1 || m0.size() > 1 || m1.size() > 1)
+    return std::nullopt;
+  c.k = k[0];
+  // Prefer the operand whose K is not its innermost index as B (k, n): a
+  // matrix-vector product then has A = W (m, k) and no N loop.
+  if (m0.empty() && !m1.empty()) {
+    c.aOperand = 1;
+    c.bOperand = 0;
+    std::swap(m0, m1);
+  }
+  if (!m0.empty())
+    c.m = m0[0];
+  if (!m1.empty())
+    c.n = m1[0];
+  return c;
+}
+
+bool isF32(linalg::LinalgOp op) {
+  for (OpOperand &operand : op->getOpOperands())
+    if (getElementTypeOrSelf(operand.get().getType()) !=
+        Float32Type::get(op.getContext()))
+      return false;
+  return true;
+}
+
+/// Position of `loop` among the results of operand's map, or -1.
+int resultPos(linalg::LinalgOp op, unsigned operand, unsigned loop) {
+  AffineMap map = op.getIndexingMapsArray()[operand];
+  for (unsigned r = 0; r < map.getNumResults(); ++r)
+    if (map.getDimPosition(r) == loop)
+      return r;
+  return -1;
+}
+
+/// memref with a static unit innermost stride.
+bool unitInnerStride(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || type.getRank() == 0)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)))
+    return false;
+  return strides.back() == 1;
+}
+
+std::string opName(Operation *op) { return op->getName().getStringRef().str(); }
+
+std::vector<int64_t> shapeOf(const Contraction &c) {
+  std::vector<int64_t> s;
+  auto at = [&](unsigned l) {
+    return l == ~0u ? 1 : (ShapedType::isDynamic(c.ranges[l]) ? -1 : c.ranges[l]);
+  };
+  for (unsigned b : c.batch)
+    s.push_back(at(b));
+  s.push_back(at(c.m));
+  s.push_back(at(c.n));
+  s.push_back(at(c.k));
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// BLAS: f32 matmul -> linnet_cblas_sgemm (the shim's cblas_sgemm)
+//===----------------------------------------------------------------------===//
+
+constexpr llvm::StringLiteral kSgemm = "linnet_cblas_sgemm";
+
+func::FuncOp declareSgemm(ModuleOp module) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(kSgemm))
+    return f;
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  Type i32 = b.getI32Type(), f32 = b.getF32Type(),
+       ptr = LLVM::LLVMPointerType::get(ctx);
+  auto type = b.getFunctionType(
+      {i32, i32, i32, i32, i32, i32, f32, ptr, i32, ptr, i32, f32, ptr, i32}, {});
+  auto f = b.create<func::FuncOp>(module.getLoc(), kSgemm, type);
+  f.setPrivate();
+  return f;
+}
+
+/// A pointer to element 0 of a memref view and its leading stride.
+std::pair<Value, Value> pointerAndLd(OpBuilder &b, Location loc, Value memref) {
+  auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+  Value bytes = b.create<arith::MulIOp>(
+      loc, meta.getOffset(), b.create<arith::ConstantIndexOp>(loc, 4));
+  Value addr = b.create<arith::AddIOp>(loc, base, bytes);
+  Value i64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), addr);
+  Value ptr = b.create<LLVM::IntToPtrOp>(
+      loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
+  Value ld = b.create<arith::IndexCastOp>(loc, b.getI32Type(),
+                                          meta.getStrides()[0]);
+  return {ptr, ld};
+}
+
+/// Rewrites a 2-D f32 matmul-like contraction into one sgemm call; `beta` is
+/// 0 when the op overwrote a zero fill of C that is erased here.
+bool rewriteToSgemm(const Contraction &c, std::string &detail) {
+  linalg::LinalgOp op = c.op;
+  if (!c.batch.empty() || c.m == ~0u || c.n == ~0u || !isF32(op))
+    return false;
+  Value A = op.getDpsInputs()[c.aOperand], B = op.getDpsInputs()[c.bOperand],
+        C = op.getDpsInits()[0];
+  for (Value v : {A, B, C})
+    if (cast<MemRefType>(v.getType()).getRank() != 2 || !unitInnerStride(v))
+      return false;
+  // C must be (m, n); A (m, k) or (k, m); B (k, n) or (n, k).
+  if (resultPos(op, 2, c.m) != 0 || resultPos(op, 2, c.n) != 1)
+    return false;
+  bool transA = resultPos(op, c.aOperand, c.m) == 1;
+  bool transB = resultPos(op, c.bOperand, c.k) == 1;
+  // The body must multiply its two inputs and add to the output (the
+  // contraction interface already checked mul/add); a body that casts or
+  // negates is not an sgemm.
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    if (generic.getBody()->getOperations().size() != 3)
+      return false;
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  float beta = 1.0f;
+  // A zero fill of C right before the matmul: beta = 0, fill erased.
+  if (Operation *prev = op->getPrevNode())
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      if (fill.getDpsInits()[0] == C)
+        if (auto cst = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>())
+          if (auto f = dyn_cast<FloatAttr>(cst.getValue()); f && f.getValue().isZero()) {
+            beta = 0.0f;
+            fill->erase();
+          }
+  auto module = op->getParentOfType<ModuleOp>();
+  func::FuncOp sgemm = declareSgemm(module);
+  auto i32c = [&](int v) { return b.create<arith::ConstantIntOp>(loc, v, 32); };
+  auto dim = [&](Value v, unsigned d) -> Value {
+    return b.create<arith::IndexCastOp>(
+        loc, b.getI32Type(), b.create<memref::DimOp>(loc, v, d));
+  };
+  Value M = dim(C, 0), N = dim(C, 1), K = dim(A, transA ? 0 : 1);
+  auto [pa, lda] = pointerAndLd(b, loc, A);
+  auto [pb, ldb] = pointerAndLd(b, loc, B);
+  auto [pc, ldc] = pointerAndLd(b, loc, C);
+  Value alpha = b.create<arith::ConstantFloatOp>(loc, APFloat(1.0f), b.getF32Type());
+  Value betaV = b.create<arith::ConstantFloatOp>(loc, APFloat(beta), b.getF32Type());
+  constexpr int RowMajor = 101, NoTrans = 111, Trans = 112;
+  b.create<func::CallOp>(
+      loc, sgemm,
+      ValueRange{i32c(RowMajor), i32c(transA ? Trans : NoTrans),
+                 i32c(transB ? Trans : NoTrans), M, N, K, alpha, pa, lda, pb,
+                 ldb, betaV, pc, ldc});
+  detail = llvm::formatv("transA={0} transB={1} beta={2}", transA ? 1 : 0,
+                         transB ? 1 : 0, beta);
+  op->erase();
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix-vector product: y[i] += sum_k W[i, k] x[k], W rows streamed once
+//===----------------------------------------------------------------------===//
+
+/// y (m), W (m, k) with unit inner stride, x (k) with unit stride, f32.
+bool isStreamableMatvec(const Contraction &c) {
+  linalg::LinalgOp op = c.op;
+  if (!c.batch.empty() || c.m == ~0u || c.n != ~0u || !isF32(op))
+    return false;
+  Value W = op.getDpsInputs()[c.aOperand], x = op.getDpsInputs()[c.bOperand],
+        y = op.getDpsInits()[0];
+  if (cast<MemRefType>(W.getType()).getRank() != 2 ||
+      cast<MemRefType>(x.getType()).getRank() != 1 ||
+      cast<MemRefType>(y.getType()).getRank() != 1)
+    return false;
+  if (resultPos(op, c.aOperand, c.m) != 0 || resultPos(op, c.aOperand, c.k) != 1)
+    return false;
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    if (generic.getBody()->getOperations().size() != 3)
+      return false;
+  return unitInnerStride(W) && unitInnerStride(x);
+}
+
+/// Emits the streaming kernel in place of the op. Rows are split into
+/// blocks run by scf.parallel (OpenMP threads); each row is reduced with
+/// `unroll` independent vector accumulators of `width` lanes, a one-vector
+/// loop and a scalar tail.
+void emitMatvec(const Contraction &c, unsigned width, int64_t rowsPerBlock) {
+  linalg::LinalgOp op = c.op;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value W = op.getDpsInputs()[c.aOperand], x = op.getDpsInputs()[c.bOperand],
+        y = op.getDpsInits()[0];
+  FloatType f32 = b.getF32Type();
+  auto vt = VectorType::get({(int64_t)width}, f32);
+  const int64_t unroll = 4;
+  auto idx = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
+  Value c0 = idx(0), c1 = idx(1);
+  Value M = b.create<memref::DimOp>(loc, W, 0);
+  Value K = b.create<memref::DimOp>(loc, W, 1);
+  Value rb = idx(rowsPerBlock);
+  Value blocks = b.create<arith::CeilDivUIOp>(loc, M, rb);
+  // K split: [0, kUnrolled) by unroll*width, [kUnrolled, kVector) by width,
+  // [kVector, K) scalar.
+  Value kUnrolled = b.create<arith::SubIOp>(
+      loc, K, b.create<arith::RemUIOp>(loc, K, idx(unroll * width)));
+  Value kVector = b.create<arith::SubIOp>(
+      loc, K, b.create<arith::RemUIOp>(loc, K, idx(width)));
+  Value zeroV = b.create<arith::ConstantOp>(
+      loc, vt, DenseElementsAttr::get(vt, b.getFloatAttr(f32, 0.0)));
+  Value zero = b.create<arith::ConstantFloatOp>(loc, APFloat(0.0f), f32);
+
+  b.create<scf::ParallelOp>(
+      loc, ValueRange{c0}, ValueRange{blocks}, ValueRange{c1},
+      [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        Value lo = b.create<arith::MulIOp>(loc, ivs[0], rb);
+        Value hi = b.create<arith::MinUIOp>(
+            loc, b.create<arith::AddIOp>(loc, lo, rb), M);
+        b.create<scf::ForOp>(
+            loc, lo, hi, c1, ValueRange{},
+            [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+              SmallVector<Value> init(unroll, zeroV);
+              auto main = b.create<scf::ForOp>(
+                  loc, c0, kUnrolled, b.create<arith::ConstantIndexOp>(loc, unroll * width),
+                  init, [&](OpBuilder &b, Location loc, Value k, ValueRange accs) {
+                    SmallVector<Value> next;
+                    for (int64_t u = 0; u < unroll; ++u) {
+                      Value ku = b.create<arith::AddIOp>(
+                          loc, k, b.create<arith::ConstantIndexOp>(loc, u * width));
+                      Value w = b.create<vector::LoadOp>(loc, vt, W, ValueRange{i, ku});
+                      Value xv = b.create<vector::LoadOp>(loc, vt, x, ValueRange{ku});
+                      next.push_back(b.create<vector::FMAOp>(loc, w, xv, accs[u]));
+                    }
+                    b.create<scf::YieldOp>(loc, next);
+                  });
+              Value acc = main.getResult(0);
+              for (int64_t u = 1; u < unroll; ++u)
+                acc = b.create<arith::AddFOp>(loc, acc, main.getResult(u));
+              auto rest = b.create<scf::ForOp>(
+                  loc, kUnrolled, kVector, b.create<arith::ConstantIndexOp>(loc, width),
+                  ValueRange{acc},
+                  [&](OpBuilder &b, Location loc, Value k, ValueRange accs) {
+                    Value w = b.create<vector::LoadOp>(loc, vt, W, ValueRange{i, k});
+                    Value xv = b.create<vector::LoadOp>(loc, vt, x, ValueRange{k});
+                    b.create<scf::YieldOp>(
+                        loc, ValueRange{b.create<vector::FMAOp>(loc, w, xv, accs[0])});
+                  });
+              Value sum = b.create<vector::ReductionOp>(
+                  loc, vector::CombiningKind::ADD, rest.getResult(0));
+              auto tail = b.create<scf::ForOp>(
+                  loc, kVector, K, c1, ValueRange{zero},
+                  [&](OpBuilder &b, Location loc, Value k, ValueRange s) {
+                    Value w = b.create<memref::LoadOp>(loc, W, ValueRange{i, k});
+                    Value xv = b.create<memref::LoadOp>(loc, x, ValueRange{k});
+                    Value p = b.create<arith::MulFOp>(loc, w, xv);
+                    b.create<scf::YieldOp>(
+                        loc, ValueRange{b.create<arith::AddFOp>(loc, s[0], p)});
+                  });
+              Value old = b.create<memref::LoadOp>(loc, y, ValueRange{i});
+              Value total = b.create<arith::AddFOp>(
+                  loc, old, b.create<arith::AddFOp>(loc, sum, tail.getResult(0)));
+              b.create<memref::StoreOp>(loc, total, y, ValueRange{i});
+              b.create<scf::YieldOp>(loc);
+            });
+      });
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Transform schedules
+//===----------------------------------------------------------------------===//
+
+/// Builds the text of one named sequence; handles are numbered.
+class Schedule {
+public:
+  std::string body;
+  int next = 0;
+  std::string fresh() { return "%h" + std::to_string(next++); }
+  void line(const std::string &s) { body += "    " + s + "\n"; }
+  std::string match(int64_t tag) {
+    std::string h = fresh();
+    line(llvm::formatv("{0} = transform.structured.match attributes{{{1} = {2} : i64} "
+                       "in %root : (!transform.any_op) -> !transform.any_op",
+                       h, kTag, tag));
+    return h;
+  }
+  static std::string list(ArrayRef<int64_t> v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  }
+  /// tile_using_for: returns {tiled op, loops (one per non-zero size)}.
+  std::pair<std::string, std::vector<std::string>>
+  tileFor(const std::string &target, ArrayRef<int64_t> sizes,
+          ArrayRef<int64_t> interchange = {}) {
+    unsigned loops = llvm::count_if(sizes, [](int64_t s) { return s != 0; });
+    std::string op = fresh(), l = fresh();
+    std::string types = "!transform.any_op";
+    for (unsigned i = 0; i < loops; ++i)
+      types += ", !transform.any_op";
+    std::string results = op + (loops ? ", " + l + ":" + std::to_string(loops) : "");
+    line(llvm::formatv("{0} = transform.structured.tile_using_for {1} tile_sizes {2}{3} "
+                       ": (!transform.any_op) -> ({4})",
+                       results, target, list(sizes),
+                       interchange.empty() ? "" : " interchange = " + list(interchange),
+                       types));
+    std::vector<std::string> ls;
+    for (unsigned i = 0; i < loops; ++i)
+      ls.push_back(l + "#" + std::to_string(i));
+    return {op, ls};
+  }
+  std::string tileForall(const std::string &target, ArrayRef<int64_t> sizes) {
+    std::string op = fresh(), f = fresh();
+    line(llvm::formatv("{0}, {1} = transform.structured.tile_using_forall {2} tile_sizes {3} "
+                       ": (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
+                       op, f, target, list(sizes)));
+    return op;
+  }
+  /// Peels a loop; returns the remainder handle.
+  std::string peel(const std::string &loop) {
+    std::string c = fresh(), main = fresh(), rem = fresh();
+    line(llvm::formatv("{0} = transform.cast {1} : !transform.any_op to !transform.op<\"scf.for\">",
+                       c, loop));
+    line(llvm::formatv("{0}, {1} = transform.loop.peel {2} : (!transform.op<\"scf.for\">) "
+                       "-> (!transform.any_op, !transform.any_op)",
+                       main, rem, c));
+    return rem;
+  }
+  std::string text() const {
+    return "module attributes {transform.with_named_sequence} {\n"
+           "  transform.named_sequence @__transform_main(%root: !transform.any_op "
+           "{transform.readonly}) {\n" +
+           body +
+           "    transform.yield\n  }\n}\n";
+  }
+};
+
+struct Tiles {
+  SmallVector<int64_t> forall, cache, reg;
+  int64_t ri, rj;
+  bool promote = false;
+};
+
+/// Derives the tile sizes of a contraction from its shape and the target.
+///  - register tile RI x RJ: RJ = two vectors, RI rows such that RI*2
+///    accumulators + 2 B vectors + 1 broadcast fit the register file;
+///  - cache tiles: the packed B tile (TK x TJ) takes a quarter of L2, the
+///    A tile (TI x TK) half of it;
+///  - threads split M (or N, or the batch) into equal register-aligned chunks.
+Tiles deriveTiles(const Contraction &c, const LinalgTarget &t) {
+  unsigned loops = c.op.getNumLoops();
+  const int64_t elt = 4;
+  const int64_t lanes = t.vectorBits / 32;
+  const int64_t regs = t.vectorBits >= 512 ? 32 : 16;
+  Tiles tiles;
+  tiles.rj = 2 * lanes;
+  tiles.ri = std::min<int64_t>(8, (regs - 3) / 2);
+  auto range = [&](unsigned l) -> int64_t {
+    if (l == ~0u)
+      return 1;
+    return ShapedType::isDynamic(c.ranges[l]) ? -1 : c.ranges[l];
+  };
+  int64_t M = range(c.m), N = range(c.n), K = range(c.k);
+  // Small dims: one register tile covers them.
+  if (c.n == ~0u)
+    tiles.rj = 0;
+  else if (N > 0 && N < tiles.rj)
+    tiles.rj = N;
+  if (c.m == ~0u)
+    tiles.ri = 0;
+  else if (M > 0 && M < tiles.ri)
+    tiles.ri = M;
+  int64_t ri = std::max<int64_t>(tiles.ri, 1), rj = std::max<int64_t>(tiles.rj, 1);
+
+  int64_t tj = c.n == ~0u ? 0 : std::min<int64_t>(N > 0 ? roundUp(N, rj) : 8 * rj, 8 * rj);
+  int64_t tk = std::min<int64_t>(K > 0 ? K : 512,
+                                 roundDown(std::max<int64_t>(64, t.l2Bytes / 4 / (std::max<int64_t>(tj, 1) * elt)), 16));
+  int64_t tiCap = roundDown(std::max<int64_t>(ri, t.l2Bytes / 2 / (tk * elt)), ri);
+
+  tiles.forall.assign(loops, 0);
+  tiles.cache.assign(loops, 0);
+  tiles.reg.assign(loops, 0);
+  int64_t mChunk = M;
+  bool split = false;
+  if (t.threads > 1) {
+    int64_t B = c.batch.empty() ? 1 : range(c.batch[0]);
+    if (!c.batch.empty() && B >= (int64_t)t.threads) {
+      tiles.forall[c.batch[0]] = ceilDiv(B, t.threads);
+      split = true;
+    } else if (c.m != ~0u && M >= (int64_t)t.threads * ri) {
+      mChunk = roundUp(ceilDiv(M, t.threads), ri);
+      tiles.forall[c.m] = mChunk;
+      split = true;
+    } else if (c.n != ~0u && N >= (int64_t)t.threads * rj) {
+      tiles.forall[c.n] = roundUp(ceilDiv(N, t.threads), rj);
+      split = true;
+    } else if (c.m != ~0u && M < 0) {
+      // Dynamic M: chunks of the cache tile.
+      tiles.forall[c.m] = tiCap;
+      split = true;
+    }
+  }
+  if (!split)
+    tiles.forall.clear();
+  for (unsigned b : c.batch)
+    tiles.cache[b] = tiles.reg[b] = 1;
+  if (c.m != ~0u) {
+    tiles.cache[c.m] = mChunk > 0 ? std::min(tiCap, roundUp(mChunk, ri)) : tiCap;
+    tiles.reg[c.m] = ri;
+  }
+  if (c.n != ~0u) {
+    tiles.cache[c.n] = tj;
+    tiles.reg[c.n] = rj;
+  }
+  tiles.cache[c.k] = tk;
+  tiles.reg[c.k] = 1;
+  // Pack B when its tile is re-read by several register rows and is a 2-D
+  // view (batch tiles keep their strided B).
+  tiles.promote = c.batch.empty() && c.n != ~0u && c.m != ~0u &&
+                  cast<MemRefType>(c.op.getDpsInputs()[c.bOperand].getType()).getRank() == 2 &&
+                  (M < 0 || M > ri);
+  return tiles;
+}
+
+void scheduleContraction(Schedule &s, const Contraction &c, int64_t tag,
+                         const LinalgTarget &t, std::string &detail) {
+  Tiles tiles = deriveTiles(c, t);
+  std::string op = s.match(tag);
+  if (!tiles.forall.empty())
+    op = s.tileForall(op, tiles.forall);
+  // Cache loops in the order i, j, k: the packed B tile (k x j) is reused by
+  // every register row of the A tile.
+  op = s.tileFor(op, tiles.cache).first;
+  if (tiles.promote) {
+    std::string p = s.fresh();
+    s.line(llvm::formatv("{0} = transform.structured.promote {1} {{operands_to_promote = [{2}], "
+                         "use_full_tile_buffers = [false, false, false], alignment = 64} "
+                         ": (!transform.any_op) -> !transform.any_op",
+                         p, op, c.bOperand));
+    op = p;
+    // The packing copy: one row (vector) per iteration.
+    std::string parent = s.fresh();
+    s.line(llvm::formatv("{0} = transform.get_parent_op {1} {{op_name = \"scf.for\"} "
+                         ": (!transform.any_op) -> !transform.any_op",
+                         parent, op));
+    std::string copy = s.fresh();
+    s.line(llvm::formatv("{0} = transform.structured.match ops{{[\"linalg.copy\"]} in {1} "
+                         ": (!transform.any_op) -> !transform.any_op",
+                         copy, parent));
+    s.tileFor(copy, {1, 0});
+  }
+  auto [reg, loops] = s.tileFor(op, tiles.reg);
+  // Register loops that may not divide are peeled: the main part has static
+  // RI x RJ tiles, the remainders are tiled to single rows.
+  auto loopIndex = [&](unsigned loop) {
+    int idx = 0;
+    for (unsigned l = 0; l < loop; ++l)
+      idx += tiles.reg[l] != 0;
+    return idx;
+  };
+  auto needsPeel = [&](unsigned loop, int64_t r) {
+    if (loop == ~0u || r <= 1)
+      return false;
+    int64_t size = c.ranges[loop];
+    return ShapedType::isDynamic(size) || size % r != 0;
+  };
+  if (needsPeel(c.n, tiles.rj))
+    s.peel(loops[loopIndex(c.n)]);
+  if (needsPeel(c.m, tiles.ri)) {
+    std::string rem = s.peel(loops[loopIndex(c.m)]);
+    std::string inRem = s.fresh();
+    s.line(llvm::formatv("{0} = transform.structured.match attributes{{{1} = {2} : i64} in {3} "
+                         ": (!transform.any_op) -> !transform.any_op",
+                         inRem, kTag, tag, rem));
+    SmallVector<int64_t> rows(c.op.getNumLoops(), 0);
+    rows[c.m] = 1;
+    s.tileFor(inRem, rows);
+  }
+  auto str = [](ArrayRef<int64_t> v) { return Schedule::list(v); };
+  detail = llvm::formatv("threads={0} cache={1} register={2} pack_b={3}",
+                         tiles.forall.empty() ? "none" : str(tiles.forall),
+                         str(tiles.cache), str(tiles.reg), tiles.promote ? 1 : 0);
+}
+
+/// Static all-parallel op: rows of up to four vectors, innermost loop peeled.
+bool scheduleElementwise(Schedule &s, linalg::LinalgOp op, int64_t tag,
+                         const LinalgTarget &t) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return false;
+  int64_t lanes = t.vectorBits / 32;
+  int64_t inner = std::min<int64_t>(ranges.back(), 4 * lanes);
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes.back() = inner;
+  std::string h = s.match(tag);
+  auto loops = s.tileFor(h, sizes).second;
+  if (ranges.back() % inner != 0)
+    s.peel(loops.back());
+  return true;
+}
+
+void vectorizeAndLower(Schedule &s) {
+  std::string f = s.fresh();
+  s.line(f + " = transform.structured.match ops{[\"func.func\"]} in %root "
+             ": (!transform.any_op) -> !transform.any_op");
+  // Peeled bounds become static only after canonicalization.
+  s.line("transform.apply_patterns to " + f +
+         " {\n      transform.apply_patterns.canonicalization\n    } : !transform.any_op");
+  s.line("transform.apply_cse to " + f + " : !transform.any_op");
+  std::string v = s.fresh();
+  s.line(v + " = transform.structured.vectorize_children_and_apply_patterns " + f +
+         " : (!transform.any_op) -> !transform.any_op");
+  // hoist_redundant_vector_transfers ignores transfers on subviews.
+  s.line("transform.apply_patterns to " + v +
+         " {\n      transform.apply_patterns.memref.fold_memref_alias_ops\n"
+         "      transform.apply_patterns.canonicalization\n    } : !transform.any_op");
+  s.line("transform.apply_cse to " + v + " : !transform.any_op");
+  std::string h = s.fresh();
+  s.line(h + " = transform.structured.hoist_redundant_vector_transfers " + v +
+         " : (!transform.any_op) -> !transform.any_op");
+  s.line("transform.apply_patterns to " + h +
+         " {\n      transform.apply_patterns.vector.cast_away_vector_leading_one_dim\n"
+         "      transform.apply_patterns.vector.lower_contraction lowering_strategy = \"outerproduct\"\n"
+         "      transform.apply_patterns.vector.transfer_permutation_patterns\n"
+         "      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1\n"
+         "      transform.apply_patterns.vector.lower_outerproduct\n"
+         "      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = \"innerreduction\"\n"
+         "      transform.apply_patterns.vector.lower_transpose\n"
+         "      transform.apply_patterns.vector.lower_shape_cast\n"
+         "      transform.apply_patterns.canonicalization\n    } : !transform.any_op");
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+DictionaryAttr choiceAttr(MLIRContext *ctx, const ImplementationChoice &c) {
+  Builder b(ctx);
+  SmallVector<NamedAttribute> a = {
+      b.getNamedAttr("function", b.getStringAttr(c.function)),
+      b.getNamedAttr("op", b.getStringAttr(c.op)),
+      b.getNamedAttr("role", b.getStringAttr(c.role)),
+      b.getNamedAttr("kind", b.getStringAttr(c.kind)),
+      b.getNamedAttr("routine", b.getStringAttr(c.routine)),
+      b.getNamedAttr("shape", b.getDenseI64ArrayAttr(c.shape)),
+      b.getNamedAttr("detail", b.getStringAttr(c.detail))};
+  return b.getDictionaryAttr(a);
+}
+
+LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
+                            const LinalgTarget &t,
+                            std::vector<ImplementationChoice> &choices) {
+  MLIRContext *ctx = func.getContext();
+  SmallVector<linalg::LinalgOp> ops;
+  func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  if (ops.empty())
+    return success();
+  for (linalg::LinalgOp op : ops)
+    if (!op.hasPureBufferSemantics())
+      return op->emitError("linnet CPU codegen expects linalg on memrefs "
+                           "(bufferize first)");
+
+  Schedule s;
+  int64_t tag = 0;
+  bool scheduled = false;
+  bool blas = policy == ImplementationPolicy::Blas ||
+              (policy == ImplementationPolicy::Auto && openBLASAvailable());
+  std::string fname = func.getSymName().str();
+  // Library calls and streamed matrix-vector products first: a BLAS call
+  // may absorb the zero fill before it.
+  for (linalg::LinalgOp op : ops) {
+    auto c = matchContraction(op);
+    if (!c)
+      continue;
+    ImplementationChoice choice;
+    choice.function = fname;
+    choice.op = opName(op);
+    choice.kind = "generated";
+    choice.shape = shapeOf(*c);
+    choice.role = c->n == ~0u || c->m == ~0u ? "matvec"
+                  : c->batch.empty()         ? "matmul"
+                                             : "batch-matmul";
+    if (blas && choice.role == "matmul" && rewriteToSgemm(*c, choice.detail)) {
+      choice.kind = "library";
+      choice.routine = "cblas_sgemm";
+      choices.push_back(choice);
+    } else if (isStreamableMatvec(*c)) {
+      int64_t rows = 16;
+      choice.routine = "matvec-stream";
+      choice.detail = llvm::formatv("rows_per_block={0} lanes={1} unroll=4",
+                                    rows, t.vectorBits / 32);
+      emitMatvec(*c, t.vectorBits / 32, rows);
+      choices.push_back(choice);
+    }
+  }
+  ops.clear();
+  func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  for (linalg::LinalgOp op : ops) {
+    ImplementationChoice choice;
+    choice.function = fname;
+    choice.op = opName(op);
+    choice.kind = "generated";
+    op->setAttr(kTag, IntegerAttr::get(IntegerType::get(ctx, 64), tag));
+    if (auto c = matchContraction(op)) {
+      choice.shape = shapeOf(*c);
+      choice.role = c->n == ~0u || c->m == ~0u ? "matvec"
+                    : c->batch.empty()         ? "matmul"
+                                               : "batch-matmul";
+      choice.routine = "contraction-tiled";
+      scheduleContraction(s, *c, tag++, t, choice.detail);
+      scheduled = true;
+      choices.push_back(choice);
+      continue;
+    }
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    choice.shape.assign(ranges.begin(), ranges.end());
+    for (int64_t &d : choice.shape)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+    if (scheduleElementwise(s, op, tag++, t)) {
+      choice.role = "elementwise";
+      choice.routine = "vectorized";
+      scheduled = true;
+    } else {
+      // Lowered now: the vectorizer below would otherwise turn a whole
+      // static reduction into one huge vector.
+      choice.role = "other";
+      choice.routine = "loops";
+      IRRewriter rewriter(ctx);
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::linalgOpToLoops(rewriter, op)))
+        return op->emitError("cannot lower to loops");
+      rewriter.eraseOp(op);
+    }
+    choices.push_back(choice);
+  }
+
+  if (scheduled) {
+    vectorizeAndLower(s);
+    std::string text = s.text();
+    ParserConfig config(ctx);
+    OwningOpRef<ModuleOp> library = parseSourceString<ModuleOp>(text, config);
+    if (!library)
+      return func.emitError("internal error: bad transform schedule:\n") << text;
+    auto entry = library->lookupSymbol<transform::NamedSequenceOp>("__transform_main");
+    transform::TransformOptions options;
+    if (failed(transform::applyTransformNamedSequence(func, entry, *library,
+                                                      options)))
+      return func.emitError("transform schedule failed:\n") << text;
+  }
+
+  // What the schedules left (remainder tiles with dynamic sizes, reductions
+  // that are not contractions, dynamic shapes) becomes loops.
+  SmallVector<linalg::LinalgOp> rest;
+  func.walk([&](linalg::LinalgOp op) { rest.push_back(op); });
+  IRRewriter rewriter(ctx);
+  for (linalg::LinalgOp op : rest) {
+    rewriter.setInsertionPoint(op);
+    if (failed(linalg::linalgOpToLoops(rewriter, op)))
+      return op->emitError("cannot lower to loops");
+    rewriter.eraseOp(op);
+  }
+  // Threads: scf.forall -> scf.parallel (-> OpenMP in the LLVM lowering).
+  SmallVector<scf::ForallOp> foralls;
+  func.walk([&](scf::ForallOp f) { foralls.push_back(f); });
+  for (scf::ForallOp f : foralls) {
+    rewriter.setInsertionPoint(f);
+    if (failed(scf::forallToParallelLoop(rewriter, f)))
+      return f->emitError("cannot convert scf.forall to scf.parallel");
+  }
+  func.walk([&](Operation *op) { op->removeAttr(kTag); });
+  return success();
+}
+
+struct LowerLinalgPass
+    : public impl::LinnetCPULowerLinalgBase<LowerLinalgPass> {
+  using Base::Base;
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registerLinalgCodegenDialects(registry);
+  }
+  void runOnOperation() override {
+    ImplementationPolicy policy;
+    if (!parseImplementationPolicy(implementation, policy)) {
+      getOperation().emitError("unknown implementation policy '")
+          << implementation << "' (auto | generated | blas)";
+      return signalPassFailure();
+    }
+    LinalgTarget t;
+    t.vectorBits = vectorBits;
+    t.l1Bytes = l1Bytes;
+    t.l2Bytes = l2Bytes;
+    t.threads = threads;
+    t = t.resolved();
+    std::vector<ImplementationChoice> choices;
+    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))
+      if (failed(lowerFunction(func, policy, t, choices)))
+        return signalPassFailure();
+    ModuleOp module = getOperation();
+    SmallVector<Attribute> attrs;
+    if (auto old = module->getAttrOfType<ArrayAttr>(kChoicesAttr))
+      attrs.append(old.begin(), old.end());
+    for (const ImplementationChoice &c : choices) {
+      attrs.push_back(choiceAttr(module.getContext(), c));
+      if (remarks) {
+        auto f = module.lookupSymbol<func::FuncOp>(c.function);
+        emitRemark(f ? f.getLoc() : module.getLoc())
+            << "implementation of " << c.op << " (" << c.role << ") in @"
+            << c.function << ": " << c.kind << " " << c.routine << " "
+            << c.detail;
+      }
+    }
+    if (!attrs.empty())
+      module->setAttr(kChoicesAttr, ArrayAttr::get(module.getContext(), attrs));
+  }
+};
+
+} // namespace
+
+bool parseImplementationPolicy(llvm::StringRef text, ImplementationPolicy &out) {
+  if (text == "auto")
+    out = ImplementationPolicy::Auto;
+  else if (text == "generated")
+    out = ImplementationPolicy::Generated;
+  else if (text == "blas")
+    out = ImplementationPolicy::Blas;
+  else
+    return false;
+  return true;
+}
+
+LinalgTarget LinalgTarget::resolved() const {
+  LinalgTarget t = *this;
+  if (!t.vectorBits) {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    t.vectorBits = features.lookup("avx512f") ? 512 : features.lookup("avx2") ? 256 : 128;
+  }
+  if (!t.l1Bytes) {
+    long v = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    t.l1Bytes = v > 0 ? v : 32 * 1024;
+  }
+  if (!t.l2Bytes) {
+    long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    t.l2Bytes = v > 0 ? v : 1024 * 1024;
+  }
+  if (!t.threads)
+    t.threads = 1;
+  return t;
+}
+
+bool openBLASAvailable() {
+  for (const char *dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",
+                          "/usr/lib/aarch64-linux-gnu"})
+    if (llvm::sys::fs::exists(std::string(dir) + "/libopenblas.so.0"))
+      return true;
+  return false;
+}
+
+void registerLinalgCodegenDialects(DialectRegistry &registry) {
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, func::FuncDialect,
+                  linalg::LinalgDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect, transform::TransformDialect,
+                  vector::VectorDialect>();
+  linalg::registerTransformDialectExtension(registry);
+  scf::registerTransformDialectExtension(registry);
+  vector::registerTransformDialectExtension(registry);
+  memref::registerTransformDialectExtension(registry);
+  func::registerTransformDialectExtension(registry);
+  linalg::registerAllDialectInterfaceImplementations(registry);
+  affine::registerValueBoundsOpInterfaceExternalModels(registry);
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  scf::registerValueBoundsOpInterfaceExternalModels(registry);
+  memref::registerAllocationOpInterfaceExternalModels(registry);
+}
+
+LogicalResult lowerLinalg(ModuleOp module, ImplementationPolicy policy,
+                          const LinalgTarget &target,
+                          std::vector<ImplementationChoice> *choices) {
+  bool any = false;
+  module.walk([&](linalg::LinalgOp) { any = true; });
+  if (!any)
+    return success();
+  LinalgTarget t = target.resolved();
+  std::vector<ImplementationChoice> local;
+  for (auto func : llvm::to_vector(module.getOps<func::FuncOp>()))
+    if (failed(lowerFunction(func, policy, t, local)))
+      return failure();
+  if (choices)
+    choices->insert(choices->end(), local.begin(), local.end());
+  return success();
+}
+
+bool usesBLAS(ModuleOp module) {
+  return static_cast<bool>(module.lookupSymbol(kSgemm));
+}
+
+std::vector<ImplementationChoice> recordedChoices(ModuleOp module) {
+  std::vector<ImplementationChoice> out;
+  auto attrs = module->getAttrOfType<ArrayAttr>(kChoicesAttr);
+  if (!attrs)
+    return out;
+  for (Attribute a : attrs) {
+    auto d = dyn_cast<DictionaryAttr>(a);
+    if (!d)
+      continue;
+    ImplementationChoice c;
+    auto str = [&](const char *k) {
+      auto s = d.getAs<StringAttr>(k);
+      return s ? s.str() : std::string();
+    };
+    c.function = str("function");
+    c.op = str("op");
+    c.role = str("role");
+    c.kind = str("kind");
+    c.routine = str("routine");
+    c.detail = str("detail");
+    if (auto s = d.getAs<DenseI64ArrayAttr>("shape"))
+      c.shape.assign(s.asArrayRef().begin(), s.asArrayRef().end());
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string toJSON(const ImplementationChoice &c) {
+  auto q = [](const std::string &s) {
+    std::string r = "\"";
+    for (char ch : s) {
+      if (ch == '"' || ch == '\\')
+        r += '\\';
+      r += ch;
+    }
+    return r + "\"";
+  };
+  std::string shape = "[";
+  for (size_t i = 0; i < c.shape.size(); ++i)
+    shape += (i ? ", " : "") + std::to_string(c.shape[i]);
+  shape += "]";
+  return "{\"function\": " + q(c.function) + ", \"op\": " + q(c.op) +
+         ", \"role\": " + q(c.role) + ", \"kind\": " + q(c.kind) +
+         ", \"routine\": " + q(c.routine) + ", \"shape\": " + shape +
+         ", \"detail\": " + q(c.detail) + "}";
+}
+
+const char *blasShimSource() {
+  return R"C(/* linnet BLAS shim: loads OpenBLAS on first use. OpenBLAS 0.3.21
+   falls back to SSE3 ("Prescott") kernels on CPUs it does not know (e.g.
+   AVX-512 Xeons newer than it); unless OPENBLAS_CORETYPE is set, pick the
+   kernel family from the CPU's features before OpenBLAS initializes. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void (*sgemm_t)(int, int, int, int, int, int, float, const float *,
+                        int, const float *, int, float, float *, int);
+static sgemm_t linnet_sgemm_fn;
+static pthread_once_t linnet_blas_once = PTHREAD_ONCE_INIT;
+static void linnet_blas_load(void) {
+  if (!getenv("OPENBLAS_CORETYPE")) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+    else if (__builtin_cpu_supports("avx2"))
+      setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+  }
+  void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_GLOBAL);
+  if (h)
+    linnet_sgemm_fn = (sgemm_t)dlsym(h, "cblas_sgemm");
+  if (!linnet_sgemm_fn) {
+    fprintf(stderr, "linnet: cannot load cblas_sgemm from libopenblas.so.0: %s\n",
+            dlerror());
+    abort();
+  }
+}
+void linnet_cblas_sgemm(int order, int ta, int tb, int m, int n, int k,
+                        float alpha, const float *a, int lda, const float *b,
+                        int ldb, float beta, float *c, int ldc) {
+  pthread_once(&linnet_blas_once, linnet_blas_load);
+  if (m == 0 || n == 0)
+    return;
+  linnet_sgemm_fn(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+)C";
+}
+
+} // namespace linnet::cpu
