@@ -43,6 +43,14 @@ static cl::opt<std::string> implementationsFile(
     "implementations",
     cl::desc("write the implementation chosen for each linalg op as JSON (- for stdout)"),
     cl::value_desc("path"));
+static cl::opt<unsigned> vectorBits(
+    "vector-bits", cl::desc("vector width the linalg schedules assume (0: host)"),
+    cl::init(0));
+static cl::opt<int64_t> l2Bytes(
+    "l2-bytes", cl::desc("L2 bytes per core the linalg schedules assume (0: host)"),
+    cl::init(0));
+static cl::opt<unsigned> threads(
+    "linalg-threads", cl::desc("threads the linalg outer tiles are split over"), cl::init(2));
 static cl::opt<std::string>
     emit("emit", cl::desc("so | loops | llvm-dialect | llvm-ir"), cl::init("so"));
 
@@ -75,6 +83,9 @@ int main(int argc, char **argv) {
            << " (auto | generated | blas)\n";
     return 1;
   }
+  options.linalgTarget.vectorBits = vectorBits;
+  options.linalgTarget.l2Bytes = l2Bytes;
+  options.linalgTarget.threads = threads;
   std::vector<linnet::cpu::ImplementationChoice> choices;
   auto writeChoices = [&]() -> bool {
     if (implementationsFile.empty())
