@@ -155,6 +155,22 @@ EvidencePolicy evidencePolicyFromJson(const Json &j) {
   return p;
 }
 
+SimulationPolicy simulationPolicyFromJson(const Json &j) {
+  ObjReader r(j, "");
+  expectSchema(r, "linnet.simulation-policy/1");
+  SimulationPolicy p;
+  p.raw = j;
+  p.id = r.str("id");
+  p.revision = r.str("revision");
+  p.durations = r.str("durations");
+  if (p.durations != "upper" && p.durations != "lower")
+    throw SchemaError("/durations", "durations must be `upper` or `lower`");
+  p.launchOverhead = r.boolean("launch_overhead");
+  r.str("description");
+  r.done();
+  return p;
+}
+
 std::string defaultTargetsDir() {
   if (const char *env = std::getenv("LINNET_TARGETS_DIR"))
     return env;

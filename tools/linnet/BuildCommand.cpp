@@ -1,9 +1,13 @@
 //===- BuildCommand.cpp - `linnet build` ----------------------------------===//
 //
-// Task IR (.mlir) -> PortablePlanIR -> (binding gate) ConcretePlanIR ->
-// MachineIR, with the derived timeline and report and the artifact
-// manifest; every verifier runs on the way. Exit status: 0 success, 1 errors in the
-// input (a plan that fails verification, an infeasible binding), 2 usage.
+// Task IR (.mlir) -> PortablePlanIR candidates (a PlanSet) -> the selected
+// plan -> (binding gate) ConcretePlanIR -> MachineIR, with the derived
+// products (costs, projection, simulation trace, observations, timeline,
+// report) and the artifact manifest; every verifier runs on the way. A
+// planning document (.json) is read back (a round trip) or verified; a
+// directory of stored products is checked for staleness. Exit status: 0
+// success, 1 errors in the input (a plan that fails verification, an
+// infeasible binding, stale products), 2 usage.
 //
 //===----------------------------------------------------------------------===//
 #include "BuildCommand.h"
@@ -12,13 +16,18 @@
 #include "linnet/Planning/Binding.h"
 #include "linnet/Planning/Derived.h"
 #include "linnet/Planning/FromTaskIR.h"
+#include "linnet/Planning/Products.h"
+#include "linnet/Sema/Instantiate.h"
+#include "linnet/Sema/Sema.h"
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 using namespace linnet::planning;
+namespace fs = std::filesystem;
 
 namespace linnet::tool {
 namespace {
@@ -29,10 +38,18 @@ struct BuildOptions {
   std::string deployment;
   std::string implementationPolicy;
   std::string evidencePolicy;
+  std::string simulationPolicy;
   std::string emit = "manifest";
   std::string output = "-";
+  std::string checkProducts;
+  std::string supersedes;
   bool verifyOnly = false;
   CLI::Option *targetOpt = nullptr;
+  // .ln input: --root and -D for the front end, registered here unless the
+  // .ln artifact builder already registered them (then they are its own).
+  std::string root;
+  std::vector<std::string> defines;
+  bool ownsLnOptions = false;
 } gBuild;
 
 struct Inputs {
@@ -40,6 +57,7 @@ struct Inputs {
   Deployment deployment;
   ImplementationPolicy implementations;
   EvidencePolicy evidence;
+  SimulationPolicy simulation;
 };
 
 /// Reads the target, deployment and policies; throws SchemaError with the
@@ -53,15 +71,17 @@ Inputs loadInputs() {
       throw SchemaError(e.path, file + ": " + e.what());
     }
   };
+  auto orDefault = [&](const std::string &given, const std::string &name) {
+    return given.empty() ? dir + "/policies/" + name : given;
+  };
   Inputs in;
   in.target = load(resolveTargetFile(gBuild.target, dir), targetFromJson);
   in.deployment = load(gBuild.deployment.empty() ? defaultDeploymentFile(in.target, dir) : gBuild.deployment,
                        deploymentFromJson);
-  in.implementations = load(gBuild.implementationPolicy.empty() ? dir + "/policies/implementation-default.json"
-                                                                : gBuild.implementationPolicy,
-                            implementationPolicyFromJson);
-  in.evidence = load(gBuild.evidencePolicy.empty() ? dir + "/policies/evidence-default.json" : gBuild.evidencePolicy,
-                     evidencePolicyFromJson);
+  in.implementations =
+      load(orDefault(gBuild.implementationPolicy, "implementation-default.json"), implementationPolicyFromJson);
+  in.evidence = load(orDefault(gBuild.evidencePolicy, "evidence-default.json"), evidencePolicyFromJson);
+  in.simulation = load(orDefault(gBuild.simulationPolicy, "simulation-default.json"), simulationPolicyFromJson);
   return in;
 }
 
@@ -70,7 +90,7 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 int report(const Diagnostics &diags, const std::string &file) {
-  for (const Diagnostic &d : diags)
+  for (const planning::Diagnostic &d : diags)
     std::cerr << fmt::format("{}: {}\n", file, render(d));
   return diags.empty() ? 0 : 1;
 }
@@ -93,39 +113,150 @@ bool writeOutput(const std::string &text, const std::string &path) {
 int verifyDocument(const std::string &file) {
   try {
     Json j = readJsonFile(file);
-    std::string schema = j.is_object() && j.contains("schema") && j["schema"].is_string()
-                             ? j["schema"].get<std::string>()
-                             : "";
-    Diagnostics diags;
     std::optional<Inputs> in;
     if (gBuild.targetOpt->count() || !gBuild.deployment.empty())
       in = loadInputs();
-    if (schema == kConcreteSchema) {
-      ConcreteContext ctx;
-      if (in) {
-        ctx.target = &in->target;
-        ctx.deployment = &in->deployment;
-      }
-      diags = verifyConcrete(concreteFromJson(j), ctx);
-    } else if (schema == kMachineSchema) {
-      diags = verifyMachine(machineFromJson(j), nullptr, in ? &in->target : nullptr);
-    } else if (schema == kPortableSchema) {
-      // Target-bound fields are named before the strict reader would call
-      // them merely unknown keys.
-      diags = scanTargetBoundFields(j);
-      if (diags.empty())
-        diags = verifyPortable(portableFromJson(j));
-    } else {
-      diags.push_back({"document.schema", "/schema",
-                       "unknown planning document schema `" + schema + "`"});
-    }
+    Diagnostics diags = planning::verifyDocument(j, in ? &in->target : nullptr, in ? &in->deployment : nullptr);
     if (report(diags, file))
       return 1;
-    std::cout << fmt::format("{}: ok: {}\n", file, schema);
+    std::cout << fmt::format("{}: ok: {}\n", file, schemaOf(j));
     return 0;
   } catch (const SchemaError &e) {
     return report({{"document.schema", e.path, e.what()}}, file);
   }
+}
+
+/// Reads any planning document and writes it back: the round trip.
+int readBackDocument(const std::string &file) {
+  try {
+    return writeOutput(canonicalDump(readBack(readJsonFile(file))), gBuild.output) ? 0 : 1;
+  } catch (const SchemaError &e) {
+    return report({{"document.schema", e.path, e.what()}}, file);
+  }
+}
+
+/// --root and -D of a .ln model go to the front end: Sema resolves the
+/// root block and instantiates it with the definitions, so a wrong root or
+/// generic is reported now.
+int checkSourceOptions(const std::string &file) {
+  SourceManager sm;
+  std::string err;
+  std::optional<uint32_t> buf = sm.addFile(file, err);
+  if (!buf) {
+    std::cerr << fmt::format("linnet build: error: cannot read '{}': {}\n", file, err);
+    return 1;
+  }
+  std::map<std::string, std::string> defines;
+  for (const std::string &d : gBuild.defines) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << fmt::format("linnet build: error: -D expects Name=value, found '{}'\n", d);
+      return 2;
+    }
+    defines[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+  DiagnosticEngine diag(sm, &std::cerr);
+  sema::SemaOptions so;
+  so.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
+  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, file, diag, so);
+  if (diag.hasErrors())
+    return 1;
+  const sema::BlockInfo *root = sema::findRootBlock(*prog, gBuild.root, diag);
+  if (!root || !sema::instantiate(*root, defines, diag))
+    return 1;
+  return 0;
+}
+
+/// Every candidate bound, costed and projected; the PlanSet picks one.
+struct Selection {
+  std::vector<PortableCandidate> candidates;
+  std::vector<std::optional<Products>> products;
+  std::vector<Diagnostics> rejections;
+  PlanSet set;
+  int selected = -1;
+};
+
+Selection selectPlan(std::vector<PortableCandidate> cands, const Inputs &in) {
+  Selection s;
+  s.candidates = std::move(cands);
+  std::vector<Candidate> list;
+  for (size_t i = 0; i < s.candidates.size(); ++i) {
+    const PortablePlan &p = s.candidates[i].plan;
+    Diagnostics diags;
+    std::optional<Products> prod = buildProducts(
+        {p, in.target, in.deployment, in.implementations, in.evidence, in.simulation, LINNET_VERSION,
+         LINNET_GIT_COMMIT, {"--target=" + gBuild.target, "--emit=" + gBuild.emit}},
+        diags);
+    Candidate c;
+    c.id = p.id;
+    c.digest = digestOf(toJson(p));
+    c.description = s.candidates[i].description;
+    c.feasible = prod.has_value();
+    if (prod)
+      c.objectives = objectiveValues(prod->concrete, prod->projection);
+    else if (!diags.empty())
+      c.rejection = "[" + diags.front().code + "] " + diags.front().message;
+    list.push_back(std::move(c));
+    s.products.push_back(std::move(prod));
+    s.rejections.push_back(std::move(diags));
+  }
+  s.set = planSet(std::move(list), s.candidates.front().plan.objectives);
+  for (size_t i = 0; i < s.candidates.size(); ++i)
+    if (s.candidates[i].plan.id == s.set.selected) s.selected = int(i);
+  return s;
+}
+
+int checkStoredProducts(const Products &current) {
+  std::vector<std::pair<std::string, Json>> stored;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto &e : fs::directory_iterator(gBuild.checkProducts, ec))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  if (ec) {
+    std::cerr << fmt::format("linnet build: error: cannot read directory '{}'\n", gBuild.checkProducts);
+    return 2;
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::pair<std::string, Json>> docs;
+  try {
+    for (const fs::path &f : files) {
+      Json j = readJsonFile(f.string());
+      if (schemaOf(j) == kPlanSetSchema) continue; // a choice, not a derived product
+      docs.push_back({f.filename().string(), std::move(j)});
+    }
+    int stale = 0;
+    for (const ProductStatus &st : planning::checkProducts(docs, current)) {
+      std::string what;
+      for (const std::string &c : st.changes) what += (what.empty() ? "" : ", ") + c.substr(0, c.find(':'));
+      if (st.stale) {
+        ++stale;
+        std::cout << fmt::format("{}: stale: {} changed\n", st.file, what);
+        for (const std::string &c : st.changes) std::cout << fmt::format("  {}\n", c);
+      } else if (st.needsNewRevision) {
+        std::cout << fmt::format("{}: superseded: {} changed; observations are never rewritten, "
+                                 "write a new revision with --emit observations --supersedes {}\n",
+                                 st.file, what, st.file);
+      } else {
+        std::cout << fmt::format("{}: fresh\n", st.file);
+      }
+    }
+    return stale ? 1 : 0;
+  } catch (const SchemaError &e) {
+    return report({{"document.schema", e.path, e.what()}}, gBuild.checkProducts);
+  }
+}
+
+int writeAll(const Products &p, const PlanSet &set) {
+  if (gBuild.output == "-") {
+    std::cerr << "linnet build: error: --emit all writes a directory: pass -o DIR\n";
+    return 2;
+  }
+  std::error_code ec;
+  fs::create_directories(gBuild.output, ec);
+  for (const auto &[name, doc] : productDocuments(p))
+    if (!writeOutput(canonicalDump(doc), (fs::path(gBuild.output) / name).string()))
+      return 1;
+  return writeOutput(canonicalDump(toJson(set)), (fs::path(gBuild.output) / "planset.json").string()) ? 0 : 1;
 }
 
 } // namespace
@@ -135,18 +266,33 @@ CLI::App *addBuildCommand(CLI::App &app) {
   cmd->add_option("file", gBuild.file, "Task IR (.mlir), or with --verify-only a plan (.json)")
       ->required();
   gBuild.targetOpt = cmd->add_option("--target", gBuild.target, "cpu, cpu-avx512, cuda, cuda-h100, or a target file");
+  if (!cmd->get_option_no_throw("--root") && !cmd->get_option_no_throw("-D")) {
+    cmd->add_option("--root", gBuild.root, "Root block of a .ln model (default: its only pub block)");
+    cmd->add_option("-D", gBuild.defines, "Bind a root generic of a .ln model: -D Name=value")
+        ->allow_extra_args(false);
+    gBuild.ownsLnOptions = true;
+  }
   cmd->add_option("--deployment", gBuild.deployment, "Deployment file (JSON)");
-  cmd->add_option("--emit", gBuild.emit, "What to write")
-      ->check(CLI::IsMember({"portable", "concrete", "machine", "timeline", "report", "manifest"}));
+  cmd->add_option("--emit", gBuild.emit, "What to write (all: every product into the directory -o names)")
+      ->check(CLI::IsMember({"portable", "concrete", "machine", "costs", "projection", "trace", "observations",
+                             "timeline", "report", "manifest", "planset", "all"}));
   cmd->add_option("--implementation-policy", gBuild.implementationPolicy, "Implementation policy file");
   cmd->add_option("--evidence-policy", gBuild.evidencePolicy, "Evidence policy file");
-  cmd->add_option("-o", gBuild.output, "Output file ('-': standard output)");
+  cmd->add_option("--simulation-policy", gBuild.simulationPolicy, "Simulation policy file");
+  cmd->add_option("--supersedes", gBuild.supersedes,
+                  "With --emit observations: the ObservationSet the new revision supersedes");
+  cmd->add_option("--check-products", gBuild.checkProducts,
+                  "Report which products stored in DIR are stale for the current inputs");
+  cmd->add_option("-o", gBuild.output, "Output file ('-': standard output; a directory for --emit all)");
   cmd->add_flag("--verify-only", gBuild.verifyOnly, "Run every verifier and write nothing");
   return cmd;
 }
 
 int runBuild() {
   const std::string &file = gBuild.file;
+  if (gBuild.ownsLnOptions && endsWith(file, ".ln"))
+    if (int rc = checkSourceOptions(file))
+      return rc;
   if (endsWith(file, ".ln")) {
     std::cerr << "linnet build: error: building from .ln source needs the front end's lowering "
                  "to Task IR, which is not available yet; pass a Task IR .mlir file\n";
@@ -154,57 +300,63 @@ int runBuild() {
   }
   if (gBuild.verifyOnly && endsWith(file, ".json"))
     return verifyDocument(file);
-  if (endsWith(file, ".json") && gBuild.emit == "portable") {
-    // Re-serializing a portable plan is its round-trip check.
-    try {
-      PortablePlan p = portableFromJson(readJsonFile(file));
-      return writeOutput(canonicalDump(toJson(p)), gBuild.output) ? 0 : 1;
-    } catch (const SchemaError &e) {
-      return report({{"document.schema", e.path, e.what()}}, file);
-    }
-  }
+  if (endsWith(file, ".json"))
+    return readBackDocument(file);
+
   Diagnostics diags;
-  std::optional<PortablePlan> portable = importMlirFile(file, diags);
-  if (!portable)
+  std::vector<PortableCandidate> cands = importMlirCandidates(file, diags);
+  if (cands.empty())
     return report(diags, file), 1;
-  if (report(verifyPortable(*portable), file))
-    return 1;
-  if (gBuild.emit == "portable" && !gBuild.verifyOnly)
-    return writeOutput(canonicalDump(toJson(*portable)), gBuild.output) ? 0 : 1;
+  for (const PortableCandidate &c : cands)
+    if (report(verifyPortable(c.plan), file))
+      return 1;
 
   Inputs in;
   try {
     in = loadInputs();
   } catch (const SchemaError &e) {
+    // The portable plan needs no target.
+    if (gBuild.emit == "portable" && !gBuild.verifyOnly && !gBuild.targetOpt->count())
+      return writeOutput(canonicalDump(toJson(cands.front().plan)), gBuild.output) ? 0 : 1;
     return report({{"input.schema", e.path, e.what()}}, file);
   }
-  std::optional<ConcretePlan> concrete =
-      bind({*portable, in.target, in.deployment, in.implementations, in.evidence}, diags);
-  if (!concrete)
-    return report(diags, file);
-  if (report(verifyConcrete(*concrete, {&*portable, &in.target, &in.deployment}), file))
-    return 1;
-  MachineIR machine = lowerToMachine(*concrete, in.target);
-  if (report(verifyMachine(machine, &*concrete, &in.target), file))
-    return 1;
+  Selection sel = selectPlan(std::move(cands), in);
+  if (gBuild.emit == "planset" && !gBuild.verifyOnly) {
+    // Written even when no candidate binds: the set says why.
+    if (!writeOutput(canonicalDump(toJson(sel.set)), gBuild.output))
+      return 1;
+    return sel.selected < 0 ? report(sel.rejections.front(), file) : 0;
+  }
+  if (sel.selected < 0) {
+    // No candidate binds: the source's own plan says why.
+    if (gBuild.emit == "portable" && !gBuild.verifyOnly)
+      return writeOutput(canonicalDump(toJson(sel.candidates.front().plan)), gBuild.output) ? 0 : 1;
+    return report(sel.rejections.front(), file);
+  }
+  const Products &p = *sel.products[sel.selected];
+  if (!gBuild.checkProducts.empty())
+    return checkStoredProducts(p);
   if (gBuild.verifyOnly) {
     std::cout << fmt::format("{}: ok: portable, concrete ({}) and machine verified\n", file, in.target.id);
     return 0;
   }
   Json out;
-  if (gBuild.emit == "concrete") {
-    out = toJson(*concrete);
-  } else if (gBuild.emit == "machine") {
-    out = toJson(machine);
-  } else if (gBuild.emit == "manifest") {
-    out = artifactManifest({*portable, *concrete, machine, in.target, in.deployment, LINNET_VERSION,
-                            LINNET_GIT_COMMIT, {"--target=" + gBuild.target, "--emit=" + gBuild.emit}});
-  } else {
-    CostedTaskView costs = costTasks(*portable, in.target, in.deployment, in.evidence);
-    TimingProjection tp = project(*concrete, costs, in.target);
-    out = gBuild.emit == "timeline" ? timelineBundle(*concrete, tp, in.evidence, {})
-                                    : evaluationReport(*portable, *concrete, costs, tp, in.evidence);
+  if (gBuild.emit == "all")
+    return writeAll(p, sel.set);
+  if (gBuild.emit == "observations" && !gBuild.supersedes.empty()) {
+    try {
+      ObservationSet prev = observationsFromJson(readJsonFile(gBuild.supersedes));
+      ObservationSet next = supersede(prev, p.observations.subject, p.observations.source, p.observations.records);
+      if (report(verifyObservations(next, &prev), gBuild.supersedes))
+        return 1;
+      return writeOutput(canonicalDump(toJson(next)), gBuild.output) ? 0 : 1;
+    } catch (const SchemaError &e) {
+      return report({{"document.schema", e.path, e.what()}}, gBuild.supersedes);
+    }
   }
+  for (const auto &[name, doc] : productDocuments(p))
+    if (name == gBuild.emit + ".json")
+      out = doc;
   return writeOutput(canonicalDump(out), gBuild.output) ? 0 : 1;
 }
 

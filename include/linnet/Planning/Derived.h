@@ -1,8 +1,10 @@
 //===- Derived.h - Derived products and the artifact manifest ---*- C++ -*-===//
 //
 // Views computed from canonical plans, each keyed by the digests of what it
-// derives from (so a changed input invalidates it), and the ProgramArtifact
-// manifest. All are deterministic: the same inputs give the same bytes.
+// derives from (so a changed input invalidates it: Invalidation.h), and the
+// ProgramArtifact manifest. Every product is a typed structure with a
+// canonical JSON form and a strict reader: reading a product and writing it
+// back gives the same bytes. All are deterministic.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINNET_PLANNING_DERIVED_H
@@ -10,7 +12,27 @@
 
 #include "linnet/Planning/Machine.h"
 
+#include <map>
+#include <optional>
+
 namespace linnet::planning {
+
+inline constexpr const char *kCostsSchema = "linnet.costed-task-view/1";
+inline constexpr const char *kProjectionSchema = "linnet.timing-projection/1";
+inline constexpr const char *kTraceSchema = "linnet.simulation-trace/1";
+inline constexpr const char *kTimelineSchema = "linnet.timeline-bundle/1";
+inline constexpr const char *kReportSchema = "linnet.evaluation-report/1";
+inline constexpr const char *kObservationSchema = "linnet.observation-set/1";
+inline constexpr const char *kManifestSchema = "linnet.program-artifact/1";
+inline constexpr const char *kPlanSetSchema = "linnet.plan-set/1";
+/// The revision of the simulation adapter that turns a projection into a
+/// trace; part of every trace's key.
+inline constexpr const char *kSimulationAdapter = "linnet-sim/list-scheduling/1";
+
+/// What a product derives from: input name -> digest (or revision).
+using DerivationKey = std::map<std::string, std::string>;
+
+// --- CostedTaskView ---------------------------------------------------------
 
 struct TaskCost {
   std::string task;
@@ -21,10 +43,14 @@ struct TaskCost {
 /// latency + bytes / link bandwidth), at evaluation evidence, lower and
 /// upper work bounds giving the uncertainty.
 struct CostedTaskView {
-  Json key; // portable digest, target, deployment, evaluation evidence
+  DerivationKey key; // portable, target, deployment, evaluation evidence
   std::vector<TaskCost> tasks;
 };
 CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deployment &d, const EvidencePolicy &e);
+Json toJson(const CostedTaskView &v);
+CostedTaskView costsFromJson(const Json &j);
+
+// --- TimingProjection -------------------------------------------------------
 
 struct Interval {
   std::string command, queue;
@@ -34,24 +60,156 @@ struct Interval {
 /// queues (a command starts when its queue is free and its dependencies
 /// ended), the critical path and the overlap it buys.
 struct TimingProjection {
-  Json key; // concrete digest, costs digest, simulation policy
+  DerivationKey key; // concrete, costs, simulation policy
   std::vector<Interval> intervals;
   double makespanNs = 0;
-  double serialNs = 0; // sum of durations
+  double serialNs = 0; // sum of durations; overlap = serial - makespan
   std::vector<std::string> criticalPath;
 };
-TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, const Target &t);
+TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, const Target &t,
+                         const SimulationPolicy &sim);
+Json toJson(const TimingProjection &tp);
+TimingProjection projectionFromJson(const Json &j);
 
-/// Chrome trace-event JSON (opens in Perfetto) of a projection; `otherData`
-/// carries the TimelineBundle: references, never copies, of the concrete
-/// digest, projection, evidence, policy and diagnostics.
-Json timelineBundle(const ConcretePlan &c, const TimingProjection &tp, const EvidencePolicy &e,
-                    const Diagnostics &diags);
+// --- SimulationTraceIR ------------------------------------------------------
 
-/// Objectives, constraints and bottlenecks of a bound plan.
-Json evaluationReport(const PortablePlan &p, const ConcretePlan &c, const CostedTaskView &costs,
-                      const TimingProjection &tp, const EvidencePolicy &e);
+/// One event of the simulated run with its lineage: command -> portable
+/// task -> implementation -> source ops.
+struct SimEvent {
+  double timeNs = 0;
+  std::string kind; // "begin" | "end" | "signal"
+  std::string command, queue, portableTask, implementation, token;
+  std::vector<std::string> lineage; // the portable task's op chain
+};
+/// A counter sample: the value holds from timeNs until the next sample.
+struct CounterSample {
+  std::string counter; // "busy_queues", "live_bytes:<memory space>"
+  double timeNs = 0;
+  double value = 0;
+};
+struct SimulationTrace {
+  DerivationKey key; // projection, concrete, portable, adapter
+  std::vector<SimEvent> events;     // by time, then issue order
+  std::vector<CounterSample> counters;
+  double endNs = 0;
+};
+/// Discrete-event simulation of the concrete plan: each queue runs its
+/// commands in issue order, a command starts when its queue is free and its
+/// dependencies have ended, and lasts its projected duration.
+SimulationTrace simulate(const PortablePlan &p, const ConcretePlan &c, const TimingProjection &tp);
+Json toJson(const SimulationTrace &t);
+SimulationTrace traceFromJson(const Json &j);
 
+// --- ObservationSet ---------------------------------------------------------
+
+struct ObservationRecord {
+  std::string command, portableTask;
+  std::string metric; // "duration_ns", "start_ns"
+  double value = 0;
+};
+/// Immutable measured or simulated records. A set is never changed: new
+/// records make a new revision whose `supersedes` is the digest of the
+/// revision it replaces.
+struct ObservationSet {
+  std::string id;
+  int64_t revision = 1;
+  std::string supersedes; // "" for revision 1
+  std::string source;     // "simulated" | "measured"
+  DerivationKey subject;  // concrete (and trace, for simulated records)
+  std::vector<ObservationRecord> records;
+};
+/// Revision 1 of the simulated observations of a trace.
+ObservationSet observeSimulation(const ConcretePlan &c, const SimulationTrace &t);
+/// The next revision after `previous` (which is left untouched).
+ObservationSet supersede(const ObservationSet &previous, DerivationKey subject, std::string source,
+                         std::vector<ObservationRecord> records);
+Json toJson(const ObservationSet &o);
+ObservationSet observationsFromJson(const Json &j);
+/// Revision numbering and the supersedes digest (against `previous` when
+/// given).
+Diagnostics verifyObservations(const ObservationSet &o, const ObservationSet *previous = nullptr);
+
+// --- TimelineBundle and its Chrome trace-event export -----------------------
+
+/// References, never copies: digests of the concrete plan, the projection,
+/// the trace, the evidence and policies, and the diagnostics by code/path.
+struct TimelineBundle {
+  std::string concrete, projection, trace;
+  std::string evaluationEvidence, evidencePolicy, simulationPolicy;
+  std::vector<std::pair<std::string, std::string>> diagnostics; // code, path
+};
+struct ChromeEvent {
+  std::string name, ph;
+  std::optional<std::string> cat;
+  int64_t pid = 0, tid = 0;
+  std::optional<double> ts, dur; // microseconds
+  std::optional<std::string> scope; // "s" of instant events
+  Json args = Json::object();
+};
+/// Chrome trace-event JSON (opens in Perfetto): one thread per queue with a
+/// complete event per command, instant events for token signals and
+/// counter tracks from the simulation trace; `otherData` is the bundle.
+struct Timeline {
+  std::vector<ChromeEvent> events;
+  TimelineBundle bundle;
+};
+Timeline timeline(const ConcretePlan &c, const TimingProjection &tp, const SimulationTrace &trace,
+                  const EvidencePolicy &e, const SimulationPolicy &sim, const Diagnostics &diags);
+Json toJson(const Timeline &t);
+Timeline timelineFromJson(const Json &j);
+
+// --- EvaluationReport -------------------------------------------------------
+
+struct ObjectiveValue {
+  std::string id, metric;
+  double value = 0;
+};
+struct ConstraintResult {
+  std::string id, kind;
+  double value = 0;
+  int64_t bound = 0;
+  bool satisfied = true;
+};
+struct Bottleneck {
+  std::string command, portableTask, bound;
+  double durationNs = 0;
+};
+struct EvaluationReport {
+  DerivationKey key; // portable, concrete, costs, projection, evidence
+  std::vector<ObjectiveValue> objectives;
+  std::vector<ConstraintResult> constraints;
+  std::vector<Bottleneck> bottlenecks; // critical path, longest first
+  std::vector<std::string> criticalPath;
+  double makespanNs = 0, overlapNs = 0;
+  std::vector<ArenaReport> memory;
+};
+EvaluationReport evaluate(const PortablePlan &p, const ConcretePlan &c, const CostedTaskView &costs,
+                          const TimingProjection &tp, const EvidencePolicy &e);
+Json toJson(const EvaluationReport &r);
+EvaluationReport reportFromJson(const Json &j);
+/// Objective values by metric: latency (s), peak_memory_bytes, devices.
+std::map<std::string, double> objectiveValues(const ConcretePlan &c, const TimingProjection &tp);
+
+// --- ProgramArtifact manifest ----------------------------------------------
+
+struct LineageEntry {
+  std::string entryPoint, command, portableTask;
+  std::optional<std::string> implementation, machineSymbol, sourceLocation;
+  std::optional<std::vector<std::string>> ops;
+};
+struct ProgramManifest {
+  std::string targetId, targetKind, targetFingerprint;
+  int64_t ranks = 1;
+  std::vector<std::string> dtypes, collectives;
+  Quantity memoryBytesPerRank;
+  std::string deploymentId, deploymentFingerprint;
+  std::string abiTriple, runtimeAbi, abiFingerprint;
+  std::string portableDigest, concreteDigest, machineDigest;
+  std::string compilerVersion, compilerCommit, plannerRevision;
+  std::vector<std::string> flags;
+  std::vector<std::string> runtimeLibraries;
+  std::vector<LineageEntry> lineage;
+};
 struct ArtifactInputs {
   const PortablePlan &portable;
   const ConcretePlan &concrete;
@@ -64,15 +222,40 @@ struct ArtifactInputs {
 /// The ProgramArtifact manifest: schema, requirements, ABI, SHA-256 of the
 /// canonical portable/concrete/machine serializations, compiler, runtime
 /// libraries and the lineage map machine entry -> command -> task -> op.
-Json artifactManifest(const ArtifactInputs &in);
+ProgramManifest artifactManifest(const ArtifactInputs &in);
+Json toJson(const ProgramManifest &m);
+ProgramManifest manifestFromJson(const Json &j);
 
-/// Candidates with their objective values and who dominates whom.
+// --- PlanSet ----------------------------------------------------------------
+
+/// A candidate portable plan with its objective values (all minimized
+/// unless the objective says maximize). An infeasible candidate (the gate
+/// rejected it) has no values and the gate's first diagnostic.
 struct Candidate {
   std::string id, digest;
-  std::map<std::string, double> objectives; // metric -> value (minimized)
+  std::string description; // the structural decision, e.g. "destinations over mesh axis 1 (4 parts)"
+  std::map<std::string, double> objectives;
+  bool feasible = true;
+  std::string rejection;
 };
-Json planSet(const std::vector<Candidate> &candidates, std::string &selected,
-             const std::vector<Objective> &objectives);
+struct Dominance {
+  std::string dominant, dominated;
+  std::vector<std::string> on; // metrics where dominant is strictly better
+};
+/// An immutable set of candidates with dominance provenance and the choice.
+struct PlanSet {
+  std::vector<Objective> objectives;
+  std::vector<Candidate> candidates;
+  std::vector<Dominance> dominance;
+  std::vector<std::string> dominated; // candidate ids
+  std::string selected;
+  std::string selectionRule;
+};
+/// Pareto dominance among the feasible candidates; among the non-dominated
+/// the objectives in priority order decide (ties: candidate order).
+PlanSet planSet(std::vector<Candidate> candidates, const std::vector<Objective> &objectives);
+Json toJson(const PlanSet &s);
+PlanSet planSetFromJson(const Json &j);
 
 } // namespace linnet::planning
 

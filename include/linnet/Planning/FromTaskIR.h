@@ -23,6 +23,17 @@ std::optional<PortablePlan> buildPortablePlan(mlir::ModuleOp module, const std::
 /// alone) and builds the portable plan.
 std::optional<PortablePlan> importMlirFile(const std::string &path, Diagnostics &diags);
 
+/// A candidate portable plan and the structural decision that makes it.
+struct PortableCandidate {
+  std::string description;
+  PortablePlan plan;
+};
+/// The PlanSet's candidates: the source's plan first, then one plan per
+/// other axis of the relations' mesh to partition destinations over (a
+/// different partition count, halo volume and per-rank work). Task IR that
+/// is already partitioned, or a program without placement, has one.
+std::vector<PortableCandidate> importMlirCandidates(const std::string &path, Diagnostics &diags);
+
 } // namespace linnet::planning
 
 #endif // LINNET_PLANNING_FROMTASKIR_H

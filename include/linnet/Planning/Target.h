@@ -103,7 +103,21 @@ struct EvidencePolicy {
   std::string fingerprint() const { return digestOf(raw); }
 };
 
+/// How the timing projection and the simulation trace are derived: which
+/// work bound gives the durations and whether each command pays the
+/// target's launch overhead. Changing it invalidates the projection and
+/// everything derived from it, never the costs.
+struct SimulationPolicy {
+  std::string id;
+  std::string revision;
+  std::string durations = "upper"; // "upper" | "lower" work bound
+  bool launchOverhead = true;
+  Json raw;
+  std::string fingerprint() const { return digestOf(raw); }
+};
+
 Target targetFromJson(const Json &j);
+SimulationPolicy simulationPolicyFromJson(const Json &j);
 Deployment deploymentFromJson(const Json &j);
 ImplementationPolicy implementationPolicyFromJson(const Json &j);
 EvidencePolicy evidencePolicyFromJson(const Json &j);

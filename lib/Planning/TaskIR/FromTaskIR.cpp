@@ -733,36 +733,112 @@ std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string
   return p;
 }
 
-std::optional<PortablePlan> importMlirFile(const std::string &path, Diagnostics &diags) {
+namespace {
+/// Runs the gf pipeline up to task planning on `module` and builds its plan.
+std::optional<PortablePlan> lowerAndBuild(ModuleOp module, const std::string &path, const std::string &text,
+                                          Diagnostics &diags) {
+  PassManager pm(module.getContext());
+  pm.addPass(gf::createGfLowerDomainToIter());
+  pm.addPass(gf::createGfLowerIterToKernel());
+  pm.addPass(gf::createGfSelectKernelSchedule());
+  pm.addPass(gf::createGfPlanDistributedTasks());
+  if (failed(pm.run(module))) {
+    diags.push_back({"input.lower", "", "lowering '" + path + "' to Task IR failed"});
+    return std::nullopt;
+  }
+  return buildPortablePlan(module, path, text, diags);
+}
+
+struct Parsed {
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> module;
+  std::string text;
+};
+std::optional<Parsed> parseMlir(const std::string &path, llvm::SourceMgr &sm, Diagnostics &diags) {
   auto file = llvm::MemoryBuffer::getFile(path);
   if (!file) {
     diags.push_back({"input.read", "", "cannot read '" + path + "': " + file.getError().message()});
     return std::nullopt;
   }
-  std::string text = (*file)->getBuffer().str();
+  Parsed p;
+  p.text = (*file)->getBuffer().str();
   DialectRegistry registry;
   registry.insert<gf::GfDialect, gf_iter::GfIterDialect, gf_kernel::GfKernelDialect,
                   gf_task::GfTaskDialect, gf_storage::GfStorageDialect, arith::ArithDialect,
                   func::FuncDialect, math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
-  MLIRContext ctx(registry);
-  llvm::SourceMgr sm;
+  p.ctx = std::make_unique<MLIRContext>(registry);
   sm.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
-  SourceMgrDiagnosticHandler handler(sm, &ctx, llvm::errs());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, &ctx);
-  if (!module) {
+  SourceMgrDiagnosticHandler handler(sm, p.ctx.get(), llvm::errs());
+  p.module = parseSourceFile<ModuleOp>(sm, p.ctx.get());
+  if (!p.module) {
     diags.push_back({"input.parse", "", "'" + path + "' is not valid MLIR"});
     return std::nullopt;
   }
-  PassManager pm(&ctx);
-  pm.addPass(gf::createGfLowerDomainToIter());
-  pm.addPass(gf::createGfLowerIterToKernel());
-  pm.addPass(gf::createGfSelectKernelSchedule());
-  pm.addPass(gf::createGfPlanDistributedTasks());
-  if (failed(pm.run(*module))) {
-    diags.push_back({"input.lower", "", "lowering '" + path + "' to Task IR failed"});
+  return p;
+}
+} // namespace
+
+std::optional<PortablePlan> importMlirFile(const std::string &path, Diagnostics &diags) {
+  llvm::SourceMgr sm;
+  std::optional<Parsed> parsed = parseMlir(path, sm, diags);
+  if (!parsed)
     return std::nullopt;
+  SourceMgrDiagnosticHandler handler(sm, parsed->ctx.get(), llvm::errs());
+  return lowerAndBuild(*parsed->module, path, parsed->text, diags);
+}
+
+std::vector<PortableCandidate> importMlirCandidates(const std::string &path, Diagnostics &diags) {
+  llvm::SourceMgr sm;
+  std::optional<Parsed> parsed = parseMlir(path, sm, diags);
+  if (!parsed)
+    return {};
+  SourceMgrDiagnosticHandler handler(sm, parsed->ctx.get(), llvm::errs());
+  ModuleOp module = *parsed->module;
+  // The mesh of the relations that carry placement (all must agree on its
+  // rank for an axis to be a choice); already-planned Task IR has no choice.
+  std::vector<int64_t> mesh;
+  int64_t sourceAxis = 0;
+  bool planned = false, agree = true;
+  module.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if (name.starts_with("gf_task."))
+      planned = true;
+    if (name != "gf.relation")
+      return;
+    auto m = op->getAttrOfType<DenseI64ArrayAttr>("mesh_shape");
+    if (!m)
+      return;
+    std::vector<int64_t> shape(m.asArrayRef().begin(), m.asArrayRef().end());
+    if (!mesh.empty() && mesh != shape)
+      agree = false;
+    mesh = shape;
+    sourceAxis = intAttr(op, "mesh_axis", 0);
+  });
+  std::vector<int64_t> axes = {sourceAxis};
+  if (!planned && agree)
+    for (int64_t a = 0; a < int64_t(mesh.size()); ++a)
+      if (a != sourceAxis && mesh[a] > 1)
+        axes.push_back(a);
+  std::vector<PortableCandidate> out;
+  for (int64_t axis : axes) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    copy->walk([&](Operation *op) {
+      if (op->getName().getStringRef() == "gf.relation" && op->hasAttr("mesh_shape"))
+        op->setAttr("mesh_axis", IntegerAttr::get(IntegerType::get(op->getContext(), 64), axis));
+    });
+    std::optional<PortablePlan> plan = lowerAndBuild(*copy, path, parsed->text, diags);
+    if (!plan)
+      return {};
+    std::string what = mesh.empty() || planned
+                           ? "the source's plan"
+                           : "destinations over mesh axis " + std::to_string(axis) + " (" +
+                                 std::to_string(plan->partitioning.parts) + " parts)" +
+                                 (axis == sourceAxis ? ", the source's placement" : "");
+    if (axis != sourceAxis)
+      plan->id += ".axis" + std::to_string(axis);
+    out.push_back({what, std::move(*plan)});
   }
-  return buildPortablePlan(*module, path, text, diags);
+  return out;
 }
 
 } // namespace linnet::planning

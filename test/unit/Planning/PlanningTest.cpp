@@ -78,14 +78,19 @@ TEST(ConcreteJson, RoundTripIsByteIdentical) {
 TEST(PlanSet, DominanceAndSelection) {
   std::vector<Objective> objs = {{"obj.latency", "latency", "minimize", 0},
                                  {"obj.mem", "peak_memory_bytes", "minimize", 1}};
-  std::vector<Candidate> c = {{"a", "", {{"latency", 2}, {"peak_memory_bytes", 10}}},
-                              {"b", "", {{"latency", 1}, {"peak_memory_bytes", 20}}},
-                              {"c", "", {{"latency", 3}, {"peak_memory_bytes", 30}}}};
-  std::string selected;
-  Json set = planSet(c, selected, objs);
-  EXPECT_EQ(selected, "b"); // non-dominated, best on the first objective
-  ASSERT_EQ(set["dominance"].size(), 2u);
-  EXPECT_EQ(set["candidates"][2]["dominated"], true);
+  std::vector<Candidate> c = {{"a", "", "", {{"latency", 2}, {"peak_memory_bytes", 10}}, true, ""},
+                              {"b", "", "", {{"latency", 1}, {"peak_memory_bytes", 20}}, true, ""},
+                              {"c", "", "", {{"latency", 3}, {"peak_memory_bytes", 30}}, true, ""},
+                              {"d", "", "", {}, false, "[bind.capacity] too big"}};
+  PlanSet set = planSet(c, objs);
+  EXPECT_EQ(set.selected, "b"); // non-dominated, best on the first objective
+  ASSERT_EQ(set.dominance.size(), 2u);
+  EXPECT_EQ(set.dominated, std::vector<std::string>{"c"});
+  // a dominates c on both objectives, b on latency only (c is worse there).
+  EXPECT_EQ(set.dominance[0].dominant, "a");
+  EXPECT_EQ(set.dominance[0].on, (std::vector<std::string>{"latency", "peak_memory_bytes"}));
+  std::string once = canonicalDump(toJson(set));
+  EXPECT_EQ(canonicalDump(toJson(planSetFromJson(Json::parse(once)))), once);
 }
 
 TEST(Portable, VerifierNamesCycleAndNegativeFacts) {
@@ -113,4 +118,79 @@ TEST(Portable, VerifierNamesCycleAndNegativeFacts) {
   EXPECT_TRUE(has("portable.work-facts"));
   std::string once = canonicalDump(toJson(p));
   EXPECT_EQ(canonicalDump(toJson(portableFromJson(Json::parse(once)))), once);
+}
+
+namespace {
+/// Two queues: a -> b on q0, c on q1 depending on a (through a token).
+ConcretePlan tinyConcrete() {
+  ConcretePlan c;
+  c.id = "tiny";
+  c.commands.push_back({"a", Launch{"impl.a", "q0", {}}, SignalSync{{"tok.a"}}, {}, "task.a"});
+  c.commands.push_back({"b", Launch{"impl.b", "q0", {}}, NoSync{}, {"a"}, "task.b"});
+  c.commands.push_back({"c", Launch{"impl.c", "q1", {}}, WaitSync{{"tok.a"}}, {"a"}, "task.c"});
+  return c;
+}
+TimingProjection tinyProjection() {
+  TimingProjection tp;
+  tp.intervals = {{"a", "q0", 0, 10}, {"b", "q0", 10, 30}, {"c", "q1", 10, 15}};
+  tp.makespanNs = 30;
+  tp.serialNs = 35;
+  tp.criticalPath = {"a", "b"};
+  return tp;
+}
+} // namespace
+
+TEST(Simulation, EventsFollowTheProjectionAndCarryLineage) {
+  PortablePlan p;
+  Task t;
+  t.id = "task.a";
+  t.provenance = {"op", "f.mlir:1:1", {"func:f", "op@f.mlir:1:1"}};
+  p.tasks = {t};
+  SimulationTrace st = simulate(p, tinyConcrete(), tinyProjection());
+  std::map<std::string, std::pair<double, double>> span;
+  for (const SimEvent &e : st.events) {
+    if (e.kind == "begin") span[e.command].first = e.timeNs;
+    if (e.kind == "end") span[e.command].second = e.timeNs;
+  }
+  for (const Interval &i : tinyProjection().intervals) {
+    EXPECT_EQ(span[i.command].first, i.startNs) << i.command;
+    EXPECT_EQ(span[i.command].second, i.endNs) << i.command;
+  }
+  EXPECT_EQ(st.endNs, 30);
+  EXPECT_EQ(st.events.front().lineage, (std::vector<std::string>{"func:f", "op@f.mlir:1:1"}));
+  bool signalled = false;
+  for (const SimEvent &e : st.events) signalled |= e.kind == "signal" && e.token == "tok.a" && e.timeNs == 10;
+  EXPECT_TRUE(signalled);
+  std::string once = canonicalDump(toJson(st));
+  EXPECT_EQ(canonicalDump(toJson(traceFromJson(Json::parse(once)))), once);
+}
+
+TEST(Observations, SupersedingNeverMutatesAndChainsByDigest) {
+  ConcretePlan c = tinyConcrete();
+  SimulationTrace st = simulate(PortablePlan{}, c, tinyProjection());
+  ObservationSet r1 = observeSimulation(c, st);
+  std::string before = canonicalDump(toJson(r1));
+  ObservationSet r2 = supersede(r1, {{"concrete", "sha256:x"}}, "measured", {{"a", "task.a", "duration_ns", 12}});
+  EXPECT_EQ(canonicalDump(toJson(r1)), before); // untouched
+  EXPECT_EQ(r2.revision, 2);
+  EXPECT_EQ(r2.supersedes, digestOf(toJson(r1)));
+  EXPECT_TRUE(verifyObservations(r1).empty());
+  EXPECT_TRUE(verifyObservations(r2, &r1).empty());
+  ObservationSet forged = r2;
+  forged.supersedes = digestOf(toJson(r2));
+  EXPECT_FALSE(verifyObservations(forged, &r1).empty());
+  std::string once = canonicalDump(toJson(r2));
+  EXPECT_EQ(canonicalDump(toJson(observationsFromJson(Json::parse(once)))), once);
+}
+
+TEST(DerivedJson, ProjectionRejectsInconsistentOverlapWithItsPath) {
+  Json j = toJson(tinyProjection());
+  EXPECT_EQ(canonicalDump(toJson(projectionFromJson(j))), canonicalDump(j));
+  j["overlap_ns"] = 1.0;
+  try {
+    projectionFromJson(j);
+    FAIL() << "accepted";
+  } catch (const SchemaError &e) {
+    EXPECT_EQ(e.path, "/overlap_ns");
+  }
 }
