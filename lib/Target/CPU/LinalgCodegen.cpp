@@ -703,7 +703,13 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
       choice.routine = "cblas_sgemm";
       choices.push_back(choice);
     } else if (isStreamableMatvec(*c)) {
-      int64_t rows = 16;
+      // One contiguous block of rows per thread (static M): a decode-size
+      // W (a few MB) is done in ~100 us, where per-chunk dispatch and a
+      // straggling thread cost more than any imbalance.
+      int64_t M = c->ranges[c->m];
+      int64_t rows = ShapedType::isDynamic(M)
+                         ? 64
+                         : std::max<int64_t>(16, roundUp(ceilDiv(M, t.threads), 16));
       choice.routine = "matvec-stream";
       choice.detail = llvm::formatv("rows_per_block={0} lanes={1} unroll=4",
                                     rows, t.vectorBits / 32);
