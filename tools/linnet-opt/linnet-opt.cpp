@@ -2,7 +2,9 @@
 //
 // Registers only what linnet's IR uses (InitAllDialects.h costs ~48 s and
 // 2.5 GB to compile): the five gf dialects, their passes, and func, arith,
-// math, scf and tensor plus the upstream canonicalize/cse passes.
+// math, scf, tensor, memref, vector, linalg and bufferization (what the
+// importer and the CPU code generator produce) plus the upstream
+// canonicalize/cse passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +12,9 @@
 #include "linnet/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -27,7 +31,8 @@ int main(int argc, char **argv) {
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
                   mlir::math::MathDialect, mlir::scf::SCFDialect,
                   mlir::tensor::TensorDialect, mlir::memref::MemRefDialect,
-                  mlir::vector::VectorDialect>();
+                  mlir::vector::VectorDialect, mlir::linalg::LinalgDialect,
+                  mlir::bufferization::BufferizationDialect>();
   linnet::gf::registerGfPasses();
   linnet::cpu::registerLinnetCPUPasses();
   mlir::registerCanonicalizerPass();
