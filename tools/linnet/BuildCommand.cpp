@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BuildCommand.h"
+#include "BuildCpu.h"
 
 #include "linnet/Config.h"
 #include "linnet/Planning/Binding.h"
@@ -263,8 +264,10 @@ int writeAll(const Products &p, const PlanSet &set) {
 
 CLI::App *addBuildCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("build", "Compile a model into a ProgramArtifact");
-  cmd->add_option("file", gBuild.file, "Task IR (.mlir), or with --verify-only a plan (.json)")
+  cmd->add_option("file", gBuild.file,
+                  "A model (.ln: builds a CPU artifact), Task IR (.mlir), or with --verify-only a plan (.json)")
       ->required();
+  addBuildCpuOptions(cmd, buildCpuOptions());
   gBuild.targetOpt = cmd->add_option("--target", gBuild.target, "cpu, cpu-avx512, cuda, cuda-h100, or a target file");
   if (!cmd->get_option_no_throw("--root") && !cmd->get_option_no_throw("-D")) {
     cmd->add_option("--root", gBuild.root, "Root block of a .ln model (default: its only pub block)");
@@ -294,9 +297,14 @@ int runBuild() {
     if (int rc = checkSourceOptions(file))
       return rc;
   if (endsWith(file, ".ln")) {
-    std::cerr << "linnet build: error: building from .ln source needs the front end's lowering "
-                 "to Task IR, which is not available yet; pass a Task IR .mlir file\n";
-    return 2;
+    if (gBuild.target != "cpu") {
+      std::cerr << "linnet build: error: a .ln model builds only for --target cpu so far\n";
+      return 2;
+    }
+    BuildCpuOptions &o = buildCpuOptions();
+    o.file = file;
+    o.output = gBuild.output;
+    return buildCpuArtifact(o);
   }
   if (gBuild.verifyOnly && endsWith(file, ".json"))
     return verifyDocument(file);

@@ -1,0 +1,69 @@
+//===- PlanImporter.h - A linnet plan to MLIR, and on to loops ---*- C++ -*-===//
+//
+// The plan importer turns the plan of an instantiated root block (read
+// through the plan reader) into an MLIR module with one `func.func` per
+// root entry, fully specialized: block generics are constants, entry
+// generics are dynamic (`?`). Calls are inlined, arrays of sub blocks are
+// unrolled, optional members are resolved from the build's presence set,
+// and state reads and writes stay in program order. docs/importer.md gives
+// the mapping of every Core IR construct.
+//
+// Each entry function takes memrefs in the runtime ABI order (inputs, every
+// present tensor, results; docs/runtime-abi.md) and carries
+// llvm.emit_c_interface, so the CPU code generator exports it as
+// `linnet_entry_<name>(void **args)`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_IMPORT_PLANIMPORTER_H
+#define LINNET_IMPORT_PLANIMPORTER_H
+
+#include "linnet/Plan/PlanReader.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace linnet::import {
+
+/// One tensor of the instantiated model, arrays of sub blocks expanded
+/// (`model.layers.0.self_attn.q_proj.weight`), in the ABI order.
+struct ModelTensor {
+  std::string path;  // canonical, expanded
+  std::string kind;  // param, buffer, state
+  std::string dtype; // concrete dtype name
+  std::vector<int64_t> shape;
+  bool optional = false, present = true;
+};
+
+/// Expands the plan's manifest in manifest order; an optional tensor is
+/// present when `presentOptional` names it (the tensors of the weights file).
+std::vector<ModelTensor> expandManifest(const plan::Plan &p,
+                                        const std::set<std::string> &presentOptional,
+                                        std::string &error);
+
+/// The `runtime.json` document of a CPU artifact built from `p`.
+nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &tensors);
+
+/// Registers every dialect and interface the importer and lowerToLoops use.
+void registerImportDialects(mlir::DialectRegistry &registry);
+
+/// Imports every entry of the plan's root. On failure returns null and sets
+/// `error` (naming the function, the op and the construct).
+mlir::OwningOpRef<mlir::ModuleOp> importPlan(const plan::Plan &p,
+                                             const std::vector<ModelTensor> &tensors,
+                                             mlir::MLIRContext &context, std::string &error);
+
+/// Tensors to memrefs: one-shot bufferization and ownership-based buffer
+/// deallocation. The result (scf, memref-level linalg) is what
+/// linnet::cpu::compileToSharedLibrary takes.
+mlir::LogicalResult lowerImportedToLoops(mlir::ModuleOp module);
+
+} // namespace linnet::import
+
+#endif // LINNET_IMPORT_PLANIMPORTER_H

@@ -1,0 +1,1646 @@
+//===- PlanImporter.cpp - A linnet plan to MLIR on tensors ----------------===//
+//
+// Walks each root entry's Core IR once, as an abstract interpreter that
+// emits MLIR: block instances, optionals, structs and arrays of sub blocks
+// are resolved at import time (they have no runtime representation), while
+// scalars and tensors become SSA values. Integers known at build time are
+// tracked next to their SSA values, which is what unrolls `while l < Layers`
+// over an array of sub blocks. docs/importer.md describes the mapping.
+//
+//===----------------------------------------------------------------------===//
+#include "linnet/Import/PlanImporter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+using namespace mlir;
+using json = nlohmann::json;
+
+namespace linnet::import {
+namespace {
+
+/// An error in the model that this importer cannot compile; caught at the
+/// API boundary (never thrown through MLIR callbacks).
+struct ImportError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string &msg) { throw ImportError(msg); }
+
+/// A dim: known at build time, or an index SSA value (entry generics).
+struct DimV {
+  std::optional<int64_t> c;
+  Value v;
+};
+
+/// An imported Core IR value.
+struct V {
+  enum Kind { None, Scalar, Tensor, Block, Blocks, Opt, Agg, Rel } k = None;
+  Value v;                        // Scalar, Tensor
+  std::optional<int64_t> c;       // Scalar: an integer known at build time
+  std::string path;               // Block, Blocks: canonical path ("" = root)
+  bool present = false;           // Opt
+  std::vector<V> elems;           // Opt (one), Agg (fields / tuple elements)
+  std::vector<std::string> names; // Agg field names
+  Value rowPtr, colIdx;           // Rel (CSR, destination-major)
+  DimV numDst;
+
+  static V scalar(Value v, std::optional<int64_t> c = std::nullopt) {
+    V r;
+    r.k = Scalar;
+    r.v = v;
+    r.c = c;
+    return r;
+  }
+  static V tensor(Value v) {
+    V r;
+    r.k = Tensor;
+    r.v = v;
+    return r;
+  }
+};
+
+struct Frame {
+  std::string fn; // function name, for errors
+  std::map<std::string, DimV> dims;
+  std::map<std::string, std::string> dtypes;
+  std::optional<std::string> self; // canonical path of the receiver
+  std::unordered_map<ir::ValueId, V> env;
+};
+
+std::string joinPath(const std::string &a, const std::string &b) {
+  return a.empty() ? b : a + "." + b;
+}
+
+bool isFloat(Type t) { return isa<FloatType>(t); }
+bool isIntLike(Type t) { return isa<IntegerType, IndexType>(t); }
+
+class Importer {
+public:
+  Importer(const plan::Plan &p, const std::vector<ModelTensor> &tensors, MLIRContext &ctx)
+      : plan_(p), tensors_(tensors), ctx_(ctx), b_(&ctx), loc_(UnknownLoc::get(&ctx)) {
+    for (const plan::Function &f : p.functions)
+      fns_[f.name] = &f;
+    for (const plan::Constant &c : p.constants)
+      consts_[c.name] = &c;
+    for (const ModelTensor &t : tensors)
+      byPath_[t.path] = &t;
+  }
+
+  OwningOpRef<ModuleOp> run() {
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc_);
+    b_.setInsertionPointToEnd(module->getBody());
+    for (const plan::Function &f : plan_.functions)
+      if (f.kind == "entry" && f.block && plan_.root.is_object() &&
+          *f.block == plan_.root.value("name", ""))
+        entry(f);
+    return module;
+  }
+
+private:
+  const plan::Plan &plan_;
+  const std::vector<ModelTensor> &tensors_;
+  MLIRContext &ctx_;
+  OpBuilder b_;
+  Location loc_;
+  std::map<std::string, const plan::Function *> fns_;
+  std::map<std::string, const plan::Constant *> consts_;
+  std::map<std::string, const ModelTensor *> byPath_;
+  // Per entry: the tensor value of every present model tensor, and the
+  // current value of every state tensor (writes replace it).
+  std::map<std::string, Value> tensorVal_;
+  std::map<std::string, Value> stateVal_;
+  std::string where_; // "function F, op K (name)" for errors
+  int nest_ = 0;      // > 0 inside a loop body or a linalg.generic body
+  // Values given to specific ops instead of evaluating them: the block
+  // arguments of a linalg.generic standing for its inputs' elements.
+  std::map<const ir::Op *, V> preset_;
+
+  //===--------------------------------------------------------------===//
+  // Types and dims
+  //===--------------------------------------------------------------===//
+
+  Type elemType(const std::string &name) {
+    if (name == "f32") return b_.getF32Type();
+    if (name == "f64") return b_.getF64Type();
+    if (name == "f16") return b_.getF16Type();
+    if (name == "bf16") return b_.getBF16Type();
+    if (name == "i64" || name == "u64") return b_.getI64Type();
+    if (name == "i32" || name == "u32") return b_.getI32Type();
+    if (name == "i16" || name == "u16") return b_.getI16Type();
+    if (name == "i8" || name == "u8") return b_.getI8Type();
+    if (name == "bool") return b_.getI1Type();
+    if (name == "index") return b_.getIndexType();
+    fail(fmt::format("{}: dtype '{}' is not supported by the CPU backend yet", where_, name));
+  }
+
+  std::string dtypeName(const json &d, Frame &f) {
+    if (d.is_string())
+      return d.get<std::string>();
+    if (d.is_object() && d.contains("var")) {
+      auto it = f.dtypes.find(d["var"].get<std::string>());
+      if (it == f.dtypes.end())
+        fail(fmt::format("{}: dtype generic '{}' is not bound", where_, d.value("name", "?")));
+      return it->second;
+    }
+    fail(fmt::format("{}: unexpected dtype {}", where_, d.dump()));
+  }
+
+  Value cIndex(int64_t v) { return b_.create<arith::ConstantIndexOp>(loc_, v); }
+
+  Value dimValue(const DimV &d) { return d.c ? cIndex(*d.c) : d.v; }
+
+  DimV dim(const json &d, Frame &f) {
+    if (d.is_number_integer())
+      return {d.get<int64_t>(), {}};
+    if (d.is_object() && d.contains("sym")) {
+      auto it = f.dims.find(d["sym"].get<std::string>());
+      if (it == f.dims.end())
+        fail(fmt::format("{}: dim generic '{}' is not bound", where_, d.value("name", "?")));
+      return it->second;
+    }
+    if (d.is_object() && d.contains("op")) {
+      std::string op = d["op"];
+      std::vector<DimV> xs;
+      for (const json &a : d["args"])
+        xs.push_back(dim(a, f));
+      DimV acc = xs[0];
+      for (size_t i = 1; i < xs.size(); ++i) {
+        const DimV &y = xs[i];
+        if (acc.c && y.c) {
+          int64_t a = *acc.c, bb = *y.c;
+          if (op == "add") acc.c = a + bb;
+          else if (op == "mul") acc.c = a * bb;
+          else if (op == "floordiv") acc.c = bb ? (a / bb - ((a % bb != 0) && ((a < 0) != (bb < 0)))) : 0;
+          else if (op == "mod") acc.c = bb ? ((a % bb) + bb) % bb : 0;
+          else if (op == "min") acc.c = std::min(a, bb);
+          else if (op == "max") acc.c = std::max(a, bb);
+          else fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
+          continue;
+        }
+        Value a = dimValue(acc), bb = dimValue(y), r;
+        if (op == "add") r = b_.create<arith::AddIOp>(loc_, a, bb);
+        else if (op == "mul") r = b_.create<arith::MulIOp>(loc_, a, bb);
+        else if (op == "floordiv") r = b_.create<arith::DivSIOp>(loc_, a, bb);
+        else if (op == "mod") r = b_.create<arith::RemSIOp>(loc_, a, bb);
+        else if (op == "min") r = b_.create<arith::MinSIOp>(loc_, a, bb);
+        else if (op == "max") r = b_.create<arith::MaxSIOp>(loc_, a, bb);
+        else fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
+        acc = {std::nullopt, r};
+      }
+      return acc;
+    }
+    fail(fmt::format("{}: shape packs ({}) are not supported by the CPU backend yet", where_,
+                     ir::dimStr(d)));
+  }
+
+  /// The MLIR type of a plan scalar or tensor type; `dynDims` receives the
+  /// SSA values of the dynamic dims of a tensor.
+  Type type(const json &t, Frame &f, SmallVectorImpl<Value> *dynDims = nullptr) {
+    std::string kind = t.value("kind", "");
+    if (kind == "scalar")
+      return elemType(dtypeName(t["dtype"], f));
+    if (kind == "index")
+      return b_.getIndexType();
+    if (kind == "tensor") {
+      SmallVector<int64_t> shape;
+      for (const json &u : t["shape"]) {
+        DimV d = dim(u, f);
+        shape.push_back(d.c ? *d.c : ShapedType::kDynamic);
+        if (!d.c && dynDims)
+          dynDims->push_back(d.v);
+      }
+      return RankedTensorType::get(shape, elemType(dtypeName(t["dtype"], f)));
+    }
+    fail(fmt::format("{}: a value of type {} has no runtime representation in the CPU backend",
+                     where_, ir::typeStr(t)));
+  }
+
+  //===--------------------------------------------------------------===//
+  // Scalars
+  //===--------------------------------------------------------------===//
+
+  Value constant(Type t, double v) {
+    if (isFloat(t))
+      return b_.create<arith::ConstantOp>(loc_, t, b_.getFloatAttr(t, v));
+    if (isa<IndexType>(t))
+      return cIndex(static_cast<int64_t>(v));
+    return b_.create<arith::ConstantOp>(loc_, t, b_.getIntegerAttr(t, static_cast<int64_t>(v)));
+  }
+
+  Value infinity(Type t, bool negative) {
+    auto ft = cast<FloatType>(t);
+    return b_.create<arith::ConstantOp>(
+        loc_, t, b_.getFloatAttr(t, APFloat::getInf(ft.getFloatSemantics(), negative)));
+  }
+
+  Value convert(Value v, Type to) {
+    Type from = v.getType();
+    if (from == to)
+      return v;
+    if (isa<IndexType>(from) && isa<IntegerType>(to))
+      return b_.create<arith::IndexCastOp>(loc_, to, v);
+    if (isa<IntegerType>(from) && isa<IndexType>(to))
+      return b_.create<arith::IndexCastOp>(loc_, to, from.isInteger(1) ? convert(v, b_.getI64Type()) : v);
+    if (isa<IndexType>(from) && isFloat(to))
+      return b_.create<arith::SIToFPOp>(loc_, to, convert(v, b_.getI64Type()));
+    if (isa<IntegerType>(from) && isFloat(to))
+      return from.isInteger(1) ? b_.create<arith::UIToFPOp>(loc_, to, v).getResult()
+                               : b_.create<arith::SIToFPOp>(loc_, to, v).getResult();
+    if (isFloat(from) && isa<IndexType>(to))
+      return convert(b_.create<arith::FPToSIOp>(loc_, b_.getI64Type(), v), to);
+    if (isFloat(from) && isa<IntegerType>(to))
+      return b_.create<arith::FPToSIOp>(loc_, to, v);
+    if (isFloat(from) && isFloat(to))
+      return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+                 ? b_.create<arith::ExtFOp>(loc_, to, v).getResult()
+                 : b_.create<arith::TruncFOp>(loc_, to, v).getResult();
+    if (isa<IntegerType>(from) && isa<IntegerType>(to)) {
+      if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+        return from.isInteger(1) ? b_.create<arith::ExtUIOp>(loc_, to, v).getResult()
+                                 : b_.create<arith::ExtSIOp>(loc_, to, v).getResult();
+      return b_.create<arith::TruncIOp>(loc_, to, v);
+    }
+    if (isa<RankedTensorType>(from) && isa<RankedTensorType>(to))
+      return b_.create<tensor::CastOp>(loc_, to, v);
+    std::string a, c;
+    llvm::raw_string_ostream(a) << from;
+    llvm::raw_string_ostream(c) << to;
+    fail(fmt::format("{}: cannot convert a value of type {} to {}", where_, a, c));
+  }
+
+  /// The common type of two scalar operands of a mixed index/int operation.
+  Type common(Type a, Type b) {
+    if (a == b) return a;
+    if (isFloat(a)) return a;
+    if (isFloat(b)) return b;
+    if (isa<IndexType>(a)) return b;
+    return a;
+  }
+
+  arith::FastMathFlagsAttr reassoc() {
+    return arith::FastMathFlagsAttr::get(&ctx_, arith::FastMathFlags::reassoc |
+                                                   arith::FastMathFlags::contract);
+  }
+
+  Value binary(const std::string &op, Value a, Value c, Type t, bool fast = false) {
+    a = convert(a, t);
+    c = convert(c, t);
+    if (isFloat(t)) {
+      auto fm = fast ? reassoc() : arith::FastMathFlagsAttr::get(&ctx_, arith::FastMathFlags::contract);
+      if (op == "add") return b_.create<arith::AddFOp>(loc_, a, c, fm);
+      if (op == "sub") return b_.create<arith::SubFOp>(loc_, a, c, fm);
+      if (op == "mul") return b_.create<arith::MulFOp>(loc_, a, c, fm);
+      if (op == "div") return b_.create<arith::DivFOp>(loc_, a, c, fm);
+      if (op == "mod") return b_.create<arith::RemFOp>(loc_, a, c);
+      if (op == "max") return b_.create<arith::MaximumFOp>(loc_, a, c);
+      if (op == "min") return b_.create<arith::MinimumFOp>(loc_, a, c);
+      if (op == "pow") return b_.create<math::PowFOp>(loc_, a, c);
+    } else {
+      if (op == "add") return b_.create<arith::AddIOp>(loc_, a, c);
+      if (op == "sub") return b_.create<arith::SubIOp>(loc_, a, c);
+      if (op == "mul") return b_.create<arith::MulIOp>(loc_, a, c);
+      if (op == "div") return b_.create<arith::DivSIOp>(loc_, a, c);
+      if (op == "mod") return b_.create<arith::RemSIOp>(loc_, a, c);
+      if (op == "max") return b_.create<arith::MaxSIOp>(loc_, a, c);
+      if (op == "min") return b_.create<arith::MinSIOp>(loc_, a, c);
+      if (op == "and") return b_.create<arith::AndIOp>(loc_, a, c);
+      if (op == "or") return b_.create<arith::OrIOp>(loc_, a, c);
+    }
+    fail(fmt::format("{}: operator '{}' is not supported on this type yet", where_, op));
+  }
+
+  static std::optional<int64_t> fold(const std::string &op, int64_t a, int64_t c) {
+    if (op == "add") return a + c;
+    if (op == "sub") return a - c;
+    if (op == "mul") return a * c;
+    if (op == "div") return c ? std::optional<int64_t>(a / c) : std::nullopt;
+    if (op == "mod") return c ? std::optional<int64_t>(a % c) : std::nullopt;
+    if (op == "and") return a && c;
+    if (op == "or") return a || c;
+    if (op == "max") return std::max(a, c);
+    if (op == "min") return std::min(a, c);
+    return std::nullopt;
+  }
+
+  V scalarOf(const V &v) {
+    if (v.k != V::Scalar)
+      fail(fmt::format("{}: expected a scalar operand", where_));
+    return v;
+  }
+
+  Value tensorOf(const V &v) {
+    if (v.k != V::Tensor)
+      fail(fmt::format("{}: expected a tensor operand", where_));
+    return v.v;
+  }
+
+  //===--------------------------------------------------------------===//
+  // Entries
+  //===--------------------------------------------------------------===//
+
+  void entry(const plan::Function &fn) {
+    Frame f;
+    f.fn = fn.name;
+    f.self = "";
+    where_ = "entry " + fn.name;
+    for (const json &g : plan_.root["generics"]) {
+      std::string kind = g.value("kind", "");
+      if (kind == "dim")
+        f.dims[g["sym"]] = {g["value"].get<int64_t>(), {}};
+      else if (kind == "dtype")
+        f.dtypes[g["var"]] = g["value"].get<std::string>();
+      else
+        fail(fmt::format("root generic '{}': shape generics are not supported by the CPU "
+                         "backend yet",
+                         g.value("name", "?")));
+    }
+    std::string name = fn.name.substr(fn.name.rfind('.') + 1);
+
+    // Argument types. Entry generics are dynamic here and bound below from
+    // the first input axis that names them.
+    std::set<std::string> entryGenerics;
+    for (const json &g : fn.generics) {
+      if (g.value("kind", "") != "dim")
+        fail(fmt::format("entry {}: generic '{}': only dim generics are supported on entries",
+                         fn.name, g.value("name", "?")));
+      entryGenerics.insert(g["sym"].get<std::string>());
+    }
+    auto memrefOf = [&](const json &t) -> MemRefType {
+      std::string kind = t.value("kind", "");
+      if (kind == "scalar")
+        return MemRefType::get({}, elemType(dtypeName(t["dtype"], f)));
+      if (kind != "tensor")
+        fail(fmt::format("entry {}: an input or result of type {} cannot cross the runtime ABI",
+                         fn.name, ir::typeStr(t)));
+      SmallVector<int64_t> shape;
+      for (const json &u : t["shape"]) {
+        if (u.is_object() && u.contains("sym") && entryGenerics.count(u["sym"].get<std::string>()))
+          shape.push_back(ShapedType::kDynamic);
+        else
+          shape.push_back(*dim(u, f).c);
+      }
+      return MemRefType::get(shape, elemType(dtypeName(t["dtype"], f)));
+    };
+    SmallVector<Type> argTypes;
+    struct InputSlot {
+      int first;
+      bool relation;
+    };
+    std::vector<InputSlot> slots;
+    for (const ir::Value &a : fn.body.args) {
+      if (a.type.value("kind", "") == "relation") {
+        slots.push_back({(int)argTypes.size(), true});
+        argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, b_.getI64Type()));
+        argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, b_.getI64Type()));
+      } else {
+        slots.push_back({(int)argTypes.size(), false});
+        argTypes.push_back(memrefOf(a.type));
+      }
+    }
+    int firstTensor = argTypes.size();
+    std::vector<const ModelTensor *> present;
+    for (const ModelTensor &t : tensors_)
+      if (t.present) {
+        present.push_back(&t);
+        SmallVector<int64_t> shape(t.shape.begin(), t.shape.end());
+        argTypes.push_back(MemRefType::get(shape, elemType(t.dtype)));
+      }
+    int firstResult = argTypes.size();
+    for (const json &r : fn.results)
+      argTypes.push_back(memrefOf(r));
+
+    auto func = b_.create<func::FuncOp>(loc_, name, b_.getFunctionType(argTypes, {}));
+    func->setAttr("llvm.emit_c_interface", b_.getUnitAttr());
+    Block *body = func.addEntryBlock();
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(body);
+
+    auto toTensor = [&](Value m) -> Value {
+      auto mt = cast<MemRefType>(m.getType());
+      return b_.create<bufferization::ToTensorOp>(
+          loc_, RankedTensorType::get(mt.getShape(), mt.getElementType()), m, /*restrict=*/true,
+          /*writable=*/false);
+    };
+    tensorVal_.clear();
+    stateVal_.clear();
+    for (size_t i = 0; i < present.size(); ++i) {
+      Value t = toTensor(body->getArgument(firstTensor + i));
+      tensorVal_[present[i]->path] = t;
+      if (present[i]->kind == "state")
+        stateVal_[present[i]->path] = t;
+    }
+    std::map<std::string, Value> initialState = stateVal_;
+
+    // Inputs, and the entry generics bound from their shapes.
+    std::vector<V> args;
+    for (size_t i = 0; i < fn.body.args.size(); ++i) {
+      const ir::Value &a = fn.body.args[i];
+      if (slots[i].relation) {
+        V r;
+        r.k = V::Rel;
+        r.rowPtr = toTensor(body->getArgument(slots[i].first));
+        r.colIdx = toTensor(body->getArgument(slots[i].first + 1));
+        const json &dims = a.type["dims"];
+        Value rows = b_.create<tensor::DimOp>(loc_, r.rowPtr, 0);
+        Value m = b_.create<arith::SubIOp>(loc_, rows, cIndex(1));
+        Value e = b_.create<tensor::DimOp>(loc_, r.colIdx, 0);
+        auto bindG = [&](const json &u, Value v) {
+          if (u.is_object() && u.contains("sym") && entryGenerics.count(u["sym"].get<std::string>()) &&
+              !f.dims.count(u["sym"].get<std::string>()))
+            f.dims[u["sym"].get<std::string>()] = {std::nullopt, v};
+        };
+        bindG(dims[1], m);
+        bindG(dims[2], e);
+        args.push_back(r);
+        continue;
+      }
+      Value m = body->getArgument(slots[i].first);
+      if (a.type.value("kind", "") == "scalar") {
+        args.push_back(V::scalar(b_.create<memref::LoadOp>(loc_, m, ValueRange{})));
+        continue;
+      }
+      Value t = toTensor(m);
+      const json &shape = a.type["shape"];
+      for (size_t k = 0; k < shape.size(); ++k) {
+        const json &u = shape[k];
+        if (u.is_object() && u.contains("sym") && entryGenerics.count(u["sym"].get<std::string>()) &&
+            !f.dims.count(u["sym"].get<std::string>()))
+          f.dims[u["sym"].get<std::string>()] = {std::nullopt,
+                                                 b_.create<tensor::DimOp>(loc_, t, k).getResult()};
+      }
+      args.push_back(V::tensor(t));
+    }
+    for (const std::string &g : entryGenerics)
+      if (!f.dims.count(g))
+        fail(fmt::format("entry {}: generic '{}' appears in no input shape, so it cannot be "
+                         "bound at run time",
+                         fn.name, g.substr(g.rfind(':') + 1)));
+    // Relations whose num_src/num_dst generics were bound only now.
+    for (size_t i = 0; i < fn.body.args.size(); ++i)
+      if (slots[i].relation)
+        args[i].numDst = dim(fn.body.args[i].type["dims"][1], f);
+
+    std::vector<V> results = region(fn.body, f, args);
+    if (results.size() != fn.results.size())
+      fail(fmt::format("entry {}: returns {} values, its signature says {}", fn.name,
+                       results.size(), fn.results.size()));
+    // State writes, in the order the state tensors are listed, then results.
+    for (size_t i = 0; i < present.size(); ++i) {
+      const std::string &p = present[i]->path;
+      if (present[i]->kind != "state" || stateVal_[p] == initialState[p])
+        continue;
+      Value m = body->getArgument(firstTensor + i);
+      Value v = convert(stateVal_[p], RankedTensorType::get(cast<MemRefType>(m.getType()).getShape(),
+                                                            cast<MemRefType>(m.getType()).getElementType()));
+      auto mat = b_.create<bufferization::MaterializeInDestinationOp>(loc_, v, m);
+      mat.setWritable(true);
+      mat.setRestrict(true);
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      Value m = body->getArgument(firstResult + i);
+      auto mt = cast<MemRefType>(m.getType());
+      Value v = tensorOf(results[i]);
+      v = convert(v, RankedTensorType::get(mt.getShape(), mt.getElementType()));
+      auto mat = b_.create<bufferization::MaterializeInDestinationOp>(loc_, v, m);
+      mat.setWritable(true);
+      mat.setRestrict(true);
+    }
+    b_.create<func::ReturnOp>(loc_);
+  }
+
+  //===--------------------------------------------------------------===//
+  // Regions and calls
+  //===--------------------------------------------------------------===//
+
+  /// Evaluates a region with its arguments bound; returns what its
+  /// `yield`/`return` yields.
+  std::vector<V> region(const ir::Region &r, Frame &f, const std::vector<V> &args) {
+    if (args.size() != r.args.size())
+      fail(fmt::format("{}: a region takes {} arguments, {} given", where_, r.args.size(),
+                       args.size()));
+    for (size_t i = 0; i < args.size(); ++i)
+      f.env[r.args[i].id] = args[i];
+    for (const ir::Op &op : r.ops) {
+      if (op.kind == ir::kind::Yield || op.kind == ir::kind::Return) {
+        std::vector<V> out;
+        for (ir::ValueId id : op.operands)
+          out.push_back(get(f, id));
+        return out;
+      }
+      if (auto pre = preset_.find(&op); pre != preset_.end()) {
+        f.env[op.results[0].id] = pre->second;
+        continue;
+      }
+      std::string saved = where_;
+      where_ = fmt::format("{}: {} '{}'", f.fn, op.kind,
+                           op.results.empty() ? std::string() : op.results[0].name);
+      if (op.results.size() && op.results[0].name.empty())
+        where_ = fmt::format("{}: {}", f.fn, op.kind);
+      std::vector<V> rs = operation(op, f);
+      where_ = saved;
+      for (size_t i = 0; i < op.results.size() && i < rs.size(); ++i)
+        f.env[op.results[i].id] = rs[i];
+    }
+    return {};
+  }
+
+  V get(Frame &f, ir::ValueId id) {
+    auto it = f.env.find(id);
+    if (it == f.env.end())
+      fail(fmt::format("{}: value %{} is not defined", where_, id));
+    return it->second;
+  }
+
+  /// Binds a callee's generics from a call's `substitution` (values in the
+  /// caller's terms).
+  void bindSubstitution(const json &subst, Frame &caller, Frame &callee) {
+    for (auto it = subst.begin(); it != subst.end(); ++it) {
+      const json &v = it.value();
+      if (v.is_string() || (v.is_object() && v.contains("var")))
+        callee.dtypes[it.key()] = dtypeName(v, caller);
+      else if (v.is_array())
+        fail(fmt::format("{}: shape generics are not supported by the CPU backend yet", where_));
+      else if (!v.is_null())
+        callee.dims[it.key()] = dim(v, caller);
+    }
+  }
+
+  std::vector<V> call(const plan::Function &fn, Frame callee, const std::vector<V> &args) {
+    callee.fn = fn.name;
+    std::string saved = where_;
+    std::vector<V> rs = region(fn.body, callee, args);
+    where_ = saved;
+    return rs;
+  }
+
+  //===--------------------------------------------------------------===//
+  // Operations
+  //===--------------------------------------------------------------===//
+
+  std::vector<V> operation(const ir::Op &op, Frame &f) {
+    const std::string &k = op.kind;
+    const json &rt = op.results.empty() ? json() : op.results[0].type;
+    auto operand = [&](size_t i) { return get(f, op.operands.at(i)); };
+
+    if (k == ir::kind::Const) {
+      const json &v = op.attrs["value"];
+      if (v.is_null()) return {V()};
+      if (rt.value("kind", "") == "literal")
+        fail(fmt::format("{}: a literal whose type depends on its use", where_));
+      Type t = type(rt, f);
+      if (v.is_boolean())
+        return {V::scalar(constant(t, v.get<bool>() ? 1 : 0), v.get<bool>() ? 1 : 0)};
+      if (v.is_number_integer() && !isFloat(t))
+        return {V::scalar(constant(t, (double)v.get<int64_t>()), v.get<int64_t>())};
+      if (v.is_number())
+        return {V::scalar(constant(t, v.get<double>()))};
+      fail(fmt::format("{}: constant {} is not supported", where_, v.dump()));
+    }
+    if (k == ir::kind::Constant) {
+      auto it = consts_.find(op.attrs["name"].get<std::string>());
+      if (it == consts_.end())
+        fail(fmt::format("{}: unknown constant", where_));
+      return {constantValue(*it->second, type(rt, f))};
+    }
+    if (k == ir::kind::DimValue) {
+      DimV d = dim(op.attrs["dim"], f);
+      return {V::scalar(dimValue(d), d.c)};
+    }
+    if (k == ir::kind::Arith) {
+      std::string o = op.attrs["op"];
+      Type t = type(rt, f);
+      if (o == "neg" || o == "not") {
+        V x = scalarOf(operand(0));
+        if (o == "not")
+          return {V::scalar(b_.create<arith::XOrIOp>(loc_, convert(x.v, t), constant(t, 1)),
+                            x.c ? std::optional<int64_t>(!*x.c) : std::nullopt)};
+        if (isFloat(t))
+          return {V::scalar(b_.create<arith::NegFOp>(loc_, convert(x.v, t)))};
+        return {V::scalar(b_.create<arith::SubIOp>(loc_, constant(t, 0), convert(x.v, t)),
+                          x.c ? std::optional<int64_t>(-*x.c) : std::nullopt)};
+      }
+      V x = scalarOf(operand(0)), y = scalarOf(operand(1));
+      std::optional<int64_t> c;
+      if (x.c && y.c && !isFloat(t))
+        c = fold(o, *x.c, *y.c);
+      if (c)
+        return {V::scalar(constant(t, (double)*c), c)};
+      return {V::scalar(binary(o, x.v, y.v, t))};
+    }
+    if (k == ir::kind::Cmp) {
+      V x = scalarOf(operand(0)), y = scalarOf(operand(1));
+      std::string p = op.attrs["pred"];
+      if (x.c && y.c && isIntLike(x.v.getType()) && isIntLike(y.v.getType())) {
+        int64_t a = *x.c, c = *y.c;
+        bool r = p == "eq" ? a == c : p == "ne" ? a != c : p == "lt" ? a < c
+               : p == "le" ? a <= c : p == "gt" ? a > c : a >= c;
+        return {V::scalar(constant(b_.getI1Type(), r), r)};
+      }
+      return {V::scalar(compare(p, x.v, y.v))};
+    }
+    if (k == ir::kind::Select) {
+      V c = scalarOf(operand(0));
+      V x = operand(1), y = operand(2);
+      if (c.c)
+        return {*c.c ? x : y};
+      Type t = type(rt, f);
+      return {V::scalar(b_.create<arith::SelectOp>(loc_, c.v, convert(x.v, t), convert(y.v, t)))};
+    }
+    if (k == ir::kind::Cast) {
+      V x = scalarOf(operand(0));
+      Type t = type(rt, f);
+      return {V::scalar(convert(x.v, t), isFloat(t) ? std::nullopt : x.c)};
+    }
+    if (k == ir::kind::Builtin)
+      return {builtin(op.attrs["name"], op, f)};
+    if (k == ir::kind::Tuple || k == ir::kind::Struct) {
+      V a;
+      a.k = V::Agg;
+      for (ir::ValueId id : op.operands)
+        a.elems.push_back(get(f, id));
+      if (op.attrs.contains("fields"))
+        for (const json &n : op.attrs["fields"])
+          a.names.push_back(n);
+      return {a};
+    }
+    if (k == ir::kind::TupleGet) {
+      V a = operand(0);
+      return {a.elems.at(op.attrs["index"].get<size_t>())};
+    }
+    if (k == ir::kind::Field) {
+      V a = operand(0);
+      std::string n = op.attrs["name"];
+      for (size_t i = 0; i < a.names.size(); ++i)
+        if (a.names[i] == n)
+          return {a.elems[i]};
+      fail(fmt::format("{}: no field '{}'", where_, n));
+    }
+    if (k == ir::kind::Some) {
+      V o;
+      o.k = V::Opt;
+      o.present = true;
+      o.elems.push_back(operand(0));
+      return {o};
+    }
+    if (k == ir::kind::Index)
+      return {index(op, f)};
+    if (k == ir::kind::Slice)
+      return {slice(op, f)};
+    if (k == ir::kind::Comprehension)
+      return {comprehension(op, f)};
+    if (k == ir::kind::Reduce)
+      return reduce(op, f);
+    if (k == ir::kind::Self) {
+      V s;
+      s.k = V::Block;
+      s.path = f.self.value_or("");
+      return {s};
+    }
+    if (k == ir::kind::Sub) {
+      std::string base = op.operands.empty() ? f.self.value_or("") : operand(0).path;
+      V s;
+      s.path = joinPath(base, op.attrs["member"]);
+      s.k = rt.value("kind", "") == "array" ? V::Blocks : V::Block;
+      if (rt.value("kind", "") == "optional") {
+        // An optional sub block is present when any of its tensors is.
+        V o;
+        o.k = V::Opt;
+        s.k = V::Block;
+        for (const ModelTensor &t : tensors_)
+          if (t.present && t.path.rfind(s.path + ".", 0) == 0)
+            o.present = true;
+        o.elems.push_back(s);
+        return {o};
+      }
+      return {s};
+    }
+    if (k == ir::kind::Member) {
+      std::string base = op.operands.empty() ? f.self.value_or("") : operand(0).path;
+      std::string path = joinPath(base, op.attrs["member"]);
+      auto it = tensorVal_.find(path);
+      bool optional = rt.value("kind", "") == "optional";
+      if (optional) {
+        V o;
+        o.k = V::Opt;
+        o.present = it != tensorVal_.end();
+        if (o.present)
+          o.elems.push_back(V::tensor(it->second));
+        return {o};
+      }
+      if (it == tensorVal_.end())
+        fail(fmt::format("{}: tensor '{}' is not in the build", where_, path));
+      return {V::tensor(it->second)};
+    }
+    if (k == ir::kind::StateRead) {
+      std::string base = op.operands.empty() ? f.self.value_or("") : operand(0).path;
+      std::string path = joinPath(base, op.attrs["member"]);
+      auto it = stateVal_.find(path);
+      if (it == stateVal_.end())
+        fail(fmt::format("{}: state '{}' is not in the build", where_, path));
+      return {V::tensor(it->second)};
+    }
+    if (k == ir::kind::StateWrite) {
+      std::string path = joinPath(f.self.value_or(""), op.attrs["member"]);
+      if (!stateVal_.count(path))
+        fail(fmt::format("{}: state '{}' is not in the build", where_, path));
+      V v = operand(0);
+      if (v.k != V::Tensor)
+        fail(fmt::format("{}: only tensor state is supported", where_));
+      stateVal_[path] = convert(v.v, stateVal_[path].getType());
+      return {};
+    }
+    if (k == ir::kind::Call) {
+      auto it = fns_.find(op.attrs["callee"].get<std::string>());
+      if (it == fns_.end())
+        fail(fmt::format("{}: unknown callee '{}'", where_, op.attrs["callee"].get<std::string>()));
+      Frame callee;
+      bindSubstitution(op.attrs["substitution"], f, callee);
+      std::vector<V> args;
+      size_t first = 0;
+      if (op.attrs.value("method", false)) {
+        V recv = operand(0);
+        if (recv.k != V::Block)
+          fail(fmt::format("{}: the receiver of '{}' is not a block instance", where_,
+                           op.attrs["callee"].get<std::string>()));
+        callee.self = recv.path;
+        first = 1;
+      }
+      for (size_t i = first; i < op.operands.size(); ++i)
+        args.push_back(operand(i));
+      std::vector<V> rs = call(*it->second, std::move(callee), args);
+      if (op.results.size() > 1 && rs.size() == 1 && rs[0].k == V::Agg)
+        return rs[0].elems;
+      return rs;
+    }
+    if (k == ir::kind::If)
+      return ifOp(op, f);
+    if (k == ir::kind::Match) {
+      V s = operand(0);
+      if (s.k != V::Opt)
+        fail(fmt::format("{}: match on enums is not supported by the CPU backend yet", where_));
+      const json &arms = op.attrs["arms"];
+      for (size_t i = 0; i < arms.size(); ++i) {
+        std::string ak = arms[i].value("kind", "");
+        if ((ak == "some" && s.present) || (ak == "none" && !s.present) || ak == "wildcard" ||
+            ak == "bind") {
+          std::vector<V> args;
+          if (op.regions[i].args.size() == 1)
+            args.push_back(ak == "some" ? s.elems[0] : s);
+          return region(op.regions[i], f, args);
+        }
+      }
+      fail(fmt::format("{}: no arm of the match applies", where_));
+    }
+    if (k == ir::kind::While)
+      return whileOp(op, f);
+    fail(fmt::format("{}: the construct '{}' cannot be compiled by the CPU backend yet", where_, k));
+  }
+
+  V constantValue(const plan::Constant &c, Type t) {
+    // Module constants are small expressions; literals take the use's type.
+    V r;
+    for (const ir::Op &op : c.body.ops) {
+      if (op.kind == ir::kind::Yield)
+        return r;
+      if (op.kind == ir::kind::Const && op.attrs["value"].is_number()) {
+        r = V::scalar(constant(t, op.attrs["value"].get<double>()));
+        continue;
+      }
+      if (op.kind == ir::kind::Builtin && op.attrs["name"] == "inf") {
+        r = V::scalar(infinity(t, false));
+        continue;
+      }
+      if (op.kind == ir::kind::Arith && op.attrs["op"] == "neg" && r.k == V::Scalar) {
+        r = V::scalar(isFloat(t) ? b_.create<arith::NegFOp>(loc_, r.v).getResult()
+                                 : b_.create<arith::SubIOp>(loc_, constant(t, 0), r.v).getResult());
+        continue;
+      }
+      fail(fmt::format("{}: constant '{}' uses '{}', which the CPU backend does not evaluate yet",
+                       where_, c.name, op.kind));
+    }
+    return r;
+  }
+
+  Value compare(const std::string &p, Value a, Value c) {
+    Type t = common(a.getType(), c.getType());
+    if (isa<IndexType>(a.getType()) != isa<IndexType>(c.getType()) && !isFloat(t))
+      t = b_.getI64Type();
+    a = convert(a, t);
+    c = convert(c, t);
+    if (isFloat(t)) {
+      arith::CmpFPredicate pr = p == "eq" ? arith::CmpFPredicate::OEQ
+                              : p == "ne" ? arith::CmpFPredicate::UNE
+                              : p == "lt" ? arith::CmpFPredicate::OLT
+                              : p == "le" ? arith::CmpFPredicate::OLE
+                              : p == "gt" ? arith::CmpFPredicate::OGT
+                                          : arith::CmpFPredicate::OGE;
+      return b_.create<arith::CmpFOp>(loc_, pr, a, c);
+    }
+    arith::CmpIPredicate pr = p == "eq" ? arith::CmpIPredicate::eq
+                            : p == "ne" ? arith::CmpIPredicate::ne
+                            : p == "lt" ? arith::CmpIPredicate::slt
+                            : p == "le" ? arith::CmpIPredicate::sle
+                            : p == "gt" ? arith::CmpIPredicate::sgt
+                                        : arith::CmpIPredicate::sge;
+    return b_.create<arith::CmpIOp>(loc_, pr, a, c);
+  }
+
+  V builtin(const std::string &name, const ir::Op &op, Frame &f) {
+    Type t = type(op.results[0].type, f);
+    std::vector<Value> xs;
+    for (ir::ValueId id : op.operands)
+      xs.push_back(convert(scalarOf(get(f, id)).v, t));
+    auto unary = [&](auto tag) -> V {
+      using OpT = decltype(tag);
+      if (xs.size() != 1 || !isFloat(t))
+        fail(fmt::format("{}: __builtin_{} takes one float", where_, name));
+      return V::scalar(b_.create<OpT>(loc_, xs[0]));
+    };
+    if (name == "exp") return unary(math::ExpOp());
+    if (name == "log") return unary(math::LogOp());
+    if (name == "sqrt") return unary(math::SqrtOp());
+    if (name == "rsqrt") return unary(math::RsqrtOp());
+    if (name == "tanh") return unary(math::TanhOp());
+    if (name == "erf") return unary(math::ErfOp());
+    if (name == "sin") return unary(math::SinOp());
+    if (name == "cos") return unary(math::CosOp());
+    if (name == "abs")
+      return isFloat(t) ? V::scalar(b_.create<math::AbsFOp>(loc_, xs[0]))
+                        : V::scalar(b_.create<math::AbsIOp>(loc_, xs[0]));
+    if (name == "pow" && xs.size() == 2)
+      return V::scalar(b_.create<math::PowFOp>(loc_, xs[0], xs[1]));
+    if ((name == "max" || name == "min") && xs.size() == 2)
+      return V::scalar(binary(name, xs[0], xs[1], t));
+    if (name == "inf" && xs.empty() && isFloat(t))
+      return V::scalar(infinity(t, false));
+    fail(fmt::format("{}: builtin '{}' is not supported by the CPU backend yet", where_, name));
+  }
+
+  std::vector<V> ifOp(const ir::Op &op, Frame &f) {
+    V c = scalarOf(get(f, op.operands[0]));
+    if (c.c)
+      return region(op.regions[*c.c ? 0 : 1], f, {});
+    SmallVector<Type> types;
+    for (const ir::Value &r : op.results)
+      types.push_back(type(r.type, f));
+    auto ifo = b_.create<scf::IfOp>(loc_, types, c.v, /*withElseRegion=*/true);
+    for (int side = 0; side < 2; ++side) {
+      OpBuilder::InsertionGuard g(b_);
+      Block *blk = side == 0 ? ifo.thenBlock() : ifo.elseBlock();
+      if (blk->empty() || !blk->back().hasTrait<OpTrait::IsTerminator>())
+        b_.setInsertionPointToEnd(blk);
+      else
+        b_.setInsertionPoint(&blk->back());
+      ++nest_;
+      std::vector<V> ys = region(op.regions[side], f, {});
+      --nest_;
+      SmallVector<Value> vals;
+      for (size_t i = 0; i < types.size(); ++i) {
+        if (ys[i].k != V::Scalar && ys[i].k != V::Tensor)
+          fail(fmt::format("{}: an `if` whose condition is known only at run time must yield "
+                           "scalars or tensors",
+                           where_));
+        vals.push_back(convert(ys[i].v, types[i]));
+      }
+      if (!blk->empty() && blk->back().hasTrait<OpTrait::IsTerminator>())
+        blk->back().erase();
+      b_.setInsertionPointToEnd(blk);
+      b_.create<scf::YieldOp>(loc_, vals);
+    }
+    std::vector<V> out;
+    for (Value r : ifo.getResults())
+      out.push_back(isa<RankedTensorType>(r.getType()) ? V::tensor(r) : V::scalar(r));
+    return out;
+  }
+
+  std::vector<V> whileOp(const ir::Op &op, Frame &f) {
+    std::vector<V> carried;
+    for (ir::ValueId id : op.operands)
+      carried.push_back(get(f, id));
+    // Loops whose condition is known at build time (the counter over an
+    // array of sub blocks) are unrolled.
+    for (int iter = 0;; ++iter) {
+      std::vector<V> c = region(op.regions[0], f, carried);
+      if (c.size() != 1 || c[0].k != V::Scalar || !c[0].c)
+        fail(fmt::format("{}: a `while` whose condition is not known at build time is not "
+                         "supported by the CPU backend yet",
+                         where_));
+      if (!*c[0].c)
+        return carried;
+      if (iter > 100000)
+        fail(fmt::format("{}: a `while` unrolled more than 100000 times", where_));
+      carried = region(op.regions[1], f, carried);
+    }
+  }
+
+  //===--------------------------------------------------------------===//
+  // Tensors
+  //===--------------------------------------------------------------===//
+
+  V index(const ir::Op &op, Frame &f) {
+    V base = get(f, op.operands[0]);
+    if (base.k == V::Blocks) {
+      V i = scalarOf(get(f, op.operands[1]));
+      if (!i.c)
+        fail(fmt::format("{}: an array of sub blocks indexed by a value not known at build time",
+                         where_));
+      V r;
+      r.k = V::Block;
+      r.path = base.path + "." + std::to_string(*i.c);
+      return r;
+    }
+    Value t = tensorOf(base);
+    SmallVector<Value> idx;
+    for (size_t i = 1; i < op.operands.size(); ++i)
+      idx.push_back(convert(scalarOf(get(f, op.operands[i])).v, b_.getIndexType()));
+    auto tt = cast<RankedTensorType>(t.getType());
+    if ((int64_t)idx.size() != tt.getRank())
+      fail(fmt::format("{}: {} indices into a rank-{} tensor", where_, idx.size(), tt.getRank()));
+    return V::scalar(b_.create<tensor::ExtractOp>(loc_, t, idx));
+  }
+
+  V slice(const ir::Op &op, Frame &f) {
+    Value t = tensorOf(get(f, op.operands[0]));
+    auto tt = cast<RankedTensorType>(t.getType());
+    SmallVector<OpFoldResult> offs, sizes, strides;
+    int64_t axis = 0;
+    auto operandAt = [&](const json &j) -> std::optional<V> {
+      if (j.is_null()) return std::nullopt;
+      return scalarOf(get(f, op.operands.at(j.get<size_t>())));
+    };
+    auto fold = [&](const V &v) -> OpFoldResult {
+      if (v.c) return b_.getIndexAttr(*v.c);
+      return convert(v.v, b_.getIndexType());
+    };
+    auto full = [&](int64_t a) -> OpFoldResult {
+      if (!tt.isDynamicDim(a)) return b_.getIndexAttr(tt.getDimSize(a));
+      return b_.create<tensor::DimOp>(loc_, t, a).getResult();
+    };
+    const json &axes = op.attrs["axes"];
+    int64_t named = 0;
+    for (const json &a : axes)
+      named += !(a.value("kind", "") == "whole" && a.value("rest", false));
+    for (const json &a : axes) {
+      std::string kind = a.value("kind", "");
+      if (kind == "squeeze") {
+        offs.push_back(fold(*operandAt(a["index"])));
+        sizes.push_back(b_.getIndexAttr(1));
+        strides.push_back(b_.getIndexAttr(1));
+        ++axis;
+      } else if (kind == "range") {
+        std::optional<V> s = operandAt(a["start"]), e = operandAt(a["stop"]), st = operandAt(a["step"]);
+        if (st && (!st->c || *st->c != 1))
+          fail(fmt::format("{}: slices with a step are not supported by the CPU backend yet", where_));
+        OpFoldResult start = s ? fold(*s) : OpFoldResult(b_.getIndexAttr(0));
+        OpFoldResult stop = e ? fold(*e) : full(axis);
+        OpFoldResult size;
+        auto cs = getConstantIntValue(start), ce = getConstantIntValue(stop);
+        if (cs && ce)
+          size = b_.getIndexAttr(*ce - *cs);
+        else
+          size = b_.create<arith::SubIOp>(loc_, getValueOrCreateConstantIndexOp(b_, loc_, stop),
+                                          getValueOrCreateConstantIndexOp(b_, loc_, start))
+                     .getResult();
+        offs.push_back(start);
+        sizes.push_back(size);
+        strides.push_back(b_.getIndexAttr(1));
+        ++axis;
+      } else {
+        int64_t n = a.value("rest", false) ? tt.getRank() - (named - 0) + 0 : 1;
+        if (a.value("rest", false))
+          n = tt.getRank() - named;
+        for (int64_t i = 0; i < n; ++i, ++axis) {
+          offs.push_back(b_.getIndexAttr(0));
+          sizes.push_back(full(axis));
+          strides.push_back(b_.getIndexAttr(1));
+        }
+      }
+    }
+    for (; axis < tt.getRank(); ++axis) {
+      offs.push_back(b_.getIndexAttr(0));
+      sizes.push_back(full(axis));
+      strides.push_back(b_.getIndexAttr(1));
+    }
+    auto resT = cast<RankedTensorType>(type(op.results[0].type, f));
+    return V::tensor(b_.create<tensor::ExtractSliceOp>(loc_, resT, t, offs, sizes, strides));
+  }
+
+  /// Domain sizes of a comprehension's or reduction's dense indices.
+  std::vector<DimV> domains(const json &indices, Frame &f) {
+    std::vector<DimV> ds;
+    for (const json &i : indices)
+      ds.push_back(dim(i["domain"], f));
+    return ds;
+  }
+
+  V comprehension(const ir::Op &op, Frame &f) {
+    const json &indices = op.attrs["indices"];
+    std::vector<DimV> ds = domains(indices, f);
+    SmallVector<Value> dyn;
+    auto resT = cast<RankedTensorType>(type(op.results[0].type, f, &dyn));
+    int64_t n = ds.size();
+    bool scalarElem = resT.getRank() == n;
+    Value init = b_.create<tensor::EmptyOp>(loc_, resT.getShape(), resT.getElementType(), dyn);
+
+    if (scalarElem && nest_ == 0)
+      if (std::optional<V> r = structured(op, f, ds, resT, dyn))
+        return *r;
+    if (scalarElem && nest_ == 0) {
+      // A linalg.generic over the domain; reads stay tensor.extract in the
+      // body (index arithmetic such as h * Head + d or ids[s] is arbitrary).
+      SmallVector<AffineMap> maps{b_.getMultiDimIdentityMap(n)};
+      SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
+      auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{resT}, ValueRange{}, ValueRange{init},
+                                              maps, its);
+      OpBuilder::InsertionGuard g(b_);
+      Block *blk = b_.createBlock(&gen.getRegion(), {}, {resT.getElementType()}, {loc_});
+      b_.setInsertionPointToStart(blk);
+      std::vector<V> args;
+      for (int64_t i = 0; i < n; ++i)
+        args.push_back(V::scalar(b_.create<linalg::IndexOp>(loc_, i)));
+      ++nest_;
+      std::vector<V> ys = region(op.regions[0], f, args);
+      --nest_;
+      b_.create<linalg::YieldOp>(loc_, convert(scalarOf(ys.at(0)).v, resT.getElementType()));
+      return V::tensor(gen.getResult(0));
+    }
+
+    // Otherwise a loop nest that inserts each element (a scalar, or a
+    // tensor element such as one attention head's context vector).
+    std::vector<Value> ivs;
+    std::function<Value(int64_t, Value)> nestLoops = [&](int64_t i, Value acc) -> Value {
+      if (i == n) {
+        std::vector<V> args;
+        for (Value iv : ivs)
+          args.push_back(V::scalar(iv));
+        std::vector<V> ys = region(op.regions[0], f, args);
+        V y = ys.at(0);
+        if (scalarElem)
+          return b_.create<tensor::InsertOp>(loc_, convert(scalarOf(y).v, resT.getElementType()), acc,
+                                             ValueRange(ivs));
+        Value e = tensorOf(y);
+        auto et = cast<RankedTensorType>(e.getType());
+        SmallVector<OpFoldResult> offs, sizes, strides;
+        for (Value iv : ivs) {
+          offs.push_back(iv);
+          sizes.push_back(b_.getIndexAttr(1));
+          strides.push_back(b_.getIndexAttr(1));
+        }
+        for (int64_t a = 0; a < et.getRank(); ++a) {
+          offs.push_back(b_.getIndexAttr(0));
+          sizes.push_back(et.isDynamicDim(a) ? OpFoldResult(b_.create<tensor::DimOp>(loc_, e, a).getResult())
+                                             : OpFoldResult(b_.getIndexAttr(et.getDimSize(a))));
+          strides.push_back(b_.getIndexAttr(1));
+        }
+        return b_.create<tensor::InsertSliceOp>(loc_, e, acc, offs, sizes, strides);
+      }
+      auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), dimValue(ds[i]), cIndex(1), ValueRange{acc});
+      OpBuilder::InsertionGuard g(b_);
+      b_.setInsertionPointToStart(loop.getBody());
+      ivs.push_back(loop.getInductionVar());
+      ++nest_;
+      Value r = nestLoops(i + 1, loop.getRegionIterArgs()[0]);
+      --nest_;
+      ivs.pop_back();
+      b_.create<scf::YieldOp>(loc_, r);
+      return loop.getResult(0);
+    };
+    return V::tensor(nestLoops(0, init));
+  }
+
+  /// Ops that only name a tensor of the model (no IR): evaluated ahead so
+  /// that the tensors they name can become inputs of a linalg.generic.
+  static bool namesTensor(const ir::Op &op) {
+    return op.kind == ir::kind::Member || op.kind == ir::kind::StateRead ||
+           op.kind == ir::kind::Sub || op.kind == ir::kind::Self;
+  }
+
+  /// A comprehension as one linalg.generic whose reads at plain loop
+  /// indices are inputs with indexing maps: `[b, o] sum(i) x[b, i] *
+  /// w[o, i]` is a contraction (parallel b, o; reduction i), elementwise
+  /// maps are identity or broadcast maps. Other reads stay tensor.extract
+  /// at linalg.index positions. Returns nothing when the body does not fit.
+  std::optional<V> structured(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,
+                              RankedTensorType resT, ArrayRef<Value> dyn) {
+    const ir::Region &body = op.regions[0];
+    int64_t n = ds.size();
+    std::map<ir::ValueId, int64_t> loopDim;
+    for (int64_t i = 0; i < n; ++i)
+      loopDim[body.args[i].id] = i;
+    // A contraction: the body is exactly `reduce(builtin) ; yield` over
+    // dense indices without a filter.
+    const ir::Region *inner = &body;
+    const ir::Op *red = nullptr;
+    std::string redName;
+    std::vector<DimV> rds;
+    if (body.ops.size() == 2 && body.ops[0].kind == ir::kind::Reduce &&
+        body.ops[1].operands.size() == 1 && body.ops[1].operands[0] == body.ops[0].results[0].id) {
+      red = &body.ops[0];
+      const json &spec = red->attrs["reducer"];
+      if (!spec.is_string() || red->attrs.value("filter", false) || spec == "mean")
+        return std::nullopt;
+      redName = spec.get<std::string>();
+      for (const json &ix : red->attrs["indices"])
+        if (!ix.contains("domain"))
+          return std::nullopt;
+      rds = domains(red->attrs["indices"], f);
+      inner = &red->regions[0];
+      for (size_t i = 0; i < inner->args.size(); ++i)
+        loopDim[inner->args[i].id] = n + i;
+    }
+    for (const ir::Op &o : inner->ops)
+      if (!o.regions.empty())
+        return std::nullopt;
+    // Evaluate tensor-naming ops ahead; collect the reads at loop indices.
+    std::unordered_map<ir::ValueId, V> local;
+    for (const ir::Op &o : inner->ops)
+      if (namesTensor(o)) {
+        std::vector<V> rs = operation(o, f);
+        if (!rs.empty())
+          local[o.results[0].id] = rs[0];
+      }
+    int64_t nloops = n + (int64_t)rds.size();
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    std::vector<const ir::Op *> reads;
+    for (const ir::Op &o : inner->ops) {
+      if (o.kind != ir::kind::Index)
+        continue;
+      ir::ValueId baseId = o.operands[0];
+      V base = local.count(baseId) ? local[baseId] : (f.env.count(baseId) ? f.env[baseId] : V());
+      if (base.k != V::Tensor)
+        continue;
+      SmallVector<AffineExpr> exprs;
+      bool plain = true;
+      for (size_t k = 1; k < o.operands.size() && plain; ++k) {
+        auto it = loopDim.find(o.operands[k]);
+        plain = it != loopDim.end();
+        if (plain)
+          exprs.push_back(b_.getAffineDimExpr(it->second));
+      }
+      if (!plain || (int64_t)exprs.size() != cast<RankedTensorType>(base.v.getType()).getRank())
+        continue;
+      inputs.push_back(base.v);
+      maps.push_back(AffineMap::get(nloops, 0, exprs, &ctx_));
+      reads.push_back(&o);
+    }
+    if (!red && reads.empty())
+      return std::nullopt;
+    Type et = resT.getElementType();
+    Value init = b_.create<tensor::EmptyOp>(loc_, resT.getShape(), et, dyn);
+    Reducer r;
+    if (red) {
+      r = builtinReducer(redName, et);
+      init = b_.create<linalg::FillOp>(loc_, r.identity().v, init).getResult(0);
+    }
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t i = 0; i < n; ++i)
+      outExprs.push_back(b_.getAffineDimExpr(i));
+    maps.push_back(AffineMap::get(nloops, 0, outExprs, &ctx_));
+    SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
+    its.append(rds.size(), utils::IteratorType::reduction);
+    auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{resT}, inputs, ValueRange{init}, maps, its);
+    SmallVector<Type> argTypes;
+    SmallVector<Location> locs;
+    for (Value in : inputs) {
+      argTypes.push_back(cast<RankedTensorType>(in.getType()).getElementType());
+      locs.push_back(loc_);
+    }
+    argTypes.push_back(et);
+    locs.push_back(loc_);
+    OpBuilder::InsertionGuard g(b_);
+    Block *blk = b_.createBlock(&gen.getRegion(), {}, argTypes, locs);
+    b_.setInsertionPointToStart(blk);
+    for (size_t i = 0; i < reads.size(); ++i)
+      preset_[reads[i]] = V::scalar(blk->getArgument(i));
+    std::vector<V> args;
+    for (int64_t i = 0; i < n; ++i)
+      args.push_back(V::scalar(b_.create<linalg::IndexOp>(loc_, i)));
+    ++nest_;
+    Value y;
+    if (red) {
+      std::vector<V> rargs;
+      for (size_t i = 0; i < rds.size(); ++i)
+        rargs.push_back(V::scalar(b_.create<linalg::IndexOp>(loc_, n + i)));
+      for (int64_t i = 0; i < n; ++i)
+        f.env[body.args[i].id] = args[i];
+      std::vector<V> msg = region(*inner, f, rargs);
+      y = r.combine(V::scalar(blk->getArgument(reads.size())), r.lift(msg)).v;
+    } else {
+      y = scalarOf(region(body, f, args).at(0)).v;
+    }
+    --nest_;
+    for (const ir::Op *o : reads)
+      preset_.erase(o);
+    b_.create<linalg::YieldOp>(loc_, convert(y, et));
+    return V::tensor(gen.getResult(0));
+  }
+
+  //===--------------------------------------------------------------===//
+  // Reductions
+  //===--------------------------------------------------------------===//
+
+  /// A reducer as four callbacks on flattened states.
+  struct Reducer {
+    std::function<V()> identity;
+    std::function<V(const std::vector<V> &)> lift;
+    std::function<V(const V &, const V &)> combine;
+    std::function<V(const V &)> finalize;
+  };
+
+  static void leaves(const V &v, std::vector<Value> &out) {
+    if (v.k == V::Scalar || v.k == V::Tensor)
+      out.push_back(v.v);
+    else if (v.k == V::Agg)
+      for (const V &e : v.elems)
+        leaves(e, out);
+  }
+
+  static V rebuild(const V &templ, ValueRange vals, size_t &pos) {
+    if (templ.k == V::Scalar)
+      return V::scalar(vals[pos++]);
+    if (templ.k == V::Tensor)
+      return V::tensor(vals[pos++]);
+    V a = templ;
+    for (V &e : a.elems)
+      e = rebuild(e, vals, pos);
+    return a;
+  }
+
+  Reducer builtinReducer(const std::string &name, Type t) {
+    Reducer r;
+    std::string comb = name == "sum" || name == "mean" ? "add"
+                     : name == "prod"                  ? "mul"
+                     : name == "max"                   ? "max"
+                     : name == "min"                   ? "min"
+                                                       : "";
+    if (comb.empty())
+      fail(fmt::format("{}: unknown reducer '{}'", where_, name));
+    r.identity = [=, this] {
+      if (comb == "add") return V::scalar(constant(t, 0));
+      if (comb == "mul") return V::scalar(constant(t, 1));
+      if (isFloat(t)) return V::scalar(infinity(t, comb == "max"));
+      int64_t w = t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
+      return V::scalar(b_.create<arith::ConstantOp>(
+          loc_, t, b_.getIntegerAttr(t, comb == "max" ? APInt::getSignedMinValue(w)
+                                                      : APInt::getSignedMaxValue(w))));
+    };
+    r.lift = [=, this](const std::vector<V> &m) { return V::scalar(convert(scalarOf(m.at(0)).v, t)); };
+    // Sums may be reassociated: that is what lets LLVM vectorize a dot product.
+    r.combine = [=, this](const V &a, const V &c) {
+      return V::scalar(binary(comb, a.v, c.v, t, /*fast=*/comb == "add" || comb == "mul"));
+    };
+    r.finalize = [](const V &s) { return s; };
+    return r;
+  }
+
+  Reducer userReducer(const json &spec, Frame &f) {
+    std::string name = spec["name"];
+    const plan::Function *parts[4];
+    const char *names[4] = {"identity", "lift", "combine", "finalize"};
+    for (int i = 0; i < 4; ++i) {
+      auto it = fns_.find(name + "." + names[i]);
+      if (it == fns_.end())
+        fail(fmt::format("{}: reducer '{}' has no '{}'", where_, name, names[i]));
+      parts[i] = it->second;
+    }
+    // The reducer's generics, positionally from the use.
+    Frame rf;
+    const json &gens = parts[0]->generics;
+    const json &vals = spec.value("generics", json::array());
+    for (size_t i = 0; i < gens.size() && i < vals.size(); ++i) {
+      if (gens[i].value("kind", "") == "dtype")
+        rf.dtypes[gens[i]["var"]] = dtypeName(vals[i], f);
+      else
+        rf.dims[gens[i]["sym"]] = dim(vals[i], f);
+    }
+    Reducer r;
+    auto one = [this](std::vector<V> v) {
+      if (v.size() != 1)
+        fail(fmt::format("{}: a reducer part must return one value", where_));
+      return v[0];
+    };
+    r.identity = [=, this] { return one(call(*parts[0], rf, {})); };
+    r.lift = [=, this](const std::vector<V> &m) { return one(call(*parts[1], rf, m)); };
+    r.combine = [=, this](const V &a, const V &c) { return one(call(*parts[2], rf, {a, c})); };
+    r.finalize = [=, this](const V &s) { return one(call(*parts[3], rf, {s})); };
+    return r;
+  }
+
+  /// `j <= X` / `j < X` with X independent of j: the filter of a
+  /// triangular domain, turned into the loop's upper bound.
+  std::optional<Value> triangularBound(const ir::Op &op, Frame &f, const DimV &domain) {
+    if (op.regions.size() < 2 || op.regions[1].args.size() != 1)
+      return std::nullopt;
+    const ir::Region &fr = op.regions[1];
+    ir::ValueId j = fr.args[0].id;
+    if (fr.ops.size() < 2 || fr.ops.back().kind != ir::kind::Yield)
+      return std::nullopt;
+    const ir::Op &cmp = fr.ops[fr.ops.size() - 2];
+    if (cmp.kind != ir::kind::Cmp || cmp.operands.size() != 2 || cmp.operands[0] != j ||
+        fr.ops.back().operands.size() != 1 || fr.ops.back().operands[0] != cmp.results[0].id)
+      return std::nullopt;
+    std::string pred = cmp.attrs["pred"];
+    if (pred != "le" && pred != "lt")
+      return std::nullopt;
+    for (size_t i = 0; i + 2 < fr.ops.size(); ++i) {
+      if (!fr.ops[i].regions.empty())
+        return std::nullopt;
+      for (ir::ValueId id : fr.ops[i].operands)
+        if (id == j)
+          return std::nullopt;
+    }
+    // Evaluate the bound's ops before the loop.
+    for (size_t i = 0; i + 2 < fr.ops.size(); ++i) {
+      std::vector<V> rs = operation(fr.ops[i], f);
+      for (size_t k = 0; k < fr.ops[i].results.size() && k < rs.size(); ++k)
+        f.env[fr.ops[i].results[k].id] = rs[k];
+    }
+    Value x = convert(scalarOf(get(f, cmp.operands[1])).v, b_.getIndexType());
+    if (pred == "le")
+      x = b_.create<arith::AddIOp>(loc_, x, cIndex(1));
+    Value hi = b_.create<arith::MinSIOp>(loc_, x, dimValue(domain));
+    return b_.create<arith::MaxSIOp>(loc_, hi, cIndex(0)).getResult();
+  }
+
+  std::vector<V> reduce(const ir::Op &op, Frame &f) {
+    const json &spec = op.attrs["reducer"];
+    const json &indices = op.attrs["indices"];
+    bool filter = op.attrs.value("filter", false);
+    Type resultT;
+    const json &rt = op.results[0].type;
+    std::string rkind = rt.value("kind", "");
+    if (rkind == "scalar" || rkind == "tensor")
+      resultT = type(rt, f);
+    std::string builtinName = spec.is_string() ? spec.get<std::string>() : "";
+    if (!builtinName.empty() && (!resultT || !isa<IntegerType, IndexType, FloatType>(resultT)))
+      fail(fmt::format("{}: a built-in '{}' reduction must produce a scalar", where_, builtinName));
+    Reducer red = builtinName.empty() ? userReducer(spec, f) : builtinReducer(builtinName, resultT);
+
+    // Loop bounds of each index; a relation index loops over a destination's
+    // CSR row.
+    struct Loop {
+      bool relation = false;
+      DimV size;
+      V rel;
+      Value dst;
+    };
+    std::vector<Loop> loops;
+    for (const json &ix : indices) {
+      Loop l;
+      if (ix.contains("relation")) {
+        l.relation = true;
+        l.rel = get(f, op.operands.at(ix["relation"].get<size_t>()));
+        if (l.rel.k != V::Rel)
+          fail(fmt::format("{}: the relation of a reduction is not a relation input", where_));
+        l.dst = convert(scalarOf(get(f, op.operands.at(ix["target"].get<size_t>()))).v,
+                        b_.getIndexType());
+      } else {
+        l.size = dim(ix["domain"], f);
+      }
+      loops.push_back(l);
+    }
+    std::optional<Value> bound;
+    if (filter && loops.size() == 1 && !loops[0].relation)
+      bound = triangularBound(op, f, loops[0].size);
+
+    V init = red.identity();
+    std::vector<Value> initLeaves;
+    leaves(init, initLeaves);
+    std::vector<V> args;
+    std::function<ValueRange(size_t, ValueRange)> nestLoops;
+    std::vector<scf::ForOp> ops;
+    nestLoops = [&](size_t i, ValueRange state) -> ValueRange {
+      Loop &l = loops[i];
+      Value lo, hi;
+      if (l.relation) {
+        Value a = b_.create<tensor::ExtractOp>(loc_, l.rel.rowPtr, ValueRange{l.dst});
+        Value next = b_.create<arith::AddIOp>(loc_, l.dst, cIndex(1));
+        Value c = b_.create<tensor::ExtractOp>(loc_, l.rel.rowPtr, ValueRange{next});
+        lo = convert(a, b_.getIndexType());
+        hi = convert(c, b_.getIndexType());
+      } else {
+        lo = cIndex(0);
+        hi = bound ? *bound : dimValue(l.size);
+      }
+      auto loop = b_.create<scf::ForOp>(loc_, lo, hi, cIndex(1), state);
+      OpBuilder::InsertionGuard g(b_);
+      b_.setInsertionPointToStart(loop.getBody());
+      Value iv = loop.getInductionVar();
+      size_t nargs = args.size();
+      if (l.relation) {
+        Value src = b_.create<tensor::ExtractOp>(loc_, l.rel.colIdx, ValueRange{iv});
+        args.push_back(V::scalar(convert(src, b_.getIndexType())));
+        if (indices[i]["names"].size() > 1)
+          args.push_back(V::scalar(iv));
+      } else {
+        args.push_back(V::scalar(iv));
+      }
+      ++nest_;
+      SmallVector<Value> next;
+      if (i + 1 < loops.size()) {
+        ValueRange r = nestLoops(i + 1, loop.getRegionIterArgs());
+        next.assign(r.begin(), r.end());
+      } else {
+        size_t pos = 0;
+        V acc = rebuild(init, loop.getRegionIterArgs(), pos);
+        std::vector<V> msg = region(op.regions[0], f, args);
+        V upd = red.combine(acc, red.lift(msg));
+        std::vector<Value> updLeaves;
+        leaves(upd, updLeaves);
+        if (filter && !bound) {
+          V keep = scalarOf(region(op.regions[1], f, args).at(0));
+          for (size_t k = 0; k < updLeaves.size(); ++k)
+            updLeaves[k] = b_.create<arith::SelectOp>(loc_, keep.v, updLeaves[k],
+                                                      loop.getRegionIterArgs()[k]);
+        }
+        for (size_t k = 0; k < updLeaves.size(); ++k)
+          next.push_back(convert(updLeaves[k], initLeaves[k].getType()));
+      }
+      --nest_;
+      args.resize(nargs);
+      b_.create<scf::YieldOp>(loc_, next);
+      return loop.getResults();
+    };
+    ValueRange finalLeaves = nestLoops(0, initLeaves);
+    size_t pos = 0;
+    V acc = rebuild(init, finalLeaves, pos);
+    V out = red.finalize(acc);
+    if (builtinName == "mean") {
+      Value count = cIndex(1);
+      for (Loop &l : loops) {
+        if (l.relation)
+          fail(fmt::format("{}: mean over a relation is not supported by the CPU backend yet", where_));
+        count = b_.create<arith::MulIOp>(loc_, count, dimValue(l.size));
+      }
+      out = V::scalar(binary("div", out.v, convert(count, resultT), resultT));
+    }
+    if (op.results.size() > 1 && out.k == V::Agg)
+      return out.elems;
+    return {out};
+  }
+};
+
+} // namespace
+
+std::vector<ModelTensor> expandManifest(const plan::Plan &p,
+                                        const std::set<std::string> &presentOptional,
+                                        std::string &error) {
+  std::vector<ModelTensor> out;
+  for (const plan::ManifestEntry &e : p.manifest) {
+    if (!e.dtype.is_string()) {
+      error = fmt::format("'{}' has no concrete dtype after instantiation", e.path);
+      return {};
+    }
+    std::vector<int64_t> shape;
+    for (const json &d : e.shape) {
+      if (!d.is_number_integer()) {
+        error = fmt::format("'{}' has a shape that is not constant after instantiation", e.path);
+        return {};
+      }
+      shape.push_back(d.get<int64_t>());
+    }
+    std::vector<int64_t> repeat;
+    for (const json &r : e.repeat)
+      repeat.push_back(r.is_number_integer() ? r.get<int64_t>() : 0);
+    std::vector<std::string> paths{e.path};
+    for (int64_t n : repeat) {
+      std::vector<std::string> next;
+      for (const std::string &path : paths) {
+        size_t star = path.find("[*]");
+        for (int64_t i = 0; i < n; ++i)
+          next.push_back(path.substr(0, star) + "." + std::to_string(i) + path.substr(star + 3));
+      }
+      paths = std::move(next);
+    }
+    for (const std::string &path : paths) {
+      ModelTensor t;
+      t.path = path;
+      t.kind = e.kind;
+      t.dtype = e.dtype.get<std::string>();
+      t.shape = shape;
+      t.optional = e.optional;
+      t.present = !e.optional || presentOptional.count(path);
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &tensors) {
+  json doc = {{"abi", "linnet-cpu-packed-v1"}, {"library", "model.so"}};
+  json ts = json::array();
+  for (const ModelTensor &t : tensors)
+    ts.push_back({{"path", t.path}, {"kind", t.kind}, {"dtype", t.dtype}, {"shape", t.shape},
+                  {"optional", t.optional}, {"present", t.present}});
+  doc["tensors"] = ts;
+  std::map<std::string, json> rootDims;
+  std::map<std::string, std::string> rootTypes;
+  for (const json &g : p.root["generics"]) {
+    if (g.value("kind", "") == "dim")
+      rootDims[g["sym"]] = g["value"];
+    else if (g.value("kind", "") == "dtype")
+      rootTypes[g["var"]] = g["value"];
+  }
+  auto dimSig = [&](const json &u) -> json {
+    if (u.is_number_integer())
+      return u;
+    if (u.is_object() && u.contains("sym")) {
+      auto it = rootDims.find(u["sym"]);
+      return it != rootDims.end() ? it->second : json(u["name"]);
+    }
+    return json(ir::dimStr(u));
+  };
+  auto dtypeSig = [&](const json &d) -> json {
+    if (d.is_object() && d.contains("var"))
+      return rootTypes.count(d["var"]) ? json(rootTypes[d["var"]]) : json(d["name"]);
+    return d;
+  };
+  auto sig = [&](const json &t, const std::string &name) {
+    json s = json::object();
+    if (!name.empty())
+      s["name"] = name;
+    s["dtype"] = dtypeSig(t["dtype"]);
+    json shape = json::array();
+    if (t.value("kind", "") == "tensor")
+      for (const json &u : t["shape"])
+        shape.push_back(dimSig(u));
+    s["shape"] = shape;
+    return s;
+  };
+  json entries = json::array();
+  for (const plan::Function &f : p.functions) {
+    if (f.kind != "entry" || !f.block || *f.block != p.root.value("name", ""))
+      continue;
+    std::string name = f.name.substr(f.name.rfind('.') + 1);
+    json e = {{"name", name}, {"symbol", "linnet_entry_" + name}};
+    json gens = json::array();
+    for (const json &g : f.generics)
+      gens.push_back(g["name"]);
+    e["generics"] = gens;
+    json ins = json::array();
+    for (const ir::Value &a : f.body.args) {
+      if (a.type.value("kind", "") == "relation") {
+        // Two index tensors in the ABI: row_ptr (num_dst + 1) and col_idx.
+        const json &dims = a.type["dims"];
+        ins.push_back({{"name", a.name + ".row_ptr"}, {"dtype", "i64"},
+                       {"shape", {ir::dimStr(dims[1]) + " + 1"}}, {"relation", a.name}});
+        ins.push_back({{"name", a.name + ".col_idx"}, {"dtype", "i64"}, {"shape", {dimSig(dims[2])}},
+                       {"relation", a.name}});
+        continue;
+      }
+      ins.push_back(sig(a.type, a.name));
+    }
+    e["inputs"] = ins;
+    json res = json::array();
+    for (const json &r : f.results)
+      res.push_back(sig(r, ""));
+    e["results"] = res;
+    entries.push_back(e);
+  }
+  doc["entries"] = entries;
+  return doc;
+}
+
+OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
+                                 MLIRContext &context, std::string &error) {
+  DialectRegistry registry;
+  registerImportDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  if (!p.root.is_object()) {
+    error = "the plan has no root block (a --functions plan cannot be built)";
+    return {};
+  }
+  try {
+    Importer imp(p, tensors, context);
+    OwningOpRef<ModuleOp> m = imp.run();
+    if (failed(verify(*m))) {
+      error = "the imported module does not verify (an importer bug)";
+      return {};
+    }
+    return m;
+  } catch (const ImportError &e) {
+    error = e.what();
+    return {};
+  }
+}
+
+} // namespace linnet::import

@@ -1,0 +1,193 @@
+//===- BuildCpu.cpp - `linnet build MODEL.ln --target cpu` ----------------===//
+//
+// source -> Sema -> plan (JSON v1) -> plan reader -> plan importer (MLIR on
+// tensors) -> bufferization and loops -> CPU code generator -> model.so,
+// with runtime.json and plan.json next to it.
+//
+//===----------------------------------------------------------------------===//
+#include "BuildCpu.h"
+
+#include "linnet/Import/PlanImporter.h"
+#include "linnet/Plan/Binding.h"
+#include "linnet/Plan/PlanReader.h"
+#include "linnet/Plan/PlanWriter.h"
+#include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Sema/Instantiate.h"
+#include "linnet/Sema/Sema.h"
+#include "linnet/Syntax/Diagnostics.h"
+#include "linnet/Syntax/SourceManager.h"
+#include "linnet/Target/CPU/CPUCodegen.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+namespace linnet::tool {
+
+BuildCpuOptions &buildCpuOptions() {
+  static BuildCpuOptions opts;
+  return opts;
+}
+
+void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
+  c->add_option("--root", o.root, "Root block of a .ln model (default: its only pub block)");
+  c->add_option("-D", o.defines, "Bind a root generic of a .ln model: -D Name=value")
+      ->allow_extra_args(false);
+  c->add_option("-I", o.includeDirs, "Add a module search root")->allow_extra_args(false);
+  c->add_option("--weights", o.weights,
+                "Weights (.safetensors) that decide which optional tensors are present");
+  c->add_option("--binding", o.binding, "Binding manifest mapping canonical paths to weight names");
+  c->add_flag("--serial", o.serial, "No OpenMP: run every loop in the calling thread");
+  c->add_flag("--emit-mlir", o.emitMlir, "Also write model.mlir and model.loops.mlir");
+}
+
+namespace {
+
+bool writeFile(const std::string &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) {
+    std::cerr << fmt::format("linnet build: error: cannot write '{}'\n", path);
+    return false;
+  }
+  return true;
+}
+
+std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
+  SourceManager sm;
+  std::string err;
+  std::optional<uint32_t> buf = sm.addFile(o.file, err);
+  if (!buf) {
+    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", o.file, err);
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> defines;
+  for (const std::string &d : o.defines) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << fmt::format("linnet build: error: -D expects Name=value, found '{}'\n", d);
+      return std::nullopt;
+    }
+    defines[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+  DiagnosticEngine diag(sm, &std::cerr);
+  sema::SemaOptions so;
+  so.includeDirs = o.includeDirs;
+  so.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
+  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, o.file, diag, so);
+  if (diag.hasErrors())
+    return std::nullopt;
+  const sema::BlockInfo *root = sema::findRootBlock(*prog, o.root, diag);
+  if (!root)
+    return std::nullopt;
+  std::optional<sema::Instantiation> inst = sema::instantiate(*root, defines, diag);
+  if (!inst)
+    return std::nullopt;
+  try {
+    return plan::buildPlan(*prog, &*inst);
+  } catch (const std::exception &e) {
+    std::cerr << "linnet: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+int buildCpuArtifact(const BuildCpuOptions &o) {
+  if (o.output.empty() || o.output == "-") {
+    std::cerr << "linnet build: error: building a .ln model needs -o DIR (the artifact directory)\n";
+    return 2;
+  }
+  std::optional<nlohmann::json> doc = planOf(o);
+  if (!doc)
+    return 1;
+  std::vector<ir::Problem> problems;
+  std::optional<plan::Plan> p = plan::readPlan(*doc, problems);
+  if (!p) {
+    for (const ir::Problem &pr : problems)
+      std::cerr << fmt::format("linnet build: error: {}: plan: {}\n", o.file, pr.str());
+    return 1;
+  }
+
+  // Optional tensors are present when the weights hold them.
+  std::set<std::string> present;
+  if (!o.weights.empty()) {
+    std::string err;
+    auto w = rt::SafeTensorsFile::open(o.weights, err);
+    if (!w) {
+      std::cerr << "linnet build: error: " << err << "\n";
+      return 1;
+    }
+    std::map<std::string, std::string> external;
+    if (!o.binding.empty()) {
+      std::ifstream in(o.binding);
+      nlohmann::json bdoc = nlohmann::json::parse(in, nullptr, false);
+      std::vector<ir::Problem> bp;
+      std::optional<plan::Binding> b = bdoc.is_discarded() ? std::nullopt
+                                                           : plan::checkBinding(bdoc, p->manifest, bp);
+      if (!b) {
+        std::cerr << fmt::format("linnet build: error: {}: not a valid binding manifest\n", o.binding);
+        for (const ir::Problem &pr : bp)
+          std::cerr << "  " << pr.str() << "\n";
+        return 1;
+      }
+      external = b->names;
+    }
+    std::string err2;
+    for (const import::ModelTensor &t : import::expandManifest(*p, {}, err2)) {
+      auto it = external.find(t.path);
+      if (w->find(it == external.end() ? t.path : it->second))
+        present.insert(t.path);
+    }
+  }
+  std::string err;
+  std::vector<import::ModelTensor> tensors = import::expandManifest(*p, present, err);
+  if (!err.empty()) {
+    std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, err);
+    return 1;
+  }
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(o.output)) {
+    std::cerr << fmt::format("linnet build: error: cannot create '{}': {}\n", o.output, ec.message());
+    return 1;
+  }
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(*p, tensors, context, err);
+  if (!module) {
+    std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, err);
+    return 1;
+  }
+  auto dump = [&](const std::string &name) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return writeFile(o.output + "/" + name, text);
+  };
+  if (o.emitMlir && !dump("model.mlir"))
+    return 1;
+  if (mlir::failed(import::lowerImportedToLoops(*module))) {
+    std::cerr << fmt::format("linnet build: error: {}: bufferization of the imported model failed\n",
+                             o.file);
+    return 1;
+  }
+  if (o.emitMlir && !dump("model.loops.mlir"))
+    return 1;
+  cpu::CodegenOptions cg;
+  cg.parallel = !o.serial;
+  if (llvm::Error e = cpu::compileToSharedLibrary(*module, o.output + "/model.so", cg)) {
+    std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(std::move(e)));
+    return 1;
+  }
+  if (!writeFile(o.output + "/runtime.json", import::runtimeJson(*p, tensors).dump(2) + "\n") ||
+      !writeFile(o.output + "/plan.json", plan::printPlan(*doc)))
+    return 1;
+  return 0;
+}
+
+} // namespace linnet::tool
