@@ -1603,7 +1603,7 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
         ins.push_back({{"name", a.name + ".row_ptr"}, {"dtype", "i64"},
                        {"shape", {ir::dimStr(dims[1]) + " + 1"}}, {"relation", a.name}});
         ins.push_back({{"name", a.name + ".col_idx"}, {"dtype", "i64"}, {"shape", {dimSig(dims[2])}},
-                       {"relation", a.name}});
+                       {"relation", a.name}, {"num_src", ir::dimStr(dims[0])}});
         continue;
       }
       ins.push_back(sig(a.type, a.name));

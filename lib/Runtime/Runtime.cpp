@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <dlfcn.h>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -59,6 +62,8 @@ bool parseSig(const json &j, TensorSig &out, const std::string &where, std::stri
   if (!field(j, "dtype", dt, where, error) || !parseDType(dt, out.dtype, where, error))
     return false;
   out.name = j.value("name", "");
+  out.relation = j.value("relation", "");
+  out.numSrc = j.value("num_src", "");
   auto sh = j.find("shape");
   if (sh == j.end() || !sh->is_array()) {
     error = where + ".shape: expected an array";
@@ -93,6 +98,188 @@ std::vector<int64_t> descriptor(const void *data, const std::vector<int64_t> &sh
   return d;
 }
 
+
+/// Generic values bound so far, with the input each came from.
+using DimBindings = std::map<std::string, std::pair<int64_t, std::string>>;
+
+/// Evaluates a signature dim: an integer, a name, or `+ - *` over both.
+/// Returns nullopt if a name is unbound or the text is malformed.
+std::optional<int64_t> evalExpr(std::string_view text, const DimBindings &b) {
+  size_t pos = 0;
+  auto skip = [&] {
+    while (pos < text.size() && text[pos] == ' ')
+      ++pos;
+  };
+  std::function<std::optional<int64_t>()> sum, product, atom;
+  atom = [&]() -> std::optional<int64_t> {
+    skip();
+    if (pos < text.size() && text[pos] == '(') {
+      ++pos;
+      auto v = sum();
+      skip();
+      if (!v || pos >= text.size() || text[pos] != ')')
+        return std::nullopt;
+      ++pos;
+      return v;
+    }
+    size_t start = pos;
+    if (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
+        ++pos;
+      return std::stoll(std::string(text.substr(start, pos - start)));
+    }
+    while (pos < text.size() && (std::isalnum(static_cast<unsigned char>(text[pos])) || text[pos] == '_'))
+      ++pos;
+    if (pos == start)
+      return std::nullopt;
+    auto it = b.find(std::string(text.substr(start, pos - start)));
+    if (it == b.end())
+      return std::nullopt;
+    return it->second.first;
+  };
+  product = [&]() -> std::optional<int64_t> {
+    auto v = atom();
+    for (skip(); v && pos < text.size() && text[pos] == '*'; skip()) {
+      ++pos;
+      auto r = atom();
+      if (!r)
+        return std::nullopt;
+      *v *= *r;
+    }
+    return v;
+  };
+  sum = [&]() -> std::optional<int64_t> {
+    auto v = product();
+    for (skip(); v && pos < text.size() && (text[pos] == '+' || text[pos] == '-'); skip()) {
+      char op = text[pos++];
+      auto r = product();
+      if (!r)
+        return std::nullopt;
+      *v = op == '+' ? *v + *r : *v - *r;
+    }
+    return v;
+  };
+  auto v = sum();
+  skip();
+  return pos == text.size() ? v : std::nullopt;
+}
+
+std::optional<int64_t> evalDim(const SigDim &d, const DimBindings &b) {
+  if (std::holds_alternative<int64_t>(d))
+    return std::get<int64_t>(d);
+  return evalExpr(std::get<std::string>(d), b);
+}
+
+/// Names that occur in a dim expression.
+std::vector<std::string> namesIn(const std::string &text) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+        ++j;
+      out.push_back(text.substr(i, j - i));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+/// Binds or checks one input axis against its signature dim. Returns 1 if a
+/// generic was bound, 0 if nothing changed (checked, or not yet solvable),
+/// -1 on a mismatch (with `why` set when it names a conflict).
+int bindDim(const SigDim &d, int64_t actual, const std::string &input, DimBindings &b,
+            std::string &why) {
+  if (std::optional<int64_t> v = evalDim(d, b)) {
+    if (*v == actual)
+      return 0;
+    if (std::holds_alternative<std::string>(d)) {
+      const std::string &text = std::get<std::string>(d);
+      for (const std::string &n : namesIn(text)) {
+        auto it = b.find(n);
+        if (it != b.end() && it->second.second != input) {
+          why = fmt::format("inputs disagree on generic '{}': {} from '{}', but '{}' has an axis "
+                            "{} where {} = {} is expected",
+                            n, it->second.first, it->second.second, input, actual, text, *v);
+          return -1;
+        }
+      }
+    }
+    return -1;
+  }
+  const std::string &text = std::get<std::string>(d);
+  std::vector<std::string> unknown;
+  for (const std::string &n : namesIn(text))
+    if (!b.count(n) && std::find(unknown.begin(), unknown.end(), n) == unknown.end())
+      unknown.push_back(n);
+  if (unknown.size() != 1)
+    return 0;
+  // Solve f(x) = actual for a dim linear in its one unknown.
+  DimBindings trial = b;
+  trial[unknown[0]] = {0, input};
+  std::optional<int64_t> f0 = evalExpr(text, trial);
+  trial[unknown[0]] = {1, input};
+  std::optional<int64_t> f1 = evalExpr(text, trial);
+  if (!f0 || !f1 || *f1 == *f0 || (actual - *f0) % (*f1 - *f0) != 0)
+    return 0;
+  int64_t x = (actual - *f0) / (*f1 - *f0);
+  trial[unknown[0]] = {x, input};
+  if (x < 0 || evalExpr(text, trial) != actual)
+    return -1;
+  b[unknown[0]] = {x, input};
+  return 1;
+}
+
+template <typename T> T load(const TensorView &v, int64_t i) {
+  T x;
+  std::memcpy(&x, v.data.data() + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+  return x;
+}
+
+/// A CSR relation arrives as `<name>.row_ptr` and `<name>.col_idx`; the
+/// generated code trusts them, so check them here: row_ptr starts at 0,
+/// never decreases and ends at len(col_idx); every source is in range.
+bool checkRelations(const EntrySig &sig, const std::vector<TensorView> &inputs,
+                    const DimBindings &b, std::string &error) {
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    const TensorSig &rp = sig.inputs[i];
+    if (rp.relation.empty() || rp.name != rp.relation + ".row_ptr")
+      continue;
+    size_t ci = i + 1;
+    if (ci >= sig.inputs.size() || sig.inputs[ci].name != rp.relation + ".col_idx")
+      continue;
+    const TensorView &r = inputs[i], &c = inputs[ci];
+    int64_t rows = r.shape.empty() ? 0 : r.shape[0], edges = c.shape.empty() ? 0 : c.shape[0];
+    auto fail = [&](std::string what) {
+      error = fmt::format("relation '{}': {}", rp.relation, what);
+      return false;
+    };
+    if (rows < 1)
+      return fail("row_ptr is empty (it needs num_dst + 1 offsets)");
+    if (load<int64_t>(r, 0) != 0)
+      return fail(fmt::format("row_ptr[0] is {}, expected 0", load<int64_t>(r, 0)));
+    for (int64_t k = 1; k < rows; ++k)
+      if (load<int64_t>(r, k) < load<int64_t>(r, k - 1))
+        return fail(fmt::format("row_ptr decreases at {} ({} after {})", k, load<int64_t>(r, k),
+                                load<int64_t>(r, k - 1)));
+    if (load<int64_t>(r, rows - 1) != edges)
+      return fail(fmt::format("row_ptr ends at {}, but col_idx has {} edges",
+                              load<int64_t>(r, rows - 1), edges));
+    // -1: the source count is not known (an artifact without num_src).
+    int64_t numSrc = sig.inputs[ci].numSrc.empty()
+                         ? -1
+                         : evalExpr(sig.inputs[ci].numSrc, b).value_or(-1);
+    for (int64_t e = 0; e < edges; ++e) {
+      int64_t s = load<int64_t>(c, e);
+      if (s < 0 || (numSrc >= 0 && s >= numSrc))
+        return fail(fmt::format("col_idx[{}] = {} is not a source node (0 <= src < {})", e, s,
+                                numSrc >= 0 ? std::to_string(numSrc) : std::string("?")));
+    }
+  }
+  return true;
+}
 } // namespace
 
 bool linnet::rt::parseArtifactInfo(const std::string &path, ArtifactInfo &out,
@@ -336,8 +523,10 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
                         sig->inputs.size() == 1 ? "" : "s", inputs.size());
     return false;
   }
-  // Bind the entry's generics from the inputs' shapes.
-  std::map<std::string, std::pair<int64_t, std::string>> bound; // value, from which input
+  // Check dtypes and ranks, then bind the entry's generics from the inputs'
+  // shapes. A dim is a constant, a generic, or an expression over generics
+  // (`N + 1` for a CSR row_ptr): bind what a bare name or a single unknown
+  // fixes, and repeat until nothing changes.
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSig &s = sig->inputs[i];
     const TensorView &v = inputs[i];
@@ -352,24 +541,35 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
                           v.shape.size());
       return false;
     }
-    for (size_t k = 0; k < s.shape.size(); ++k) {
-      if (std::holds_alternative<int64_t>(s.shape[k])) {
-        if (std::get<int64_t>(s.shape[k]) != v.shape[k]) {
-          error = fmt::format("input '{}': expected shape {}, found {}", s.name,
-                              sigShapeStr(s.shape), shapeStr(v.shape));
+  }
+  DimBindings bound;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      for (size_t k = 0; k < sig->inputs[i].shape.size(); ++k) {
+        std::string why;
+        int r = bindDim(sig->inputs[i].shape[k], inputs[i].shape[k], sig->inputs[i].name, bound, why);
+        if (r < 0) {
+          error = why.empty() ? fmt::format("input '{}': expected shape {}, found {}",
+                                            sig->inputs[i].name, sigShapeStr(sig->inputs[i].shape),
+                                            shapeStr(inputs[i].shape))
+                              : why;
           return false;
         }
-        continue;
+        progress |= r > 0;
       }
-      const std::string &g = std::get<std::string>(s.shape[k]);
-      auto [it, inserted] = bound.emplace(g, std::make_pair(v.shape[k], s.name));
-      if (!inserted && it->second.first != v.shape[k]) {
-        error = fmt::format("inputs disagree on generic '{}': {} from '{}', {} from '{}'", g,
-                            it->second.first, it->second.second, v.shape[k], s.name);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t k = 0; k < sig->inputs[i].shape.size(); ++k)
+      if (!evalDim(sig->inputs[i].shape[k], bound)) {
+        error = fmt::format("input '{}': cannot bind the generics of its shape {} from {}",
+                            sig->inputs[i].name, sigShapeStr(sig->inputs[i].shape),
+                            shapeStr(inputs[i].shape));
         return false;
       }
-    }
-  }
+  if (!checkRelations(*sig, inputs, bound, error))
+    return false;
+
   results.assign(sig->results.size(), OwnedTensor{});
   for (size_t r = 0; r < sig->results.size(); ++r) {
     const TensorSig &s = sig->results[r];
@@ -377,20 +577,14 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
     out.dtype = s.dtype;
     int64_t n = 1;
     for (const SigDim &d : s.shape) {
-      int64_t v;
-      if (std::holds_alternative<int64_t>(d)) {
-        v = std::get<int64_t>(d);
-      } else {
-        auto it = bound.find(std::get<std::string>(d));
-        if (it == bound.end()) {
-          error = fmt::format("result {} of '{}': generic '{}' is not bound by any input", r,
-                              entry, std::get<std::string>(d));
-          return false;
-        }
-        v = it->second.first;
+      std::optional<int64_t> v = evalDim(d, bound);
+      if (!v) {
+        error = fmt::format("result {} of '{}': its shape {} is not fixed by the inputs", r, entry,
+                            sigShapeStr(s.shape));
+        return false;
       }
-      out.shape.push_back(v);
-      n *= v;
+      out.shape.push_back(*v);
+      n *= *v;
     }
     out.data.assign(static_cast<size_t>(n) * dtypeSize(s.dtype), std::byte{0});
   }

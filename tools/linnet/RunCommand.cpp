@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <set>
 #include <sys/stat.h>
 
 using namespace linnet;
@@ -53,10 +54,6 @@ int tool::runRun() {
                              gOpts.model);
     return 2;
   }
-  if (!gOpts.relations.empty()) {
-    std::cerr << "linnet run: error: --relation inputs are not supported by this runtime yet\n";
-    return 2;
-  }
   std::string error;
   rt::LoadOptions lo;
   lo.weightsPath = gOpts.weights;
@@ -92,12 +89,30 @@ int tool::runRun() {
     }
     files[in.substr(0, eq)] = in.substr(eq + 1);
   }
+  // A relation `g` is the two inputs `g.row_ptr` and `g.col_idx`.
+  for (const std::string &rel : gOpts.relations) {
+    size_t eq = rel.find('='), comma = rel.find(',', eq);
+    if (eq == std::string::npos || eq == 0 || comma == std::string::npos) {
+      std::cerr << fmt::format("linnet run: error: --relation expects "
+                               "NAME=ROW_PTR.npy,COL_IDX.npy, found '{}'\n",
+                               rel);
+      return 2;
+    }
+    std::string name = rel.substr(0, eq);
+    files[name + ".row_ptr"] = rel.substr(eq + 1, comma - eq - 1);
+    files[name + ".col_idx"] = rel.substr(comma + 1);
+  }
   std::vector<rt::OwnedTensor> owned;
   std::vector<std::string> problems;
+  std::set<std::string> missingRelations;
   for (const rt::TensorSig &s : sig->inputs) {
     auto it = files.find(s.name);
     if (it == files.end()) {
-      problems.push_back(fmt::format("missing input '{}' (--input {}=FILE.npy)", s.name, s.name));
+      if (s.relation.empty())
+        problems.push_back(fmt::format("missing input '{}' (--input {}=FILE.npy)", s.name, s.name));
+      else if (missingRelations.insert(s.relation).second)
+        problems.push_back(fmt::format(
+            "missing relation '{}' (--relation {}=ROW_PTR.npy,COL_IDX.npy)", s.relation, s.relation));
       continue;
     }
     std::optional<rt::OwnedTensor> t = rt::readNpy(it->second, error);

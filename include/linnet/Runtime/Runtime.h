@@ -20,13 +20,16 @@
 
 namespace linnet::rt {
 
-/// A dim in an entry signature: a constant or the name of an entry generic.
 using SigDim = std::variant<int64_t, std::string>;
 
+/// A dim in an entry signature: a constant, or a generic's name or an
+/// expression over generics (`N + 1`) as text.
 struct TensorSig {
   std::string name;
   DType dtype;
   std::vector<SigDim> shape;
+  std::string relation; // set on the row_ptr / col_idx inputs of a CSR relation
+  std::string numSrc;   // col_idx: the relation's source count (a dim expression)
 };
 
 struct EntrySig {
