@@ -274,38 +274,94 @@ bool rewriteToSgemm(const Contraction &c, std::string &detail) {
 // Matrix-vector product: y[i] += sum_k W[i, k] x[k], W rows streamed once
 //===----------------------------------------------------------------------===//
 
-/// y (m), W (m, k) with unit inner stride, x (k) with unit stride, f32.
-bool isStreamableMatvec(const Contraction &c) {
+/// A matrix-vector product y[i] += sum_k W[i, k] x[k], possibly written as
+/// a matmul with a unit M or N loop (decode: x is [1, K], y is [1, N]).
+/// The unit loop indexes x and y at 0.
+struct Matvec {
+  Value W, x, y;
+  unsigned row = ~0u, unit = ~0u, k = ~0u; // loop positions
+  SmallVector<AffineMap> maps;             // x, y indexing maps
+  int64_t rows = -1;                       // static row count, -1 dynamic
+};
+
+/// W (rows, k) with unit inner stride, x (k) or (1, k) / (k, 1) with unit
+/// stride along k, y (rows) or with a unit axis, f32.
+std::optional<Matvec> matchMatvec(const Contraction &c) {
   linalg::LinalgOp op = c.op;
-  if (!c.batch.empty() || c.m == ~0u || c.n != ~0u || !isF32(op))
-    return false;
-  Value W = op.getDpsInputs()[c.aOperand], x = op.getDpsInputs()[c.bOperand],
-        y = op.getDpsInits()[0];
-  if (cast<MemRefType>(W.getType()).getRank() != 2 ||
-      cast<MemRefType>(x.getType()).getRank() != 1 ||
-      cast<MemRefType>(y.getType()).getRank() != 1)
-    return false;
-  if (resultPos(op, c.aOperand, c.m) != 0 || resultPos(op, c.aOperand, c.k) != 1)
-    return false;
+  if (!c.batch.empty() || c.m == ~0u || !isF32(op))
+    return std::nullopt;
+  Matvec mv;
+  unsigned wOperand, xOperand;
+  auto isUnit = [&](unsigned l) { return l != ~0u && c.ranges[l] == 1; };
+  if (c.n == ~0u) {
+    mv.row = c.m;
+    wOperand = c.aOperand;
+    xOperand = c.bOperand;
+  } else if (isUnit(c.m) && !isUnit(c.n)) {
+    mv.row = c.n;
+    mv.unit = c.m;
+    wOperand = c.bOperand;
+    xOperand = c.aOperand;
+  } else if (isUnit(c.n)) {
+    mv.row = c.m;
+    mv.unit = c.n;
+    wOperand = c.aOperand;
+    xOperand = c.bOperand;
+  } else {
+    return std::nullopt;
+  }
+  mv.k = c.k;
+  mv.W = op.getDpsInputs()[wOperand];
+  mv.x = op.getDpsInputs()[xOperand];
+  mv.y = op.getDpsInits()[0];
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (cast<MemRefType>(mv.W.getType()).getRank() != 2 ||
+      resultPos(op, wOperand, mv.row) != 0 || resultPos(op, wOperand, mv.k) != 1)
+    return std::nullopt;
+  // x: k innermost; y: every result a row or the unit loop.
+  AffineMap xm = maps[xOperand], ym = maps[2];
+  if (xm.getNumResults() == 0 || xm.getDimPosition(xm.getNumResults() - 1) != mv.k)
+    return std::nullopt;
+  if (llvm::count_if(ym.getResults(), [&](AffineExpr) { return true; }) == 0)
+    return std::nullopt;
+  if (resultPos(op, 2, mv.row) < 0)
+    return std::nullopt;
   if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
     if (generic.getBody()->getOperations().size() != 3)
-      return false;
-  return unitInnerStride(W) && unitInnerStride(x);
+      return std::nullopt;
+  if (!unitInnerStride(mv.W) || !unitInnerStride(mv.x))
+    return std::nullopt;
+  mv.maps = {xm, ym};
+  mv.rows = ShapedType::isDynamic(c.ranges[mv.row]) ? -1 : c.ranges[mv.row];
+  return mv;
+}
+
+/// Indices of an operand with indexing `map` at row `i` / reduction `k`
+/// (the unit loop at 0).
+SmallVector<Value> matvecIndices(const Matvec &mv, AffineMap map, Value i,
+                                 Value k, Value zero) {
+  SmallVector<Value> idx;
+  for (unsigned r = 0; r < map.getNumResults(); ++r) {
+    unsigned d = map.getDimPosition(r);
+    idx.push_back(d == mv.row ? i : d == mv.k ? k : zero);
+  }
+  return idx;
 }
 
 /// Emits the streaming kernel in place of the op. Rows are split into
-/// blocks run by scf.parallel (OpenMP threads); each row is reduced with
-/// `unroll` independent vector accumulators of `width` lanes, a one-vector
-/// loop and a scalar tail.
-void emitMatvec(const Contraction &c, unsigned width, int64_t rowsPerBlock) {
+/// blocks run by scf.parallel (OpenMP threads; one block runs in the caller
+/// without a parallel region); within a block, groups of `group` rows share
+/// each x load, every row with `unroll` vector accumulators of `width`
+/// lanes; then single rows, a one-vector loop and a scalar tail.
+void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
+                int64_t rowsPerBlock) {
   linalg::LinalgOp op = c.op;
   OpBuilder b(op);
   Location loc = op.getLoc();
-  Value W = op.getDpsInputs()[c.aOperand], x = op.getDpsInputs()[c.bOperand],
-        y = op.getDpsInits()[0];
+  Value W = mv.W, x = mv.x, y = mv.y;
   FloatType f32 = b.getF32Type();
   auto vt = VectorType::get({(int64_t)width}, f32);
-  const int64_t unroll = 4;
+  const int64_t unroll = 2, group = 4;
   auto idx = [&](int64_t v) -> Value {
     return b.create<arith::ConstantIndexOp>(loc, v);
   };
@@ -323,60 +379,108 @@ void emitMatvec(const Contraction &c, unsigned width, int64_t rowsPerBlock) {
   Value zeroV = b.create<arith::ConstantOp>(
       loc, vt, DenseElementsAttr::get(vt, b.getFloatAttr(f32, 0.0)));
   Value zero = b.create<arith::ConstantFloatOp>(loc, APFloat(0.0f), f32);
+  auto xIdx = [&](Value k) { return matvecIndices(mv, mv.maps[0], c0, k, c0); };
+  auto yIdx = [&](Value i) { return matvecIndices(mv, mv.maps[1], i, c0, c0); };
 
-  b.create<scf::ParallelOp>(
-      loc, ValueRange{c0}, ValueRange{blocks}, ValueRange{c1},
-      [&](OpBuilder &b, Location loc, ValueRange ivs) {
-        Value lo = b.create<arith::MulIOp>(loc, ivs[0], rb);
-        Value hi = b.create<arith::MinUIOp>(
-            loc, b.create<arith::AddIOp>(loc, lo, rb), M);
-        b.create<scf::ForOp>(
-            loc, lo, hi, c1, ValueRange{},
-            [&](OpBuilder &b, Location loc, Value i, ValueRange) {
-              SmallVector<Value> init(unroll, zeroV);
-              auto main = b.create<scf::ForOp>(
-                  loc, c0, kUnrolled, b.create<arith::ConstantIndexOp>(loc, unroll * width),
-                  init, [&](OpBuilder &b, Location loc, Value k, ValueRange accs) {
-                    SmallVector<Value> next;
-                    for (int64_t u = 0; u < unroll; ++u) {
-                      Value ku = b.create<arith::AddIOp>(
-                          loc, k, b.create<arith::ConstantIndexOp>(loc, u * width));
-                      Value w = b.create<vector::LoadOp>(loc, vt, W, ValueRange{i, ku});
-                      Value xv = b.create<vector::LoadOp>(loc, vt, x, ValueRange{ku});
-                      next.push_back(b.create<vector::FMAOp>(loc, w, xv, accs[u]));
-                    }
-                    b.create<scf::YieldOp>(loc, next);
-                  });
-              Value acc = main.getResult(0);
-              for (int64_t u = 1; u < unroll; ++u)
-                acc = b.create<arith::AddFOp>(loc, acc, main.getResult(u));
-              auto rest = b.create<scf::ForOp>(
-                  loc, kUnrolled, kVector, b.create<arith::ConstantIndexOp>(loc, width),
-                  ValueRange{acc},
-                  [&](OpBuilder &b, Location loc, Value k, ValueRange accs) {
-                    Value w = b.create<vector::LoadOp>(loc, vt, W, ValueRange{i, k});
-                    Value xv = b.create<vector::LoadOp>(loc, vt, x, ValueRange{k});
-                    b.create<scf::YieldOp>(
-                        loc, ValueRange{b.create<vector::FMAOp>(loc, w, xv, accs[0])});
-                  });
-              Value sum = b.create<vector::ReductionOp>(
-                  loc, vector::CombiningKind::ADD, rest.getResult(0));
-              auto tail = b.create<scf::ForOp>(
-                  loc, kVector, K, c1, ValueRange{zero},
-                  [&](OpBuilder &b, Location loc, Value k, ValueRange s) {
-                    Value w = b.create<memref::LoadOp>(loc, W, ValueRange{i, k});
-                    Value xv = b.create<memref::LoadOp>(loc, x, ValueRange{k});
-                    Value p = b.create<arith::MulFOp>(loc, w, xv);
-                    b.create<scf::YieldOp>(
-                        loc, ValueRange{b.create<arith::AddFOp>(loc, s[0], p)});
-                  });
-              Value old = b.create<memref::LoadOp>(loc, y, ValueRange{i});
-              Value total = b.create<arith::AddFOp>(
-                  loc, old, b.create<arith::AddFOp>(loc, sum, tail.getResult(0)));
-              b.create<memref::StoreOp>(loc, total, y, ValueRange{i});
-              b.create<scf::YieldOp>(loc);
-            });
-      });
+  // Reduces rows i0 .. i0+n-1 (n static) over K and adds into y.
+  auto rowsKernel = [&](OpBuilder &b, Location loc, Value i0, int64_t n) {
+    auto cst = [&](int64_t v) -> Value {
+      return b.create<arith::ConstantIndexOp>(loc, v);
+    };
+    SmallVector<Value> rowsI;
+    for (int64_t r = 0; r < n; ++r)
+      rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, cst(r)).getResult() : i0);
+    SmallVector<Value> init(n * unroll, zeroV);
+    auto main = b.create<scf::ForOp>(
+        loc, c0, kUnrolled, cst(unroll * width), init,
+        [&](OpBuilder &b, Location loc, Value k, ValueRange accs) {
+          SmallVector<Value> next(accs.begin(), accs.end());
+          for (int64_t u = 0; u < unroll; ++u) {
+            Value ku = u ? b.create<arith::AddIOp>(
+                               loc, k, b.create<arith::ConstantIndexOp>(loc, u * width))
+                               .getResult()
+                         : k;
+            Value xv = b.create<vector::LoadOp>(loc, vt, x, xIdx(ku));
+            for (int64_t r = 0; r < n; ++r) {
+              Value w = b.create<vector::LoadOp>(loc, vt, W, ValueRange{rowsI[r], ku});
+              next[r * unroll + u] =
+                  b.create<vector::FMAOp>(loc, w, xv, accs[r * unroll + u]);
+            }
+          }
+          b.create<scf::YieldOp>(loc, next);
+        });
+    SmallVector<Value> acc;
+    for (int64_t r = 0; r < n; ++r) {
+      Value a = main.getResult(r * unroll);
+      for (int64_t u = 1; u < unroll; ++u)
+        a = b.create<arith::AddFOp>(loc, a, main.getResult(r * unroll + u));
+      acc.push_back(a);
+    }
+    auto rest = b.create<scf::ForOp>(
+        loc, kUnrolled, kVector, cst(width), acc,
+        [&](OpBuilder &b, Location loc, Value k, ValueRange accs) {
+          Value xv = b.create<vector::LoadOp>(loc, vt, x, xIdx(k));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < n; ++r) {
+            Value w = b.create<vector::LoadOp>(loc, vt, W, ValueRange{rowsI[r], k});
+            next.push_back(b.create<vector::FMAOp>(loc, w, xv, accs[r]));
+          }
+          b.create<scf::YieldOp>(loc, next);
+        });
+    SmallVector<Value> tailInit(n, zero);
+    auto tail = b.create<scf::ForOp>(
+        loc, kVector, K, c1, tailInit,
+        [&](OpBuilder &b, Location loc, Value k, ValueRange s) {
+          Value xv = b.create<memref::LoadOp>(loc, x, xIdx(k));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < n; ++r) {
+            Value w = b.create<memref::LoadOp>(loc, W, ValueRange{rowsI[r], k});
+            next.push_back(b.create<arith::AddFOp>(
+                loc, s[r], b.create<arith::MulFOp>(loc, w, xv)));
+          }
+          b.create<scf::YieldOp>(loc, next);
+        });
+    for (int64_t r = 0; r < n; ++r) {
+      Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
+                                                rest.getResult(r));
+      Value old = b.create<memref::LoadOp>(loc, y, yIdx(rowsI[r]));
+      Value total = b.create<arith::AddFOp>(
+          loc, old, b.create<arith::AddFOp>(loc, sum, tail.getResult(r)));
+      b.create<memref::StoreOp>(loc, total, y, yIdx(rowsI[r]));
+    }
+  };
+  // One block of rows [lo, hi): groups of `group` rows, then single rows.
+  auto block = [&](OpBuilder &b, Location loc, Value lo, Value hi) {
+    Value n = b.create<arith::SubIOp>(loc, hi, lo);
+    Value grouped = b.create<arith::AddIOp>(
+        loc, lo,
+        b.create<arith::SubIOp>(
+            loc, n, b.create<arith::RemUIOp>(loc, n, b.create<arith::ConstantIndexOp>(loc, group))));
+    b.create<scf::ForOp>(loc, lo, grouped, b.create<arith::ConstantIndexOp>(loc, group),
+                         ValueRange{},
+                         [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+                           rowsKernel(b, loc, i, group);
+                           b.create<scf::YieldOp>(loc);
+                         });
+    b.create<scf::ForOp>(loc, grouped, hi, c1, ValueRange{},
+                         [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+                           rowsKernel(b, loc, i, 1);
+                           b.create<scf::YieldOp>(loc);
+                         });
+  };
+  if (mv.rows >= 0 && mv.rows <= rowsPerBlock) {
+    // Too little work for a parallel region.
+    block(b, loc, c0, M);
+  } else {
+    b.create<scf::ParallelOp>(
+        loc, ValueRange{c0}, ValueRange{blocks}, ValueRange{c1},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value lo = b.create<arith::MulIOp>(loc, ivs[0], rb);
+          Value hi = b.create<arith::MinUIOp>(
+              loc, b.create<arith::AddIOp>(loc, lo, rb), M);
+          block(b, loc, lo, hi);
+        });
+  }
   op->erase();
 }
 
@@ -698,22 +802,25 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
     choice.role = c->n == ~0u || c->m == ~0u ? "matvec"
                   : c->batch.empty()         ? "matmul"
                                              : "batch-matmul";
-    if (blas && choice.role == "matmul" && rewriteToSgemm(*c, choice.detail)) {
+    std::optional<Matvec> asMatvec = matchMatvec(*c);
+    if (!asMatvec && blas && choice.role == "matmul" &&
+        rewriteToSgemm(*c, choice.detail)) {
       choice.kind = "library";
       choice.routine = "cblas_sgemm";
       choices.push_back(choice);
-    } else if (isStreamableMatvec(*c)) {
-      // One contiguous block of rows per thread (static M): a decode-size
+    } else if (auto &mv = asMatvec) {
+      // One contiguous block of rows per thread (static rows): a decode-size
       // W (a few MB) is done in ~100 us, where per-chunk dispatch and a
-      // straggling thread cost more than any imbalance.
-      int64_t M = c->ranges[c->m];
-      int64_t rows = ShapedType::isDynamic(M)
-                         ? 64
-                         : std::max<int64_t>(16, roundUp(ceilDiv(M, t.threads), 16));
+      // straggling thread cost more than any imbalance. A matmul with a unit
+      // M or N (decode's [1, K] x [N, K]^T) is a matvec too.
+      int64_t M = mv->rows;
+      int64_t rows = M < 0 ? 64
+                           : std::max<int64_t>(16, roundUp(ceilDiv(M, t.threads), 16));
+      choice.role = "matvec";
       choice.routine = "matvec-stream";
-      choice.detail = llvm::formatv("rows_per_block={0} lanes={1} unroll=4",
+      choice.detail = llvm::formatv("rows_per_block={0} lanes={1} unroll=2 row_group=4",
                                     rows, t.vectorBits / 32);
-      emitMatvec(*c, t.vectorBits / 32, rows);
+      emitMatvec(*c, *mv, t.vectorBits / 32, rows);
       choices.push_back(choice);
     }
   }
