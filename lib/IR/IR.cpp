@@ -24,11 +24,14 @@ json ir::toJson(const Region &r) {
       results.push_back(valueToJson(v));
     for (const Region &sub : op.regions)
       regions.push_back(toJson(sub));
-    ops.push_back({{"kind", op.kind},
-                   {"operands", op.operands},
-                   {"results", results},
-                   {"attrs", op.attrs},
-                   {"regions", regions}});
+    json o = {{"kind", op.kind},
+              {"operands", op.operands},
+              {"results", results},
+              {"attrs", op.attrs},
+              {"regions", regions}};
+    if (!op.loc.empty())
+      o["loc"] = op.loc;
+    ops.push_back(std::move(o));
   }
   return {{"args", args}, {"ops", ops}};
 }
@@ -108,6 +111,11 @@ struct Reader {
         op.results.push_back(std::move(v));
       }
       op.attrs = *attrs;
+      if (auto l = o.find("loc"); l != o.end()) {
+        if (!expect(*l, json::value_t::string, "a location \"file:line:col\"", p + ".loc"))
+          return false;
+        op.loc = l->get<std::string>();
+      }
       for (size_t n = 0; n < regions->size(); ++n) {
         Region r;
         if (!region((*regions)[n], fmt::format("{}.regions[{}]", p, n), r))

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <llvm/Support/Casting.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -80,6 +81,7 @@ public:
 
   Region function(const std::vector<ParamInfo> &params, const TypeRef &result,
                   const ast::Block &body) {
+    AtLoc at(*this, body.loc);
     Region r;
     cur_ = &r;
     scopes_.emplace_back();
@@ -95,6 +97,7 @@ public:
       Op ret{kind::Return, {}, {}, json::object(), {}};
       if (result && v)
         ret.operands.push_back(*v);
+      ret.loc = locString();
       r.ops.push_back(std::move(ret));
     }
     return r;
@@ -106,7 +109,7 @@ public:
     scopes_.emplace_back();
     json hint = type ? typeToJson(*type) : json(nullptr);
     ValueId v = expr(init, hint);
-    r.ops.push_back({kind::Yield, {v}, {}, json::object(), {}});
+    pushOp({kind::Yield, {v}, {}, json::object(), {}});
     return r;
   }
 
@@ -118,13 +121,52 @@ private:
   ValueId emit(const char *k, std::vector<ValueId> operands, json attrs, json type,
                std::string name = "", std::vector<Region> regions = {}) {
     ValueId id = next_++;
-    cur_->ops.push_back({k, std::move(operands), {{id, std::move(name), std::move(type)}},
+    pushOp({k, std::move(operands), {{id, std::move(name), std::move(type)}},
                          std::move(attrs), std::move(regions)});
     return id;
   }
   void emitNoResult(const char *k, std::vector<ValueId> operands, json attrs = json::object()) {
-    cur_->ops.push_back({k, std::move(operands), {}, std::move(attrs), {}});
+    pushOp({k, std::move(operands), {}, std::move(attrs), {}});
   }
+  /// Appends an op to the current region, located at the construct being
+  /// lowered.
+  void pushOp(Op op) {
+    if (op.loc.empty())
+      op.loc = locString();
+    cur_->ops.push_back(std::move(op));
+  }
+  /// `file:line:col` of the construct being lowered: the root file as it
+  /// was given, other modules by their path (`std/nn.ln`), so a plan does
+  /// not depend on where the standard library is installed.
+  std::string locString() const {
+    if (!curLoc_.isValid() || !p_.sources)
+      return "";
+    std::string file;
+    for (const auto &mod : p_.modules)
+      if (mod->buffer == curLoc_.buffer) {
+        if (mod.get() == p_.root) {
+          file = mod->file;
+        } else {
+          file = mod->name;
+          std::replace(file.begin(), file.end(), '.', '/');
+          file += ".ln";
+        }
+      }
+    if (file.empty())
+      return "";
+    LineCol lc = p_.sources->lineCol(curLoc_);
+    return fmt::format("{}:{}:{}", file, lc.line, lc.col);
+  }
+  /// Makes `l` the current location until the end of the scope.
+  struct AtLoc {
+    Lowerer &l;
+    SourceLoc saved;
+    AtLoc(Lowerer &l, SourceLoc loc) : l(l), saved(l.curLoc_) {
+      if (loc.isValid())
+        l.curLoc_ = loc;
+    }
+    ~AtLoc() { l.curLoc_ = saved; }
+  };
   /// Gives the value just produced a source name (`let h = ...`).
   void nameLast(ValueId id, const std::string &name) {
     if (cur_->ops.empty())
@@ -274,6 +316,7 @@ private:
   }
 
   void stmt(const ast::Stmt &s) {
+    AtLoc at(*this, s.loc);
     switch (s.kind) {
     case ast::Stmt::Kind::Let: {
       auto &l = llvm::cast<ast::LetStmt>(s);
@@ -310,7 +353,7 @@ private:
       Op ret{kind::Return, {}, {}, json::object(), {}};
       if (r.value)
         ret.operands.push_back(expr(*r.value, result_));
-      cur_->ops.push_back(std::move(ret));
+      pushOp(std::move(ret));
       returned_ = true;
       return;
     }
@@ -359,7 +402,7 @@ private:
       for (size_t i = 0; i < carried.size(); ++i)
         scopes_.back()[carried[i]] = {arg(cond, carried[i], types[i]), types[i], true};
       ValueId c = expr(*w.cond, scalarType("bool"));
-      cur_->ops.push_back({kind::Yield, {c}, {}, json::object(), {}});
+      pushOp({kind::Yield, {c}, {}, json::object(), {}});
     });
     inRegion(body, [&] {
       for (size_t i = 0; i < carried.size(); ++i)
@@ -368,7 +411,7 @@ private:
       std::vector<ValueId> next;
       for (const std::string &n : carried)
         next.push_back(lookup(n)->id);
-      cur_->ops.push_back({kind::Yield, next, {}, json::object(), {}});
+      pushOp({kind::Yield, next, {}, json::object(), {}});
     });
     Op op{kind::While, inits, {}, json::object(), {}};
     for (size_t i = 0; i < carried.size(); ++i) {
@@ -378,7 +421,7 @@ private:
     }
     op.regions.push_back(std::move(cond));
     op.regions.push_back(std::move(body));
-    cur_->ops.push_back(std::move(op));
+    pushOp(std::move(op));
   }
 
   json valueType(ValueId id) {
@@ -424,6 +467,7 @@ private:
   //===------------------------------------------------------------------===//
 
   ValueId expr(const ast::Expr &e, const json &hint) {
+    AtLoc at(*this, e.loc);
     switch (e.kind) {
     case ast::Expr::Kind::IntLit: {
       auto &i = llvm::cast<ast::IntLitExpr>(e);
@@ -727,7 +771,7 @@ private:
         arg(body, b.name.name, indexType());
       }
       ValueId v = expr(*c.body, elem);
-      cur_->ops.push_back({kind::Yield, {v}, {}, json::object(), {}});
+      pushOp({kind::Yield, {v}, {}, json::object(), {}});
     });
     std::vector<Region> regions;
     regions.push_back(std::move(body));
@@ -804,14 +848,14 @@ private:
       } else {
         msg.push_back(expr(*r.body, bodyHint));
       }
-      cur_->ops.push_back({kind::Yield, msg, {}, json::object(), {}});
+      pushOp({kind::Yield, msg, {}, json::object(), {}});
     });
     if (r.filter)
       inRegion(regions[1], [&] {
         for (const std::string &n : names)
           arg(regions[1], n, indexType());
         ValueId c = expr(*r.filter, scalarType("bool"));
-        cur_->ops.push_back({kind::Yield, {c}, {}, json::object(), {}});
+        pushOp({kind::Yield, {c}, {}, json::object(), {}});
       });
     return emit(kind::Reduce, operands,
                 {{"reducer", reducer}, {"indices", indices}, {"filter", r.filter != nullptr}}, t, "",
@@ -858,7 +902,7 @@ private:
         ys.push_back(v ? *v : emit(kind::Const, {}, {{"value", nullptr}}, noneType()));
       for (const std::string &n : vars)
         ys.push_back(lookup(n)->id);
-      cur_->ops.push_back({kind::Yield, ys, {}, json::object(), {}});
+      pushOp({kind::Yield, ys, {}, json::object(), {}});
     };
     bool savedReturned = returned_;
     inRegion(thenR, [&] { finish(block(i.thenBlock, &t)); });
@@ -884,7 +928,7 @@ private:
     }
     op.regions.push_back(std::move(thenR));
     op.regions.push_back(std::move(elseR));
-    cur_->ops.push_back(std::move(op));
+    pushOp(std::move(op));
     return hasValue ? result : emit(kind::Const, {}, {{"value", nullptr}}, noneType());
   }
 
@@ -960,7 +1004,7 @@ private:
         for (auto &[n, bt] : binds)
           arg(regions[i], n, bt);
         ValueId v = expr(*m.arms[i].body, t);
-        cur_->ops.push_back({kind::Yield, {v}, {}, json::object(), {}});
+        pushOp({kind::Yield, {v}, {}, json::object(), {}});
       });
     }
     returned_ = savedReturned;
@@ -974,6 +1018,7 @@ private:
   std::map<std::string, const GenericParam *> generics_;
   std::vector<std::map<std::string, Local>> scopes_;
   Region *cur_ = nullptr;
+  SourceLoc curLoc_;
   ValueId next_ = 0;
   json result_;
   bool returned_ = false;

@@ -103,6 +103,25 @@ public:
       byPath_[t.path] = &t;
   }
 
+  /// An op's `loc` ("file:line:col") as an MLIR FileLineColLoc.
+  std::optional<Location> sourceLoc(const std::string &loc) {
+    size_t c2 = loc.rfind(':'), c1 = c2 == std::string::npos || c2 == 0 ? c2 : loc.rfind(':', c2 - 1);
+    if (c1 == std::string::npos || c1 == 0)
+      return std::nullopt;
+    unsigned line = 0, col = 0;
+    if (llvm::StringRef(loc).substr(c1 + 1, c2 - c1 - 1).getAsInteger(10, line) ||
+        llvm::StringRef(loc).substr(c2 + 1).getAsInteger(10, col))
+      return std::nullopt;
+    return FileLineColLoc::get(&ctx_, loc.substr(0, c1), line, col);
+  }
+  /// The source location of the op being imported ("file:line:col: "), or
+  /// empty when it has none.
+  std::string sourcePrefix() const {
+    if (auto l = dyn_cast<FileLineColLoc>(loc_))
+      return fmt::format("{}:{}:{}: ", l.getFilename().str(), l.getLine(), l.getColumn());
+    return "";
+  }
+
   OwningOpRef<ModuleOp> run() {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc_);
     b_.setInsertionPointToEnd(module->getBody());
@@ -553,7 +572,11 @@ private:
                            op.results.empty() ? std::string() : op.results[0].name);
       if (op.results.size() && op.results[0].name.empty())
         where_ = fmt::format("{}: {}", f.fn, op.kind);
+      Location savedLoc = loc_;
+      if (std::optional<Location> l = sourceLoc(op.loc))
+        loc_ = *l; // left in place when an error unwinds: importPlan reports it
       std::vector<V> rs = operation(op, f);
+      loc_ = savedLoc;
       where_ = saved;
       for (size_t i = 0; i < op.results.size() && i < rs.size(); ++i)
         f.env[op.results[i].id] = rs[i];
@@ -1629,8 +1652,8 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
     error = "the plan has no root block (a --functions plan cannot be built)";
     return {};
   }
+  Importer imp(p, tensors, context);
   try {
-    Importer imp(p, tensors, context);
     OwningOpRef<ModuleOp> m = imp.run();
     if (failed(verify(*m))) {
       error = "the imported module does not verify (an importer bug)";
@@ -1638,7 +1661,9 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
     }
     return m;
   } catch (const ImportError &e) {
-    error = e.what();
+    // Located at the plan op being imported: `file:line:col: error: ...`.
+    std::string at = imp.sourcePrefix();
+    error = at.empty() ? std::string(e.what()) : at + "error: " + e.what();
     return {};
   }
 }

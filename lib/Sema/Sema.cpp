@@ -1011,6 +1011,7 @@ std::unique_ptr<Program> linnet::sema::analyze(SourceManager &sm, uint32_t rootB
                                                const std::string &rootFile,
                                                DiagnosticEngine &diag, const SemaOptions &opts) {
   auto prog = std::make_unique<Program>();
+  prog->sources = &sm;
   Analyzer a(sm, diag, opts, *prog);
   a.loadRoot(rootBuffer, rootFile);
   a.checkBodies();

@@ -160,7 +160,11 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(*p, tensors, context, err);
   if (!module) {
-    std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, err);
+    // A located error already reads `file:line:col: error: ...`.
+    if (err.find(": error: ") != std::string::npos)
+      std::cerr << err << "\n";
+    else
+      std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, err);
     return 1;
   }
   auto dump = [&](const std::string &name) {

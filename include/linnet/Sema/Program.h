@@ -11,6 +11,7 @@
 
 #include "linnet/Sema/Dim.h"
 #include "linnet/Syntax/AST.h"
+#include "linnet/Syntax/SourceManager.h"
 
 #include <map>
 #include <memory>
@@ -221,6 +222,9 @@ struct Program {
   std::vector<std::unique_ptr<ModuleInfo>> modules; // load order
   ModuleInfo *root = nullptr;
   Facts facts;
+  /// The sources the modules were read from (for `file:line:col` in the
+  /// Core IR); the caller's SourceManager, which must outlive lowering.
+  const SourceManager *sources = nullptr;
   ModuleInfo *find(const std::string &name) const {
     for (auto &m : modules)
       if (m->name == name)

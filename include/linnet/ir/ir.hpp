@@ -45,6 +45,10 @@ struct Op {
   std::vector<Value> results;
   json attrs = json::object();
   std::vector<Region> regions;
+  /// Where the op comes from, `file:line:col` (1-based; the root file as
+  /// given, other modules as `a/b/c.ln`), or empty when unknown. Written in
+  /// the plan as the op's optional `loc`.
+  std::string loc;
 };
 
 /// A function body, a comprehension body, a branch: arguments, then ops; a
