@@ -451,16 +451,18 @@ private:
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(body);
 
-    auto toTensor = [&](Value m) -> Value {
+    // State is writable: an in-place update (tensor.insert_slice of a
+    // KV-cache append) then writes the state's buffer directly.
+    auto toTensor = [&](Value m, bool writable = false) -> Value {
       auto mt = cast<MemRefType>(m.getType());
       return b_.create<bufferization::ToTensorOp>(
           loc_, RankedTensorType::get(mt.getShape(), mt.getElementType()), m, /*restrict=*/true,
-          /*writable=*/false);
+          writable);
     };
     tensorVal_.clear();
     stateVal_.clear();
     for (size_t i = 0; i < present.size(); ++i) {
-      Value t = toTensor(body->getArgument(firstTensor + i));
+      Value t = toTensor(body->getArgument(firstTensor + i), present[i]->kind == "state");
       tensorVal_[present[i]->path] = t;
       if (present[i]->kind == "state")
         stateVal_[present[i]->path] = t;
@@ -1080,6 +1082,9 @@ private:
     auto resT = cast<RankedTensorType>(type(op.results[0].type, f, &dyn));
     int64_t n = ds.size();
     bool scalarElem = resT.getRank() == n;
+    if (scalarElem && nest_ == 0)
+      if (std::optional<V> r = sliceUpdate(op, f, ds, resT))
+        return *r;
     Value init = b_.create<tensor::EmptyOp>(loc_, resT.getShape(), resT.getElementType(), dyn);
 
     if (scalarElem && nest_ == 0)
@@ -1146,6 +1151,153 @@ private:
       return loop.getResult(0);
     };
     return V::tensor(nestLoops(0, init));
+  }
+
+  /// `[i.., p, ..] if p >= A && p < B { new } else { X[i.., p, ..] }` (a
+  /// KV-cache append: X a tensor of the comprehension's shape read at its
+  /// indices in order, A and B independent of the indices) becomes
+  /// `tensor.insert_slice` of `new`, computed over p in [A, B) only, into X
+  /// at A: the rest of X is neither read nor rewritten, and a state X is
+  /// updated in place after bufferization. Returns nothing when the body
+  /// does not have this form.
+  std::optional<V> sliceUpdate(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,
+                               RankedTensorType resT) {
+    const ir::Region &body = op.regions[0];
+    int64_t n = ds.size();
+    if (body.ops.size() < 2 || (int64_t)body.args.size() != n)
+      return std::nullopt;
+    const ir::Op &yield = body.ops.back(), &ifo = body.ops[body.ops.size() - 2];
+    if (yield.kind != ir::kind::Yield || ifo.kind != ir::kind::If || yield.operands.size() != 1 ||
+        ifo.results.size() != 1 || yield.operands[0] != ifo.results[0].id ||
+        ifo.regions.size() != 2)
+      return std::nullopt;
+    std::map<ir::ValueId, int64_t> argAxis;
+    for (int64_t i = 0; i < n; ++i)
+      argAxis[body.args[i].id] = i;
+    std::map<ir::ValueId, const ir::Op *> def;
+    for (size_t i = 0; i + 2 < body.ops.size(); ++i)
+      for (const ir::Value &r : body.ops[i].results)
+        def[r.id] = &body.ops[i];
+    // The condition: and(ge(p, A), lt(p, B)), in either order.
+    auto it = def.find(ifo.operands[0]);
+    if (it == def.end() || it->second->kind != ir::kind::Arith ||
+        it->second->attrs.value("op", "") != "and" || it->second->operands.size() != 2)
+      return std::nullopt;
+    const ir::Op *andOp = it->second, *ge = nullptr, *lt = nullptr;
+    for (ir::ValueId c : andOp->operands) {
+      auto d = def.find(c);
+      if (d == def.end() || d->second->kind != ir::kind::Cmp || d->second->operands.size() != 2)
+        return std::nullopt;
+      std::string pred = d->second->attrs.value("pred", "");
+      if (pred == "ge")
+        ge = d->second;
+      else if (pred == "lt")
+        lt = d->second;
+      else
+        return std::nullopt;
+    }
+    if (!ge || !lt || !argAxis.count(ge->operands[0]) || ge->operands[0] != lt->operands[0])
+      return std::nullopt;
+    int64_t axis = argAxis[ge->operands[0]];
+    // Every other op before the `if` is independent of the indices.
+    llvm::SmallPtrSet<const ir::Op *, 4> cond;
+    cond.insert(andOp);
+    cond.insert(ge);
+    cond.insert(lt);
+    for (size_t i = 0; i + 2 < body.ops.size(); ++i) {
+      const ir::Op &o = body.ops[i];
+      if (cond.contains(&o))
+        continue;
+      if (!o.regions.empty())
+        return std::nullopt;
+      for (ir::ValueId id : o.operands)
+        if (argAxis.count(id) || (def.count(id) && cond.contains(def[id])))
+          return std::nullopt;
+    }
+    for (ir::ValueId id : {ge->operands[1], lt->operands[1]})
+      if (argAxis.count(id))
+        return std::nullopt;
+    // The else branch: tensor-naming ops, then X[indices in order].
+    const ir::Region &els = ifo.regions[1];
+    if (els.ops.empty() || els.ops.back().kind != ir::kind::Yield ||
+        els.ops.back().operands.size() != 1 || els.ops.size() < 2)
+      return std::nullopt;
+    const ir::Op &read = els.ops[els.ops.size() - 2];
+    if (read.kind != ir::kind::Index || els.ops.back().operands[0] != read.results[0].id ||
+        (int64_t)read.operands.size() != n + 1)
+      return std::nullopt;
+    for (int64_t i = 0; i < n; ++i)
+      if (read.operands[i + 1] != body.args[i].id)
+        return std::nullopt;
+    for (size_t i = 0; i + 2 < els.ops.size(); ++i)
+      if (!namesTensor(els.ops[i]))
+        return std::nullopt;
+    // Evaluate: the index-independent ops, the tensor X, the bounds.
+    for (size_t i = 0; i + 2 < body.ops.size(); ++i)
+      if (!cond.contains(&body.ops[i])) {
+        std::vector<V> rs = operation(body.ops[i], f);
+        for (size_t k = 0; k < body.ops[i].results.size() && k < rs.size(); ++k)
+          f.env[body.ops[i].results[k].id] = rs[k];
+      }
+    V base;
+    for (size_t i = 0; i + 1 < els.ops.size(); ++i) {
+      if (i + 2 == els.ops.size()) {
+        base = get(f, read.operands[0]);
+        break;
+      }
+      std::vector<V> rs = operation(els.ops[i], f);
+      for (size_t k = 0; k < els.ops[i].results.size() && k < rs.size(); ++k)
+        f.env[els.ops[i].results[k].id] = rs[k];
+    }
+    if (base.k != V::Tensor || base.v.getType() != resT)
+      return std::nullopt; // the emitted ops above are dead and fold away
+    Type idx = b_.getIndexType();
+    Value full = dimValue(ds[axis]), zero = cIndex(0);
+    Value lo = convert(scalarOf(get(f, ge->operands[1])).v, idx);
+    Value hi = convert(scalarOf(get(f, lt->operands[1])).v, idx);
+    lo = b_.create<arith::MaxSIOp>(loc_, b_.create<arith::MinSIOp>(loc_, lo, full), zero);
+    hi = b_.create<arith::MaxSIOp>(loc_, b_.create<arith::MinSIOp>(loc_, hi, full), lo);
+    Value len = b_.create<arith::SubIOp>(loc_, hi, lo);
+    // The slab: the then branch over the domain with p = lo + p'.
+    SmallVector<int64_t> shape(resT.getShape());
+    shape[axis] = ShapedType::kDynamic;
+    auto slabT = RankedTensorType::get(shape, resT.getElementType());
+    SmallVector<Value> dyn;
+    for (int64_t i = 0; i < n; ++i)
+      if (i == axis)
+        dyn.push_back(len);
+      else if (resT.isDynamicDim(i))
+        dyn.push_back(dimValue(ds[i]));
+    Value init = b_.create<tensor::EmptyOp>(loc_, shape, resT.getElementType(), dyn);
+    SmallVector<AffineMap> maps{b_.getMultiDimIdentityMap(n)};
+    SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
+    auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{slabT}, ValueRange{}, ValueRange{init},
+                                            maps, its);
+    {
+      OpBuilder::InsertionGuard g(b_);
+      Block *blk = b_.createBlock(&gen.getRegion(), {}, {resT.getElementType()}, {loc_});
+      b_.setInsertionPointToStart(blk);
+      for (int64_t i = 0; i < n; ++i) {
+        Value iv = b_.create<linalg::IndexOp>(loc_, i);
+        if (i == axis)
+          iv = b_.create<arith::AddIOp>(loc_, lo, iv);
+        f.env[body.args[i].id] = V::scalar(iv);
+      }
+      ++nest_;
+      std::vector<V> ys = region(ifo.regions[0], f, {});
+      --nest_;
+      b_.create<linalg::YieldOp>(loc_, convert(scalarOf(ys.at(0)).v, resT.getElementType()));
+    }
+    SmallVector<OpFoldResult> offs, sizes, strides;
+    for (int64_t i = 0; i < n; ++i) {
+      offs.push_back(i == axis ? OpFoldResult(lo) : OpFoldResult(b_.getIndexAttr(0)));
+      sizes.push_back(i == axis ? OpFoldResult(len)
+                      : resT.isDynamicDim(i) ? OpFoldResult(dimValue(ds[i]))
+                                             : OpFoldResult(b_.getIndexAttr(resT.getDimSize(i))));
+      strides.push_back(b_.getIndexAttr(1));
+    }
+    return V::tensor(
+        b_.create<tensor::InsertSliceOp>(loc_, gen.getResult(0), base.v, offs, sizes, strides));
   }
 
   /// Ops that only name a tensor of the model (no IR): evaluated ahead so
