@@ -21,6 +21,8 @@
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
 
+#include "mlir/IR/MLIRContext.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -46,6 +48,7 @@ struct BuildOptions {
   std::string supersedes;
   bool verifyOnly = false;
   CLI::Option *targetOpt = nullptr;
+  CLI::Option *emitOpt = nullptr;
   // .ln input: --root and -D for the front end, registered here unless the
   // .ln artifact builder already registered them (then they are its own).
   std::string root;
@@ -168,6 +171,9 @@ int checkSourceOptions(const std::string &file) {
   return 0;
 }
 
+int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
+                          const std::string &dir);
+
 /// Every candidate bound, costed and projected; the PlanSet picks one.
 struct Selection {
   std::vector<PortableCandidate> candidates;
@@ -260,6 +266,27 @@ int writeAll(const Products &p, const PlanSet &set) {
   return writeOutput(canonicalDump(toJson(set)), (fs::path(gBuild.output) / "planset.json").string()) ? 0 : 1;
 }
 
+int writeArtifactManifest(mlir::ModuleOp, const std::vector<cpu::ImplementationChoice> &, const std::string &) {
+  return 0;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// A .ln model: Sema, the plan, the importer, the gf passes to Task IR and
+/// the portable plan (a single partition; one task per contraction).
+std::optional<PortablePlan> planLnModel(const BuildCpuOptions &o, Diagnostics &diags) {
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  std::optional<ImportedModel> im = importModel(o, context);
+  if (!im) {
+    diags.push_back({"input.import", "", "the model could not be imported (errors above)"});
+    return std::nullopt;
+  }
+  return buildPortablePlanFromImport(*im->module, o.file, readText(o.file), diags);
+}
+
 } // namespace
 
 CLI::App *addBuildCommand(CLI::App &app) {
@@ -276,7 +303,7 @@ CLI::App *addBuildCommand(CLI::App &app) {
     gBuild.ownsLnOptions = true;
   }
   cmd->add_option("--deployment", gBuild.deployment, "Deployment file (JSON)");
-  cmd->add_option("--emit", gBuild.emit, "What to write (all: every product into the directory -o names)")
+  gBuild.emitOpt = cmd->add_option("--emit", gBuild.emit, "What to write (all: every product into the directory -o names)")
       ->check(CLI::IsMember({"portable", "concrete", "machine", "costs", "projection", "trace", "observations",
                              "timeline", "report", "manifest", "planset", "all"}));
   cmd->add_option("--implementation-policy", gBuild.implementationPolicy, "Implementation policy file");
@@ -296,23 +323,38 @@ int runBuild() {
   if (gBuild.ownsLnOptions && endsWith(file, ".ln"))
     if (int rc = checkSourceOptions(file))
       return rc;
+  std::vector<PortableCandidate> cands;
   if (endsWith(file, ".ln")) {
-    if (gBuild.target != "cpu") {
-      std::cerr << "linnet build: error: a .ln model builds only for --target cpu so far\n";
-      return 2;
-    }
+    // No --emit, --verify-only or --check-products: the CPU artifact. Else
+    // the model goes through the importer and the gf passes to Task IR
+    // and on into planning, for any target.
+    bool planning = gBuild.emitOpt->count() || gBuild.verifyOnly || !gBuild.checkProducts.empty();
     BuildCpuOptions &o = buildCpuOptions();
     o.file = file;
-    o.output = gBuild.output;
-    return buildCpuArtifact(o);
-  }
-  if (gBuild.verifyOnly && endsWith(file, ".json"))
+    if (!planning) {
+      if (gBuild.target != "cpu") {
+        std::cerr << "linnet build: error: a .ln model builds an artifact only for --target cpu so far "
+                     "(use --emit to plan for other targets)\n";
+        return 2;
+      }
+      o.output = gBuild.output;
+      o.writeManifest = writeArtifactManifest;
+      return buildCpuArtifact(o);
+    }
+    Diagnostics diags;
+    std::optional<PortablePlan> plan = planLnModel(o, diags);
+    if (!plan)
+      return report(diags, file), 1;
+    cands.push_back({"the source's plan", std::move(*plan)});
+  } else if (gBuild.verifyOnly && endsWith(file, ".json")) {
     return verifyDocument(file);
-  if (endsWith(file, ".json"))
+  } else if (endsWith(file, ".json")) {
     return readBackDocument(file);
+  }
 
   Diagnostics diags;
-  std::vector<PortableCandidate> cands = importMlirCandidates(file, diags);
+  if (cands.empty())
+    cands = importMlirCandidates(file, diags);
   if (cands.empty())
     return report(diags, file), 1;
   for (const PortableCandidate &c : cands)

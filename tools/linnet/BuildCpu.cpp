@@ -99,20 +99,16 @@ std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
 
 } // namespace
 
-int buildCpuArtifact(const BuildCpuOptions &o) {
-  if (o.output.empty() || o.output == "-") {
-    std::cerr << "linnet build: error: building a .ln model needs -o DIR (the artifact directory)\n";
-    return 2;
-  }
+std::optional<ImportedModel> importModel(const BuildCpuOptions &o, mlir::MLIRContext &context) {
   std::optional<nlohmann::json> doc = planOf(o);
   if (!doc)
-    return 1;
+    return std::nullopt;
   std::vector<ir::Problem> problems;
   std::optional<plan::Plan> p = plan::readPlan(*doc, problems);
   if (!p) {
     for (const ir::Problem &pr : problems)
       std::cerr << fmt::format("linnet build: error: {}: plan: {}\n", o.file, pr.str());
-    return 1;
+    return std::nullopt;
   }
 
   // Optional tensors are present when the weights hold them.
@@ -122,7 +118,7 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     auto w = rt::SafeTensorsFile::open(o.weights, err);
     if (!w) {
       std::cerr << "linnet build: error: " << err << "\n";
-      return 1;
+      return std::nullopt;
     }
     std::map<std::string, std::string> external;
     if (!o.binding.empty()) {
@@ -135,7 +131,7 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
         std::cerr << fmt::format("linnet build: error: {}: not a valid binding manifest\n", o.binding);
         for (const ir::Problem &pr : bp)
           std::cerr << "  " << pr.str() << "\n";
-        return 1;
+        return std::nullopt;
       }
       external = b->names;
     }
@@ -150,14 +146,9 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
   std::vector<import::ModelTensor> tensors = import::expandManifest(*p, present, err);
   if (!err.empty()) {
     std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, err);
-    return 1;
+    return std::nullopt;
   }
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(o.output)) {
-    std::cerr << fmt::format("linnet build: error: cannot create '{}': {}\n", o.output, ec.message());
-    return 1;
-  }
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(*p, tensors, context, err);
   if (!module) {
     // A located error already reads `file:line:col: error: ...`.
@@ -165,8 +156,36 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
       std::cerr << err << "\n";
     else
       std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, err);
+    return std::nullopt;
+  }
+  ImportedModel m;
+  m.doc = std::move(*doc);
+  m.plan = std::move(*p);
+  m.tensors = std::move(tensors);
+  m.module = std::move(module);
+  return m;
+}
+
+int buildCpuArtifact(const BuildCpuOptions &o) {
+  if (o.output.empty() || o.output == "-") {
+    std::cerr << "linnet build: error: building a .ln model needs -o DIR (the artifact directory)\n";
+    return 2;
+  }
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  std::optional<ImportedModel> im = importModel(o, context);
+  if (!im)
+    return 1;
+  if (std::error_code ec = llvm::sys::fs::create_directories(o.output)) {
+    std::cerr << fmt::format("linnet build: error: cannot create '{}': {}\n", o.output, ec.message());
     return 1;
   }
+  mlir::OwningOpRef<mlir::ModuleOp> &module = im->module;
+  const std::vector<import::ModelTensor> &tensors = im->tensors;
+  const plan::Plan *p = &im->plan;
+  const nlohmann::json *doc = &im->doc;
+  // The planning pipeline reads the module as imported (before
+  // bufferization): keep a copy for the manifest.
+  mlir::OwningOpRef<mlir::ModuleOp> imported = o.writeManifest ? module->clone() : nullptr;
   auto dump = [&](const std::string &name) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -184,13 +203,16 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     return 1;
   cpu::CodegenOptions cg;
   cg.parallel = !o.serial;
-  if (llvm::Error e = cpu::compileToSharedLibrary(*module, o.output + "/model.so", cg)) {
+  std::vector<cpu::ImplementationChoice> choices;
+  if (llvm::Error e = cpu::compileToSharedLibrary(*module, o.output + "/model.so", cg, &choices)) {
     std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(std::move(e)));
     return 1;
   }
   if (!writeFile(o.output + "/runtime.json", import::runtimeJson(*p, tensors).dump(2) + "\n") ||
       !writeFile(o.output + "/plan.json", plan::printPlan(*doc)))
     return 1;
+  if (o.writeManifest)
+    return o.writeManifest(*imported, choices, o.output);
   return 0;
 }
 

@@ -2,7 +2,17 @@
 #ifndef LINNET_TOOLS_BUILDCPU_H
 #define LINNET_TOOLS_BUILDCPU_H
 
+#include "linnet/Import/PlanImporter.h"
+#include "linnet/Plan/PlanReader.h"
+#include "linnet/Target/CPU/LinalgCodegen.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
 #include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
 
 #include <string>
 #include <vector>
@@ -14,7 +24,24 @@ struct BuildCpuOptions {
   std::vector<std::string> defines, includeDirs;
   bool serial = false;
   bool emitMlir = false; // also write model.mlir (tensors) and model.loops.mlir
+  /// Called after model.so is written, with the imported module (tensors,
+  /// before bufferization), the linalg stage's implementation choices and
+  /// the artifact directory: writes the ProgramArtifact manifest. Returns an
+  /// exit status.
+  std::function<int(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
+                    const std::string &dir)>
+      writeManifest;
 };
+
+/// A .ln model through Sema, the plan and the plan importer.
+struct ImportedModel {
+  nlohmann::json doc; // the plan document
+  plan::Plan plan;
+  std::vector<import::ModelTensor> tensors;
+  mlir::OwningOpRef<mlir::ModuleOp> module; // func/linalg/tensor/scf on tensors
+};
+/// Returns nullopt after printing the errors to stderr.
+std::optional<ImportedModel> importModel(const BuildCpuOptions &opts, mlir::MLIRContext &context);
 
 /// Adds --root, -D, -I, --weights, --binding, --serial, --emit-mlir to `build`.
 void addBuildCpuOptions(CLI::App *build, BuildCpuOptions &opts);

@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -479,6 +480,13 @@ private:
       pf = partitions[pending.front().partition];
     int64_t parts = planned ? pf.parts : 1;
     int64_t rows = planned && pf.owned >= 0 ? pf.owned : k.getNumRows();
+    // Sizes known only at run time (a relation bound from CSR inputs of an
+    // entry): the facts are per destination and per source (each taken as 1).
+    bool dynamicSizes = rows < 0 || rel.numSrc < 0;
+    if (rows < 0)
+      rows = 1;
+    if (rel.numSrc < 0)
+      rel.numSrc = 1;
     int64_t ownedSrc = (rel.numSrc + parts - 1) / parts;
     // Edges of this rank: see the file header.
     Quantity edges;
@@ -581,7 +589,8 @@ private:
           std::to_string(edges.lower) + ", " + std::to_string(edges.upper) + "] = rows x degree [" +
           std::to_string(rel.degreeMin) + ", " + std::to_string(rel.degreeMax) + "]; ops = edges x " +
           std::to_string(perMessage) + " (body " + std::to_string(bodyOps) + " + reducer lift/combine) + rows x " +
-          std::to_string(perRow) + " (finalize); bytes from element types";
+          std::to_string(perRow) + " (finalize); bytes from element types" +
+          (dynamicSizes ? "; relation sizes known only at run time: per destination and source (each 1)" : "");
       // Distinct elements read at the upper bounds: offsets, one per edge
       // for columns and edge fields, owned + ghost sources, rows of dst.
       int64_t distinct = (r.upper + 1) + 2 * e.upper + std::min(rel.numSrc, e.upper) + r.upper;
@@ -674,6 +683,187 @@ private:
   }
 };
 
+/// Elements of a shaped type, a dynamic dim counted as 1 (`dyn` is set).
+int64_t elementsOf(Type t, bool &dyn) {
+  auto shaped = dyn_cast<ShapedType>(t);
+  if (!shaped)
+    return 1;
+  int64_t n = 1;
+  for (int64_t d : shaped.getShape()) {
+    if (ShapedType::isDynamic(d))
+      dyn = true;
+    else
+      n *= d;
+  }
+  return n;
+}
+int64_t elementBytes(Type t) {
+  if (auto shaped = dyn_cast<ShapedType>(t))
+    t = shaped.getElementType();
+  if (isa<IndexType>(t))
+    return 8;
+  return t.isIntOrFloat() ? std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8) : 8;
+}
+
+/// A function imported from a plan (func/linalg/tensor/scf on tensors):
+/// every linalg op with a reduction iterator (a contraction or a reduction)
+/// is a compute task with exact work facts (loop trip counts x body ops;
+/// 2·M·N·K for a matmul), in program order; a function without one is a
+/// single "whole" task. Tasks of one function run in program order (state
+/// reads and writes are ordered), so each depends on the previous one.
+void importLinalgFunction(Builder &b, func::FuncOp fn) {
+  std::string name = fn.getSymName().str();
+  std::string prev;
+  int count = 0;
+  auto argBuffer = [&](Value v) -> std::string {
+    auto it = b.valueBuffer.find(v.getAsOpaquePointer());
+    if (it != b.valueBuffer.end())
+      return it->second;
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner()->getParentOp() != fn.getOperation())
+      return "";
+    bool dyn = false;
+    int64_t bytes = elementsOf(v.getType(), dyn) * elementBytes(v.getType());
+    return b.bufferFor(v, name, "arg" + std::to_string(arg.getArgNumber()), Quantity::exact(bytes));
+  };
+  auto addTask = [&](Operation *op, const std::string &kindName, WorkloadFacts facts,
+                     const std::vector<Value> &ins, const std::vector<Value> &outs, int64_t parallel,
+                     bool gemm) {
+    Task t;
+    t.id = "task." + name + ".l" + std::to_string(count++);
+    t.name = name + ": " + kindName;
+    t.kind = "compute";
+    t.facts = std::move(facts);
+    t.resources.engineClass = "compute";
+    t.resources.parallelism = Quantity::exact(std::max<int64_t>(1, parallel));
+    std::string dt = dtypeOf(outs.empty() ? (ins.empty() ? Type() : ins[0].getType()) : outs[0].getType());
+    t.resources.dtypes = {dt};
+    t.alternatives = {{"generated.dense-row", {"codegen.dense-row"}}};
+    if (gemm)
+      t.alternatives.push_back({"library-class.gemm", {"library-class.dense"}});
+    t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()), {}};
+    t.provenance.lineage = {"func:" + name, opAt(op)};
+    if (!prev.empty())
+      t.dependsOn.push_back(prev);
+    Task &added = b.addTask(std::move(t));
+    std::string id = added.id;
+    for (Value v : ins)
+      if (std::string bid = argBuffer(v); !bid.empty())
+        b.use(b.plan.tasks.back(), bid, false);
+    int r = 0;
+    for (Value v : outs) {
+      bool dyn = false;
+      Buffer out;
+      out.id = "buf." + id.substr(5) + ".out" + std::to_string(r++);
+      out.name = b.plan.tasks.back().name + " result";
+      out.dtype = dtypeOf(v.getType());
+      out.role = BufferRole::Intermediate;
+      out.storage = StorageClass::Transient;
+      out.bytes = Quantity::exact(elementsOf(v.getType(), dyn) * elementBytes(v.getType()));
+      std::string bid = b.addBuffer(std::move(out));
+      b.valueBuffer[v.getAsOpaquePointer()] = bid;
+      b.use(b.plan.tasks.back(), bid, true);
+    }
+    Task &t2 = b.plan.tasks.back();
+    Quantity mem;
+    for (const std::string &rid : t2.reads)
+      mem = mem + b.buffer(rid).bytes;
+    for (const std::string &wid : t2.writes)
+      mem = mem + b.buffer(wid).bytes;
+    t2.resources.memoryBytes = mem;
+    prev = id;
+  };
+
+  fn.walk([&](linalg::LinalgOp op) {
+    auto iters = op.getIteratorTypesArray();
+    if (std::none_of(iters.begin(), iters.end(), [](utils::IteratorType i) { return i == utils::IteratorType::reduction; }))
+      return;
+    bool dyn = false;
+    int64_t trips = 1, parallel = 1;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    std::vector<std::string> dims;
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      int64_t n = ranges[i];
+      if (ShapedType::isDynamic(n)) {
+        dyn = true;
+        n = 1;
+      }
+      trips *= n;
+      if (iters[i] == utils::IteratorType::parallel)
+        parallel *= n;
+      dims.push_back(ShapedType::isDynamic(ranges[i]) ? "?" : std::to_string(n));
+    }
+    // Arithmetic per iteration (linalg.index and constants are free).
+    int64_t bodyOps = 0;
+    if (op->getNumRegions())
+      op->getRegion(0).walk([&](Operation *o) {
+        StringRef d = o->getName().getDialectNamespace();
+        if ((d == "arith" || d == "math") && !isa<arith::ConstantOp>(o))
+          ++bodyOps;
+      });
+    bodyOps = std::max<int64_t>(bodyOps, 1);
+    bool mulAdd = false;
+    if (op->getNumRegions()) {
+      int muls = 0, adds = 0;
+      op->getRegion(0).walk([&](Operation *o) {
+        StringRef n = o->getName().getStringRef();
+        if (n == "arith.mulf") ++muls;
+        if (n == "arith.addf") ++adds;
+      });
+      mulAdd = muls == 1 && adds == 1 && bodyOps == 2;
+    }
+    std::vector<Value> ins, outs;
+    int64_t readBytes = 0, writeBytes = 0, distinct = 0;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      ins.push_back(in->get());
+      int64_t e = elementsOf(in->get().getType(), dyn);
+      readBytes += e * elementBytes(in->get().getType());
+      distinct += e;
+    }
+    for (Value r : op->getResults()) {
+      outs.push_back(r);
+      writeBytes += elementsOf(r.getType(), dyn) * elementBytes(r.getType());
+    }
+    WorkloadFacts f;
+    f.ops = Quantity::exact(trips * bodyOps);
+    f.readBytes = Quantity::exact(readBytes);
+    f.writeBytes = Quantity::exact(writeBytes);
+    std::string shape;
+    for (const std::string &d : dims)
+      shape += (shape.empty() ? "" : "x") + d;
+    f.derivation = std::string(mulAdd ? "contraction" : "reduction") + " over loops " + shape + " = " +
+                   std::to_string(trips) + " iterations x " + std::to_string(bodyOps) +
+                   " body ops" + (mulAdd ? " (2·M·N·K)" : "") +
+                   "; bytes = operand and result elements x element size" +
+                   (dyn ? "; dynamic dims (entry generics) counted as 1: facts per unit of them" : "");
+    finalizeFacts(f, distinct, trips * int64_t(ins.size()));
+    addTask(op, std::string(mulAdd ? "contraction" : "reduction") + " " + shape, std::move(f), ins, outs,
+            parallel, mulAdd && dtypeOf(outs.empty() ? Type() : outs[0].getType()) == "f32");
+  });
+  if (count == 0) {
+    // No contraction: the function is one task over its arguments.
+    std::vector<Value> ins(fn.getArguments().begin(), fn.getArguments().end());
+    WorkloadFacts f;
+    int64_t ops = 0, readBytes = 0;
+    bool dyn = false;
+    fn.walk([&](Operation *o) {
+      if (o->getDialect() && (o->getDialect()->getNamespace() == "arith" || o->getDialect()->getNamespace() == "math"))
+        if (!isa<arith::ConstantOp>(o))
+          ++ops;
+    });
+    for (Value v : ins)
+      readBytes += elementsOf(v.getType(), dyn) * elementBytes(v.getType());
+    f.ops = Quantity::exact(ops);
+    f.readBytes = Quantity::exact(readBytes);
+    f.writeBytes = Quantity::exact(0);
+    f.derivation = "a function without contractions: one task; ops = arithmetic ops in its body "
+                   "(loop trip counts not expanded), bytes = its arguments" +
+                   std::string(dyn ? "; dynamic dims counted as 1" : "");
+    finalizeFacts(f, 0, 0);
+    addTask(fn.getOperation(), "whole", std::move(f), ins, {}, 1, false);
+  }
+}
+
 /// first_use/last_use from the task order (the DAG's topological order).
 void computeLifetimes(PortablePlan &p) {
   auto order = topoOrder(p);
@@ -730,6 +920,53 @@ std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string
   if (std::any_of(p.tasks.begin(), p.tasks.end(),
                   [](const Task &t) { return t.kernel && t.kernel->deterministic; }))
     p.constraints.push_back({"con.deterministic", "determinism", "", 1, ""});
+  return p;
+}
+
+std::optional<PortablePlan> buildPortablePlanFromImport(ModuleOp module, const std::string &sourceFile,
+                                                        const std::string &sourceText, Diagnostics &diags) {
+  PassManager pm(module.getContext());
+  pm.addPass(gf::createGfLowerDomainToIter());
+  pm.addPass(gf::createGfLowerIterToKernel());
+  pm.addPass(gf::createGfSelectKernelSchedule());
+  pm.addPass(gf::createGfPlanDistributedTasks());
+  if (failed(pm.run(module))) {
+    diags.push_back({"input.lower", "", "lowering '" + sourceFile + "' to Task IR failed"});
+    return std::nullopt;
+  }
+  std::optional<PortablePlan> gfPlan = buildPortablePlan(module, sourceFile, sourceText, diags);
+  if (!gfPlan)
+    return std::nullopt;
+  // The gf tasks (relations), then the linalg work of every function; a
+  // single partition unless the gf plan partitioned.
+  Builder b(diags);
+  b.plan = std::move(*gfPlan);
+  for (size_t i = 0; i < b.plan.buffers.size(); ++i)
+    b.bufferIndex[b.plan.buffers[i].id] = i;
+  b.ranks = b.plan.requirements.ranks;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal()) {
+      bool hasGfTask = std::any_of(b.plan.tasks.begin(), b.plan.tasks.end(), [&](const Task &t) {
+        return t.kernel && t.kernel->function == fn.getSymName();
+      });
+      if (!hasGfTask)
+        importLinalgFunction(b, fn);
+    }
+  PortablePlan &p = b.plan;
+  computeLifetimes(p);
+  p.requirements.dtypes.clear();
+  for (const Task &t : p.tasks)
+    for (const std::string &d : t.resources.dtypes)
+      if (std::find(p.requirements.dtypes.begin(), p.requirements.dtypes.end(), d) ==
+          p.requirements.dtypes.end())
+        p.requirements.dtypes.push_back(d);
+  std::sort(p.requirements.dtypes.begin(), p.requirements.dtypes.end());
+  p.requirements.memoryBytesPerRank = {};
+  for (const Buffer &buf : p.buffers)
+    p.requirements.memoryBytesPerRank = p.requirements.memoryBytesPerRank + buf.bytes;
+  for (Constraint &c : p.constraints)
+    if (c.kind == "memory-capacity")
+      c.bound = p.requirements.memoryBytesPerRank.upper;
   return p;
 }
 
