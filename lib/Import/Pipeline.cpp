@@ -10,7 +10,9 @@
 //===----------------------------------------------------------------------===//
 #include "linnet/Import/PlanImporter.h"
 
+#include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Target/CPU/CPUCodegen.h"
+#include "linnet/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,6 +36,8 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -57,7 +61,131 @@ void registerImportDialects(DialectRegistry &registry) {
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
 }
 
+/// Relation reductions (`gf.apply`, docs/importer.md "Relation
+/// reductions"): the gf passes take them, on tensors inside the entry, to
+/// scheduled `gf_kernel.launch`es (cpu-simd-v1). Each launch is then
+/// outlined into a kernel function of its own module, lowered there by
+/// -gf-lower-kernel-to-loops (which rewrites whole functions to memrefs in
+/// destination-passing style) and moved back as a private function; in the
+/// entry the launch becomes `bufferization.to_memref` (read_only) of its
+/// operands, output buffers, a `func.call` and `bufferization.to_tensor`
+/// (restrict) of the outputs, which one-shot bufferization then folds. An
+/// output that the entry only stores into its result memref is computed
+/// straight into it.
+static LogicalResult lowerRelationApplies(ModuleOp module) {
+  bool any = false;
+  module.walk([&](linnet::gf::ApplyOp) { any = true; });
+  if (!any)
+    return success();
+  MLIRContext *ctx = module.getContext();
+  PassManager pm(ctx);
+  pm.addPass(linnet::gf::createGfLowerDomainToIter());
+  pm.addPass(linnet::gf::createGfLowerIterToKernel());
+  linnet::gf::GfSelectKernelScheduleOptions schedule;
+  schedule.targetContract = "cpu-simd-v1";
+  pm.addPass(linnet::gf::createGfSelectKernelSchedule(schedule));
+  if (failed(pm.run(module)))
+    return failure();
+
+  SmallVector<linnet::gf_kernel::LaunchOp> launches;
+  module.walk([&](linnet::gf_kernel::LaunchOp l) { launches.push_back(l); });
+  SymbolTable symbols(module);
+  unsigned counter = 0;
+  for (linnet::gf_kernel::LaunchOp launch : launches) {
+    Location loc = launch.getLoc();
+    if (launch.getTraversal() != "csr-row")
+      return launch.emitOpError("the importer's pipeline outlines csr-row launches only");
+    auto parent = launch->getParentOfType<func::FuncOp>();
+    std::string name = (parent.getName() + ".gf" + Twine(counter++)).str();
+    OwningOpRef<ModuleOp> kmod = ModuleOp::create(loc);
+    OpBuilder kb = OpBuilder::atBlockEnd(kmod->getBody());
+    for (Attribute a : launch.getReducers()) {
+      StringRef r = cast<FlatSymbolRefAttr>(a).getValue();
+      if (!kmod->lookupSymbol(r))
+        kb.clone(*symbols.lookup(r));
+    }
+    auto kf = kb.create<func::FuncOp>(
+        loc, name, kb.getFunctionType(launch->getOperandTypes(), launch->getResultTypes()));
+    Block *entry = kf.addEntryBlock();
+    OpBuilder fb = OpBuilder::atBlockEnd(entry);
+    IRMapping map;
+    map.map(launch->getOperands(), entry->getArguments());
+    Operation *cloned = fb.clone(*launch, map);
+    fb.create<func::ReturnOp>(loc, cloned->getResults());
+    PassManager kpm(ctx);
+    kpm.addPass(linnet::cpu::createGfLowerKernelToLoops());
+    if (failed(kpm.run(*kmod)))
+      return failure();
+    auto lowered = kmod->lookupSymbol<func::FuncOp>(name);
+    lowered->removeAttr("llvm.emit_c_interface");
+    lowered.setPrivate();
+    ArrayRef<Type> loweredArgs = lowered.getArgumentTypes();
+    unsigned nIn = launch->getNumOperands();
+
+    OpBuilder b(launch);
+    SmallVector<Value> callArgs;
+    for (auto [v, t] : llvm::zip(launch->getOperands(), loweredArgs.take_front(nIn)))
+      callArgs.push_back(b.create<bufferization::ToMemrefOp>(loc, t, v, /*read_only=*/true));
+    SmallVector<Value> outs;
+    SmallVector<Operation *> stored;
+    for (auto [i, r] : llvm::enumerate(launch->getResults())) {
+      auto mt = cast<MemRefType>(loweredArgs[nIn + i]);
+      // Computed in place: the result's only use stores it into a result
+      // memref of the entry that nothing else touches.
+      if (r.hasOneUse())
+        if (auto mat = dyn_cast<bufferization::MaterializeInDestinationOp>(*r.getUsers().begin()))
+          if (auto dest = dyn_cast<BlockArgument>(mat.getDest()))
+            if (dest.hasOneUse() && isa<MemRefType>(dest.getType()) &&
+                memref::CastOp::areCastCompatible(dest.getType(), mt)) {
+              Value d = dest;
+              if (d.getType() != mt)
+                d = b.create<memref::CastOp>(loc, mt, d);
+              outs.push_back(d);
+              stored.push_back(mat);
+              continue;
+            }
+      SmallVector<Value> dyn;
+      if (mt.isDynamicDim(0)) {
+        Value n = b.create<tensor::DimOp>(loc, launch.getTopology()[0], 0);
+        dyn.push_back(b.create<arith::SubIOp>(loc, n, b.create<arith::ConstantIndexOp>(loc, 1)));
+      }
+      outs.push_back(b.create<memref::AllocOp>(loc, mt, dyn, b.getI64IntegerAttr(64)));
+      stored.push_back(nullptr);
+    }
+    SmallVector<Value> all(callArgs);
+    all.append(outs.begin(), outs.end());
+    b.create<func::CallOp>(loc, lowered.getName(), TypeRange{}, all);
+    for (auto [i, r] : llvm::enumerate(launch->getResults())) {
+      if (stored[i]) {
+        stored[i]->erase();
+        continue;
+      }
+      r.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(loc, r.getType(), outs[i],
+                                                               /*restrict=*/true,
+                                                               /*writable=*/true));
+    }
+    launch.erase();
+    lowered->remove();
+    module.getBody()->push_back(lowered);
+  }
+  // The relations and reducers were copied into the kernels.
+  SmallVector<Operation *> dead;
+  module.walk([&](Operation *op) {
+    if (isa<linnet::gf::RelationOp>(op) ||
+        (isa<linnet::gf::ReducerOp>(op) && op->getParentOp() == module.getOperation()))
+      dead.push_back(op);
+  });
+  for (Operation *op : dead) {
+    if (!op->use_empty())
+      return op->emitOpError("is still used after the relation kernels were outlined");
+    op->erase();
+  }
+  return success();
+}
+
 LogicalResult lowerImportedToLoops(ModuleOp module) {
+  if (failed(lowerRelationApplies(module)))
+    return failure();
   PassManager pm(module.getContext());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

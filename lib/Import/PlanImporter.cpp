@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "linnet/Import/PlanImporter.h"
 
+#include "linnet/Dialect/Gf/IR/Gf.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,6 +62,8 @@ struct V {
   std::vector<std::string> names; // Agg field names
   Value rowPtr, colIdx;           // Rel (CSR, destination-major)
   DimV numDst;
+  DimV numSrc;                    // Rel
+  std::string relName;            // Rel: the input's name (gf.relation's relation_id)
 
   static V scalar(Value v, std::optional<int64_t> c = std::nullopt) {
     V r;
@@ -515,8 +519,11 @@ private:
                          fn.name, g.substr(g.rfind(':') + 1)));
     // Relations whose num_src/num_dst generics were bound only now.
     for (size_t i = 0; i < fn.body.args.size(); ++i)
-      if (slots[i].relation)
+      if (slots[i].relation) {
         args[i].numDst = dim(fn.body.args[i].type["dims"][1], f);
+        args[i].numSrc = dim(fn.body.args[i].type["dims"][0], f);
+        args[i].relName = fn.body.args[i].name;
+      }
 
     std::vector<V> results = region(fn.body, f, args);
     if (results.size() != fn.results.size())
@@ -1088,6 +1095,9 @@ private:
     Value init = b_.create<tensor::EmptyOp>(loc_, resT.getShape(), resT.getElementType(), dyn);
 
     if (scalarElem && nest_ == 0)
+      if (std::optional<V> r = relationApply(op, f, ds, resT))
+        return *r;
+    if (scalarElem && nest_ == 0)
       if (std::optional<V> r = structured(op, f, ds, resT, dyn))
         return *r;
     if (scalarElem && nest_ == 0) {
@@ -1553,6 +1563,309 @@ private:
       x = b_.create<arith::AddIOp>(loc_, x, cIndex(1));
     Value hi = b_.create<arith::MinSIOp>(loc_, x, dimValue(domain));
     return b_.create<arith::MaxSIOp>(loc_, hi, cIndex(0)).getResult();
+  }
+
+  //===--------------------------------------------------------------===//
+  // Relation reductions as gf.apply
+  //===--------------------------------------------------------------===//
+
+  /// The module's `gf.reducer` for built-in reducer `name` over `t` (a
+  /// scalar, or a tensor<F x T> feature row), created on first use:
+  /// `sum_f32`, `max_f32x64`, ...
+  FlatSymbolRefAttr gfReducer(const std::string &name, Type t) {
+    Type et = getElementTypeOrSelf(t);
+    std::string sym;
+    llvm::raw_string_ostream os(sym);
+    os << name << "_" << et;
+    if (auto tt = dyn_cast<RankedTensorType>(t))
+      os << "x" << tt.getDimSize(0);
+    auto module = b_.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    if (module.lookupSymbol(sym))
+      return FlatSymbolRefAttr::get(&ctx_, sym);
+    OpBuilder mb(&ctx_);
+    mb.setInsertionPointToStart(module.getBody());
+    ArrayAttr types = mb.getArrayAttr({TypeAttr::get(t)});
+    auto red = mb.create<gf::ReducerOp>(loc_, sym, types, types, types, /*associative=*/true,
+                                        /*commutative=*/true, "algebraic");
+    auto blockOf = [&](Region &r, unsigned nargs) {
+      Block *blk = mb.createBlock(&r, {}, SmallVector<Type>(nargs, t),
+                                  SmallVector<Location>(nargs, loc_));
+      mb.setInsertionPointToStart(blk);
+      return blk;
+    };
+    TypedAttr id;
+    if (auto ft = dyn_cast<FloatType>(et)) {
+      const auto &sem = ft.getFloatSemantics();
+      APFloat v = name == "sum"    ? APFloat::getZero(sem)
+                  : name == "prod" ? APFloat::getOne(sem)
+                                   : APFloat::getInf(sem, /*Negative=*/name == "max");
+      id = mb.getFloatAttr(et, v);
+    } else {
+      unsigned w = et.getIntOrFloatBitWidth();
+      APInt v = name == "sum"    ? APInt(w, 0)
+                : name == "prod" ? APInt(w, 1)
+                : name == "max"  ? APInt::getSignedMinValue(w)
+                                 : APInt::getSignedMaxValue(w);
+      id = mb.getIntegerAttr(et, v);
+    }
+    if (auto tt = dyn_cast<RankedTensorType>(t))
+      id = DenseElementsAttr::get(tt, id);
+    blockOf(red.getIdentity(), 0);
+    mb.create<gf::ReducerYieldOp>(loc_, ValueRange{mb.create<arith::ConstantOp>(loc_, t, id)});
+    Block *lift = blockOf(red.getLift(), 1);
+    mb.create<gf::ReducerYieldOp>(loc_, ValueRange{lift->getArgument(0)});
+    Block *comb = blockOf(red.getCombine(), 2);
+    Value a = comb->getArgument(0), c = comb->getArgument(1), r;
+    // Sums and products may be reassociated (and fused with the message's
+    // multiply): the order of a row's edges is not part of the result.
+    auto fm = reassoc();
+    if (isa<FloatType>(et))
+      r = name == "sum"    ? mb.create<arith::AddFOp>(loc_, a, c, fm).getResult()
+          : name == "prod" ? mb.create<arith::MulFOp>(loc_, a, c, fm).getResult()
+          : name == "max"  ? mb.create<arith::MaximumFOp>(loc_, a, c).getResult()
+                           : mb.create<arith::MinimumFOp>(loc_, a, c).getResult();
+    else
+      r = name == "sum"    ? mb.create<arith::AddIOp>(loc_, a, c).getResult()
+          : name == "prod" ? mb.create<arith::MulIOp>(loc_, a, c).getResult()
+          : name == "max"  ? mb.create<arith::MaxSIOp>(loc_, a, c).getResult()
+                           : mb.create<arith::MinSIOp>(loc_, a, c).getResult();
+    mb.create<gf::ReducerYieldOp>(loc_, ValueRange{r});
+    Block *fin = blockOf(red.getFinalize(), 1);
+    mb.create<gf::ReducerYieldOp>(loc_, ValueRange{fin->getArgument(0)});
+    return FlatSymbolRefAttr::get(&ctx_, sym);
+  }
+
+  /// `[dst: M] red(src, edge: g[dst]) body` or `[dst: M, f: F] ...` (F
+  /// static, a feature axis) with a built-in reducer (sum, max, min, prod)
+  /// and no filter, as `gf.relation` + `gf.apply`. Reads `x[src]`,
+  /// `x[src, f]`, `w[edge]`, `y[dst]`, `y[dst, f]` become the apply's inputs
+  /// with roles src / edge / dst (a read with f a tensor<F> row); the rest
+  /// of the body is the edge region, rebuilt elementwise on rows when the
+  /// message depends on f. Returns nothing (the caller then lowers the
+  /// reduction to row loops) for anything else: user reducers, `mean`,
+  /// filters, other index expressions (x[col_idx-derived], f used in
+  /// arithmetic), nested comprehensions/reductions, values captured from
+  /// outside the body, or a destination axis that is not the relation's.
+  std::optional<V> relationApply(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,
+                                 RankedTensorType resT) {
+    const ir::Region &body = op.regions[0];
+    int64_t n = ds.size();
+    if ((n != 1 && n != 2) || body.args.size() != (size_t)n || body.ops.size() != 2 ||
+        body.ops[0].kind != ir::kind::Reduce || body.ops[1].operands.size() != 1 ||
+        body.ops[1].operands[0] != body.ops[0].results[0].id)
+      return std::nullopt;
+    const ir::Op &red = body.ops[0];
+    const json &spec = red.attrs["reducer"];
+    const json &indices = red.attrs["indices"];
+    if (indices.size() != 1 || !indices[0].contains("relation") || !spec.is_string() ||
+        red.attrs.value("filter", false) || red.regions.empty())
+      return std::nullopt;
+    std::string rname = spec.get<std::string>();
+    if (rname != "sum" && rname != "max" && rname != "min" && rname != "prod")
+      return std::nullopt;
+    Type et = resT.getElementType();
+    if (!isa<FloatType, IntegerType>(et))
+      return std::nullopt;
+    if (red.operands.at(indices[0]["target"].get<size_t>()) != body.args[0].id)
+      return std::nullopt;
+    V rel = get(f, red.operands.at(indices[0]["relation"].get<size_t>()));
+    if (rel.k != V::Rel)
+      return std::nullopt;
+    const DimV &m = ds[0];
+    if (!((m.c && rel.numDst.c && *m.c == *rel.numDst.c) || (!m.c && !rel.numDst.c && m.v == rel.numDst.v)))
+      return std::nullopt;
+    int64_t F = 0;
+    if (n == 2) {
+      if (!ds[1].c)
+        return std::nullopt;
+      F = *ds[1].c;
+    }
+    const ir::Region &inner = red.regions[0];
+    if (inner.args.empty() || inner.args.size() > 2)
+      return std::nullopt;
+    ir::ValueId srcId = inner.args[0].id, dstId = body.args[0].id;
+    std::optional<ir::ValueId> edgeId, featId;
+    if (inner.args.size() > 1)
+      edgeId = inner.args[1].id;
+    if (n == 2)
+      featId = body.args[1].id;
+    auto isCoord = [&](ir::ValueId id) {
+      return id == srcId || id == dstId || id == edgeId || id == featId;
+    };
+    for (const ir::Op &o : inner.ops)
+      if (!o.regions.empty())
+        return std::nullopt;
+    std::unordered_map<ir::ValueId, V> local;
+    for (const ir::Op &o : inner.ops)
+      if (namesTensor(o)) {
+        std::vector<V> rs = operation(o, f);
+        if (!rs.empty())
+          local[o.results[0].id] = rs[0];
+      }
+    // The inputs: one per (tensor, role).
+    struct Input {
+      Value t;
+      std::string role;
+      bool row;
+    };
+    std::vector<Input> ins;
+    std::vector<std::pair<const ir::Op *, size_t>> reads;
+    for (const ir::Op &o : inner.ops) {
+      if (o.kind != ir::kind::Index) {
+        for (ir::ValueId id : o.operands)
+          if (isCoord(id))
+            return std::nullopt;
+        continue;
+      }
+      ir::ValueId baseId = o.operands[0];
+      V base = local.count(baseId) ? local[baseId] : (f.env.count(baseId) ? f.env[baseId] : V());
+      if (base.k != V::Tensor || o.operands.size() < 2)
+        return std::nullopt;
+      auto bt = cast<RankedTensorType>(base.v.getType());
+      ir::ValueId i0 = o.operands[1];
+      std::string role = i0 == srcId ? "src" : i0 == edgeId ? "edge" : i0 == dstId ? "dst" : "";
+      if (role.empty())
+        return std::nullopt;
+      bool row = o.operands.size() == 3 && featId && o.operands[2] == *featId && bt.getRank() == 2 &&
+                 bt.getDimSize(1) == F;
+      if (!row && (o.operands.size() != 2 || bt.getRank() != 1))
+        return std::nullopt;
+      size_t k = 0;
+      while (k < ins.size() && !(ins[k].t == base.v && ins[k].role == role))
+        ++k;
+      if (k == ins.size())
+        ins.push_back({base.v, role, row});
+      else if (ins[k].row != row)
+        return std::nullopt;
+      reads.push_back({&o, k});
+    }
+    if (ins.empty())
+      return std::nullopt;
+
+    Type msgT = n == 2 ? Type(RankedTensorType::get({F}, et)) : et;
+    auto relOp = b_.create<gf::RelationOp>(
+        loc_, gf::RelationType::get(&ctx_), ValueRange{rel.rowPtr, rel.colIdx},
+        rel.relName.empty() ? "relation" : rel.relName, /*version=*/0,
+        rel.numSrc.c ? *rel.numSrc.c : -1, rel.numDst.c ? *rel.numDst.c : -1,
+        /*degree_min=*/IntegerAttr(), /*degree_max=*/IntegerAttr(), "materialized", "external",
+        "frozen", DenseI64ArrayAttr(), IntegerAttr(), StringAttr(), IntegerAttr(), FloatAttr(),
+        IntegerAttr());
+    SmallVector<Value> inputs;
+    SmallVector<Attribute> roles, names, effects;
+    SmallVector<Type> scalarTypes, rowTypes;
+    SmallVector<Location> locs;
+    for (size_t k = 0; k < ins.size(); ++k) {
+      inputs.push_back(ins[k].t);
+      roles.push_back(b_.getStringAttr(ins[k].role));
+      names.push_back(b_.getStringAttr(fmt::format("{}{}", ins[k].role, k)));
+      effects.push_back(b_.getStringAttr("read"));
+      Type el = cast<RankedTensorType>(ins[k].t.getType()).getElementType();
+      scalarTypes.push_back(el);
+      rowTypes.push_back(ins[k].row ? Type(RankedTensorType::get({F}, el)) : el);
+      locs.push_back(loc_);
+    }
+    auto apply = b_.create<gf::ApplyOp>(
+        loc_, TypeRange{resT}, relOp.getResult(), inputs, b_.getArrayAttr({}),
+        ArrayRef<int64_t>{0}, ArrayRef<int64_t>{(int64_t)inputs.size()},
+        SmallVector<int64_t>(inputs.size(), 0), b_.getArrayAttr(effects), /*deterministic=*/false,
+        b_.getArrayAttr(roles), b_.getArrayAttr(names), 1);
+    Region &rg = apply.getBodies()[0];
+    auto giveUp = [&]() -> std::optional<V> {
+      apply->dropAllReferences();
+      apply->erase();
+      relOp->erase();
+      return std::nullopt;
+    };
+
+    // The edge region on scalars, through the ordinary evaluator.
+    std::string savedWhere = where_;
+    Location savedLoc = loc_;
+    {
+      OpBuilder::InsertionGuard g(b_);
+      Block *blk = b_.createBlock(&rg, {}, scalarTypes, locs);
+      for (auto &[o, k] : reads)
+        preset_[o] = V::scalar(blk->getArgument(k));
+      ++nest_;
+      bool ok = true;
+      try {
+        std::vector<V> msg = region(inner, f, std::vector<V>(inner.args.size()));
+        b_.create<gf::YieldOp>(loc_, ValueRange{convert(scalarOf(msg.at(0)).v, et)});
+      } catch (const ImportError &) {
+        ok = false;
+      }
+      --nest_;
+      where_ = savedWhere;
+      loc_ = savedLoc;
+      for (auto &[o, k] : reads)
+        preset_.erase(o);
+      if (!ok)
+        return giveUp();
+    }
+    // With a feature axis: the same ops on tensor<F> rows wherever an
+    // operand depends on f (uniform operands are splat).
+    if (n == 2) {
+      Block *blk = &rg.front();
+      auto *wide = new Block();
+      rg.push_back(wide);
+      IRMapping map;
+      DenseSet<Value> varying;
+      for (size_t k = 0; k < ins.size(); ++k) {
+        Value a = wide->addArgument(rowTypes[k], loc_);
+        map.map(blk->getArgument(k), a);
+        if (ins[k].row)
+          varying.insert(a);
+      }
+      OpBuilder wb = OpBuilder::atBlockEnd(wide);
+      auto widen = [&](Value v) -> Value {
+        if (varying.count(v))
+          return v;
+        return wb.create<tensor::SplatOp>(loc_, RankedTensorType::get({F}, v.getType()), v);
+      };
+      bool ok = true;
+      for (Operation &o : *blk) {
+        if (isa<gf::YieldOp>(o)) {
+          wb.create<gf::YieldOp>(loc_, ValueRange{widen(map.lookupOrDefault(o.getOperand(0)))});
+          break;
+        }
+        bool any = llvm::any_of(o.getOperands(),
+                                [&](Value v) { return varying.count(map.lookupOrDefault(v)) > 0; });
+        if (!any) {
+          wb.clone(o, map);
+          continue;
+        }
+        if (o.getNumRegions() || o.getNumResults() != 1 ||
+            !isa<arith::ArithDialect, math::MathDialect>(o.getDialect())) {
+          ok = false;
+          break;
+        }
+        SmallVector<Value> operands;
+        for (Value v : o.getOperands())
+          operands.push_back(widen(map.lookupOrDefault(v)));
+        OperationState st(o.getLoc(), o.getName());
+        st.addOperands(operands);
+        st.addTypes(RankedTensorType::get({F}, o.getResult(0).getType()));
+        st.addAttributes(o.getAttrs());
+        Operation *w = wb.create(st);
+        map.map(o.getResult(0), w->getResult(0));
+        varying.insert(w->getResult(0));
+      }
+      blk->dropAllDefinedValueUses();
+      blk->erase();
+      if (!ok)
+        return giveUp();
+    }
+    // The region must not capture values from outside (it is outlined into
+    // a kernel function later).
+    bool captured = false;
+    rg.walk([&](Operation *o) {
+      for (Value v : o->getOperands())
+        if (!rg.isAncestor(v.getParentRegion()))
+          captured = true;
+    });
+    if (captured)
+      return giveUp();
+    apply.setReducersAttr(b_.getArrayAttr({gfReducer(rname, msgT)}));
+    return V::tensor(apply.getResult(0));
   }
 
   std::vector<V> reduce(const ir::Op &op, Frame &f) {
