@@ -1959,8 +1959,16 @@ private:
             updLeaves[k] = b_.create<arith::SelectOp>(loc_, keep.v, updLeaves[k],
                                                       loop.getRegionIterArgs()[k]);
         }
-        for (size_t k = 0; k < updLeaves.size(); ++k)
-          next.push_back(convert(updLeaves[k], initLeaves[k].getType()));
+        for (size_t k = 0; k < updLeaves.size(); ++k) {
+          Value u = convert(updLeaves[k], initLeaves[k].getType());
+          // A tensor state (online softmax's acc) is copied into the
+          // carried tensor: the loop then yields a value equivalent to its
+          // iter_arg, and bufferization updates one buffer in place instead
+          // of allocating (and freeing) a new one every step.
+          if (auto tt = dyn_cast<RankedTensorType>(u.getType()); tt && tt.hasStaticShape())
+            u = b_.create<linalg::CopyOp>(loc_, u, loop.getRegionIterArgs()[k]).getResult(0);
+          next.push_back(u);
+        }
       }
       --nest_;
       args.resize(nargs);
