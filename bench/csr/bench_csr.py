@@ -5,13 +5,16 @@ torch.sparse (CSR x dense) and scipy.sparse, in the same run.
     out[d, f] = sum over edges e = (s -> d) of x[s, f] * weight[e]
 
 which is the CSR sparse-matrix x dense-matrix product A @ X with
-A[d, s] = weight[e]. linnet compiles the Domain IR below with
-linnet-cpu-compile into a shared library called through its C interface
-(docs/cpu-abi.md); all three use the same CSR arrays and the same number of
-threads. GFLOP/s counts 2 * nnz * F.
+A[d, s] = weight[e]. By default (--path build) linnet compiles
+bench/csr/aggregate.ln with `linnet build -D F=... --target cpu` (plan
+importer -> gf.apply -> gf passes -> CPU code generator) and calls the
+artifact's model.so through the entry's C interface (docs/cpu-abi.md);
+--path mlir compiles the hand-written Domain IR below with
+linnet-cpu-compile instead. All use the same CSR arrays and the same number
+of threads. GFLOP/s counts 2 * nnz * F.
 
-    /usr/bin/python3 bench/csr/bench_csr.py [--nodes 100000 --edges 1000000
-        --features 64 256 --threads 2 --repeat 20]
+    /usr/bin/python3 bench/csr/bench_csr.py [--path build|mlir] [--nodes 100000
+        --edges 1000000 --features 64 256 --threads 2 --repeat 20]
 """
 import argparse
 import ctypes
@@ -111,6 +114,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compiler", default=str(ROOT / "build/bin/linnet-cpu-compile"))
+    parser.add_argument("--linnet", default=str(ROOT / "build/bin/linnet"))
+    parser.add_argument("--path", choices=["build", "mlir"], default="build",
+                        help="build: bench/csr/aggregate.ln through `linnet build`; "
+                             "mlir: hand-written Domain IR through linnet-cpu-compile")
     args = parser.parse_args()
 
     # OpenMP reads this when a runtime starts: set before any library loads.
@@ -133,6 +140,8 @@ def main():
     degrees = np.diff(indptr)
     print("R-MAT graph: %d nodes, %d edges (duplicates summed), max in-degree %d, "
           "empty rows %d" % (args.nodes, nnz, degrees.max(), (degrees == 0).sum()))
+    print("linnet path: %s" % ("linnet build bench/csr/aggregate.ln" if args.path == "build"
+                                else "linnet-cpu-compile on hand-written Domain IR"))
     print("threads: %d (linnet: OpenMP, torch %s: set_num_threads, scipy %s: 1)"
           % (args.threads, torch.__version__, scipy.__version__))
     a_torch = torch.sparse_csr_tensor(torch.from_numpy(indptr), torch.from_numpy(indices),
@@ -141,11 +150,18 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for f in args.features:
-            src = pathlib.Path(tmp, "aggregate%d.mlir" % f)
-            lib_path = pathlib.Path(tmp, "aggregate%d.so" % f)
-            src.write_text(KERNEL.format(F=f, N=args.nodes))
             t0 = time.perf_counter()
-            subprocess.run([args.compiler, str(src), "-o", str(lib_path)], check=True)
+            if args.path == "build":
+                art = pathlib.Path(tmp, "aggregate%d.art" % f)
+                subprocess.run([args.linnet, "build", str(ROOT / "bench/csr/aggregate.ln"),
+                                "-D", "F=%d" % f, "--target", "cpu", "-o", str(art)],
+                               check=True)
+                lib_path = art / "model.so"
+            else:
+                src = pathlib.Path(tmp, "aggregate%d.mlir" % f)
+                lib_path = pathlib.Path(tmp, "aggregate%d.so" % f)
+                src.write_text(KERNEL.format(F=f, N=args.nodes))
+                subprocess.run([args.compiler, str(src), "-o", str(lib_path)], check=True)
             compile_s = time.perf_counter() - t0
             lib = ctypes.CDLL(str(lib_path))
             kernel = lib._mlir_ciface_aggregate

@@ -45,6 +45,9 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
   c->add_option("--binding", o.binding, "Binding manifest mapping canonical paths to weight names");
   c->add_flag("--serial", o.serial, "No OpenMP: run every loop in the calling thread");
   c->add_flag("--emit-mlir", o.emitMlir, "Also write model.mlir and model.loops.mlir");
+  c->add_option("--impl", o.impl,
+                 "Contractions: auto (BLAS where installed), generated (libraries disabled), blas")
+      ->check(CLI::IsMember({"auto", "generated", "blas"}));
 }
 
 namespace {
@@ -203,6 +206,11 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     return 1;
   cpu::CodegenOptions cg;
   cg.parallel = !o.serial;
+  if (!cpu::parseImplementationPolicy(o.impl, cg.implementation)) {
+    std::cerr << fmt::format("linnet build: error: --impl expects auto, generated or blas, found '{}'\n",
+                             o.impl);
+    return 2;
+  }
   std::vector<cpu::ImplementationChoice> choices;
   if (llvm::Error e = cpu::compileToSharedLibrary(*module, o.output + "/model.so", cg, &choices)) {
     std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(std::move(e)));

@@ -24,6 +24,8 @@ struct BuildCpuOptions {
   std::vector<std::string> defines, includeDirs;
   bool serial = false;
   bool emitMlir = false; // also write model.mlir (tensors) and model.loops.mlir
+  /// Implementation policy of linalg contractions: auto | generated | blas.
+  std::string impl = "auto";
   /// Called after model.so is written, with the imported module (tensors,
   /// before bufferization), the linalg stage's implementation choices and
   /// the artifact directory: writes the ProgramArtifact manifest. Returns an
