@@ -441,8 +441,10 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
           b.create<scf::YieldOp>(loc, next);
         });
     for (int64_t r = 0; r < n; ++r) {
-      Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
-                                                rest.getResult(r));
+      // reassoc: a shuffle tree, not 16 dependent scalar adds per row.
+      Value sum = b.create<vector::ReductionOp>(
+          loc, vector::CombiningKind::ADD, rest.getResult(r), Value(),
+          arith::FastMathFlags::reassoc);
       Value old = b.create<memref::LoadOp>(loc, y, yIdx(rowsI[r]));
       Value total = b.create<arith::AddFOp>(
           loc, old, b.create<arith::AddFOp>(loc, sum, tail.getResult(r)));
