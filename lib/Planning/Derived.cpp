@@ -715,18 +715,22 @@ Json toJson(const ProgramManifest &m) {
     if (e.sourceLocation) j["source_location"] = *e.sourceLocation;
     lineage.push_back(j);
   }
-  return {{"schema", kManifestSchema},
+  Json digests = {{"portable", m.portableDigest}, {"concrete", m.concreteDigest}, {"machine", m.machineDigest}};
+  if (m.libraryDigest) digests["library"] = *m.libraryDigest;
+  Json doc = {{"schema", kManifestSchema},
           {"target", {{"id", m.targetId}, {"kind", m.targetKind}, {"fingerprint", m.targetFingerprint}}},
           {"deployment_requirements",
            {{"ranks", m.ranks}, {"dtypes", m.dtypes}, {"collectives", m.collectives},
             {"memory_bytes_per_rank", toJson(m.memoryBytesPerRank)}, {"deployment", m.deploymentId},
             {"deployment_fingerprint", m.deploymentFingerprint}}},
           {"abi", {{"triple", m.abiTriple}, {"runtime_abi", m.runtimeAbi}, {"fingerprint", m.abiFingerprint}}},
-          {"digests", {{"portable", m.portableDigest}, {"concrete", m.concreteDigest}, {"machine", m.machineDigest}}},
+          {"digests", digests},
           {"compiler", {{"name", "linnet"}, {"version", m.compilerVersion}, {"commit", m.compilerCommit},
                         {"flags", m.flags}, {"planner_revision", m.plannerRevision}}},
           {"runtime_libraries", m.runtimeLibraries},
           {"lineage", lineage}};
+  if (m.libraryFile) doc["library"] = *m.libraryFile;
+  return doc;
 }
 
 ProgramManifest manifestFromJson(const Json &j) {
@@ -762,8 +766,9 @@ ProgramManifest manifestFromJson(const Json &j) {
     m.portableDigest = d.str("portable");
     m.concreteDigest = d.str("concrete");
     m.machineDigest = d.str("machine");
-    for (const char *k : {"portable", "concrete", "machine"})
-      if (d.str(k).rfind("sha256:", 0) != 0 || d.str(k).size() != 7 + 64)
+    if (d.has("library")) m.libraryDigest = d.str("library");
+    for (const char *k : {"portable", "concrete", "machine", "library"})
+      if (d.has(k) && (d.str(k).rfind("sha256:", 0) != 0 || d.str(k).size() != 7 + 64))
         throw SchemaError(d.at(k), "not a sha256 digest");
     d.done();
   }
@@ -777,6 +782,7 @@ ProgramManifest manifestFromJson(const Json &j) {
     c.done();
   }
   m.runtimeLibraries = r.strs("runtime_libraries");
+  if (r.has("library")) m.libraryFile = r.str("library");
   r.each("lineage", [&](const Json &e, const std::string &p) {
     ObjReader o(e, p);
     LineageEntry l{o.str("entry_point"), o.str("command"), o.str("portable_task"), {}, {}, {}, {}};

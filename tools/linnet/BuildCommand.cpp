@@ -21,11 +21,16 @@
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
 
+#include "linnet/Target/CPU/CPUCodegen.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <iostream>
 
@@ -266,8 +271,107 @@ int writeAll(const Products &p, const PlanSet &set) {
   return writeOutput(canonicalDump(toJson(set)), (fs::path(gBuild.output) / "planset.json").string()) ? 0 : 1;
 }
 
-int writeArtifactManifest(mlir::ModuleOp, const std::vector<cpu::ImplementationChoice> &, const std::string &) {
-  return 0;
+std::string readText(const std::string &path);
+
+/// The CPU artifact's manifest.json (and portable/concrete/machine.json
+/// beside it): the model imported again through planning, bound for the
+/// CPU target; the linalg stage's choices become the contraction tasks'
+/// ImplementationRefs; MachineIR's code section is model.so (size and
+/// digest) with the exported entry symbols; the manifest records the
+/// library's digest, which the runtime checks.
+int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
+                          const std::string &dir) {
+  const std::string &file = gBuild.file;
+  Diagnostics diags;
+  std::optional<PortablePlan> plan = buildPortablePlanFromImport(imported, file, readText(file), diags);
+  if (!plan)
+    return report(diags, file);
+  Inputs in;
+  try {
+    in = loadInputs();
+  } catch (const SchemaError &e) {
+    return report({{"input.schema", e.path, e.what()}}, file);
+  }
+  std::vector<std::string> flags = {"--target=" + gBuild.target};
+  for (const std::string &d : gBuild.defines.empty() ? buildCpuOptions().defines : gBuild.defines)
+    flags.push_back("-D" + d);
+  if (buildCpuOptions().serial)
+    flags.push_back("--serial");
+  std::optional<Products> prod = buildProducts({*plan, in.target, in.deployment, in.implementations, in.evidence,
+                                                in.simulation, LINNET_VERSION, LINNET_GIT_COMMIT, flags},
+                                               diags);
+  if (!prod)
+    return report(diags, file);
+  // Contraction tasks of each function, in program order, take the linalg
+  // stage's choices for its matmul-like ops in the same order.
+  std::map<std::string, std::vector<const cpu::ImplementationChoice *>> byFn;
+  for (const cpu::ImplementationChoice &c : choices)
+    if (c.role == "matmul" || c.role == "batch-matmul" || c.role == "matvec")
+      byFn[c.function].push_back(&c);
+  std::map<std::string, size_t> used;
+  ConcretePlan &concrete = prod->concrete;
+  for (const Task &t : prod->portable.tasks) {
+    if (t.facts.derivation.rfind("contraction", 0) != 0)
+      continue;
+    std::string fn = t.provenance.lineage.empty() ? "" : t.provenance.lineage.front().substr(5);
+    size_t &k = used[fn];
+    auto it = byFn.find(fn);
+    if (it == byFn.end() || k >= it->second.size())
+      continue;
+    const cpu::ImplementationChoice &c = *it->second[k++];
+    for (ImplementationRef &r : concrete.implementations)
+      if (r.id == "impl." + t.id.substr(5) || r.id == "impl." + t.id) {
+        r.spec = "cpu-linalg." + c.role;
+        r.kind = c.kind == "library" ? "library" : "generated";
+        r.capability = c.kind == "library" ? "library-class.gemm" : "generated.dense-row";
+        r.routine = c.routine;
+        r.symbol = c.kind == "library" ? "" : c.function;
+        r.library = c.kind == "library" ? "openblas" : "";
+        r.soname = c.kind == "library" ? "libopenblas.so.0" : "";
+      }
+  }
+  MachineIR machine = lowerToMachine(concrete, in.target);
+  std::string lib = readText(dir + "/model.so");
+  std::string libDigest = "sha256:" + sha256Hex(lib);
+  for (Section &sec : machine.sections)
+    if (sec.name == ".text") {
+      sec.state = "present";
+      sec.bytes = int64_t(lib.size());
+      sec.digest = libDigest;
+    }
+  // Generated kernels are inlined into their entry: the entry function is
+  // their symbol; each entry exports its C interface too.
+  std::set<std::string> have;
+  std::vector<Symbol> unique;
+  for (const Symbol &sy : machine.symbols)
+    if (have.insert(sy.name).second)
+      unique.push_back(sy);
+  machine.symbols = std::move(unique);
+  for (auto fn : imported.getOps<mlir::func::FuncOp>())
+    if (!fn.isExternal())
+      for (std::string sym : {fn.getSymName().str(), "_mlir_ciface_" + fn.getSymName().str(),
+                              "linnet_entry_" + fn.getSymName().str()})
+        if (have.insert(sym).second)
+          machine.symbols.push_back({sym, ".text", "function", ""});
+  Diagnostics d = verifyMachine(machine, &concrete, &in.target);
+  if (report(d, file))
+    return 1;
+  ProgramManifest m = artifactManifest({prod->portable, concrete, machine, in.target, in.deployment,
+                                        LINNET_VERSION, LINNET_GIT_COMMIT, flags});
+  m.runtimeAbi = "linnet-cpu-packed-v1";
+  if (cpu::openMPAvailable() && !buildCpuOptions().serial)
+    m.runtimeLibraries.push_back("libomp.so.5");
+  std::sort(m.runtimeLibraries.begin(), m.runtimeLibraries.end());
+  m.runtimeLibraries.erase(std::unique(m.runtimeLibraries.begin(), m.runtimeLibraries.end()),
+                           m.runtimeLibraries.end());
+  m.libraryFile = "model.so";
+  m.libraryDigest = libDigest;
+  return writeOutput(canonicalDump(toJson(prod->portable)), dir + "/portable.json") &&
+                 writeOutput(canonicalDump(toJson(concrete)), dir + "/concrete.json") &&
+                 writeOutput(canonicalDump(toJson(machine)), dir + "/machine.json") &&
+                 writeOutput(canonicalDump(toJson(m)), dir + "/manifest.json")
+             ? 0
+             : 1;
 }
 
 std::string readText(const std::string &path) {

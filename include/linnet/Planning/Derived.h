@@ -209,6 +209,10 @@ struct ProgramManifest {
   std::vector<std::string> flags;
   std::vector<std::string> runtimeLibraries;
   std::vector<LineageEntry> lineage;
+  /// A built artifact: its code library (`model.so`) and the SHA-256 of its
+  /// bytes, which the runtime checks before loading it; absent for a plan
+  /// without built code.
+  std::optional<std::string> libraryFile, libraryDigest;
 };
 struct ArtifactInputs {
   const PortablePlan &portable;

@@ -736,8 +736,15 @@ void importLinalgFunction(Builder &b, func::FuncOp fn) {
     t.facts = std::move(facts);
     t.resources.engineClass = "compute";
     t.resources.parallelism = Quantity::exact(std::max<int64_t>(1, parallel));
-    std::string dt = dtypeOf(outs.empty() ? (ins.empty() ? Type() : ins[0].getType()) : outs[0].getType());
-    t.resources.dtypes = {dt};
+    // The floating-point dtypes it computes in (index and integer
+    // bookkeeping, e.g. CSR offsets, needs no implementation variant).
+    for (const std::vector<Value> *vs : {&outs, &ins})
+      for (Value v : *vs) {
+        std::string dt = dtypeOf(v.getType());
+        if (dt[0] != 'i' && std::find(t.resources.dtypes.begin(), t.resources.dtypes.end(), dt) ==
+                                t.resources.dtypes.end())
+          t.resources.dtypes.push_back(dt);
+      }
     t.alternatives = {{"generated.dense-row", {"codegen.dense-row"}}};
     if (gemm)
       t.alternatives.push_back({"library-class.gemm", {"library-class.dense"}});
