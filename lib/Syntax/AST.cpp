@@ -68,3 +68,19 @@ std::string linnet::ast::joinPath(const std::vector<Ident> &path, const char *se
   }
   return s;
 }
+
+std::string linnet::ast::escapeString(const std::string &value) {
+  std::string out = "\"";
+  for (char c : value) {
+    switch (c) {
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    case '\0': out += "\\0"; break;
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    default: out += c;
+    }
+  }
+  return out + "\"";
+}

@@ -461,22 +461,9 @@ private:
     case Expr::Kind::BoolLit:
       os_ << (cast<BoolLitExpr>(e).value ? "true" : "false");
       break;
-    case Expr::Kind::StringLit: {
-      os_ << '"';
-      for (char c : cast<StringLitExpr>(e).value) {
-        switch (c) {
-        case '\n': os_ << "\\n"; break;
-        case '\t': os_ << "\\t"; break;
-        case '\r': os_ << "\\r"; break;
-        case '\0': os_ << "\\0"; break;
-        case '"': os_ << "\\\""; break;
-        case '\\': os_ << "\\\\"; break;
-        default: os_ << c;
-        }
-      }
-      os_ << '"';
+    case Expr::Kind::StringLit:
+      os_ << escapeString(cast<StringLitExpr>(e).value);
       break;
-    }
     case Expr::Kind::NoneLit:
       os_ << "none";
       break;

@@ -156,6 +156,22 @@ private:
     const Token &prev = toks_[pos_ - 1];
     return prev.loc.offset + prev.text.size() == tok().loc.offset;
   }
+  /// Parses `item (',' item)* ','?` up to (not including) `close`; `one`
+  /// parses an item and returns false on failure. `trailing` reports a final
+  /// comma, which makes `(T,)` a one-element tuple.
+  template <typename F> bool parseList(Tok close, F one, bool *trailing = nullptr) {
+    bool comma = false;
+    while (!at(close)) {
+      if (!one())
+        return false;
+      comma = consume(Tok::comma);
+      if (!comma)
+        break;
+    }
+    if (trailing)
+      *trailing = comma;
+    return true;
+  }
   bool failed() const { return speculating_ ? specFailed_ : false; }
 
   struct DepthGuard {
@@ -294,6 +310,12 @@ private:
   bool looksLikeStructLit() const;
   bool tryGenericCallArgs(std::vector<GenericArg> &out);
   bool parseIndexItems(std::vector<IndexItem> &items, SourceLoc open);
+  bool parseArgs(std::vector<ExprPtr> &args) {
+    return parseList(Tok::r_paren, [&] {
+      args.push_back(parseExpr());
+      return args.back() != nullptr;
+    });
+  }
   PatternPtr parsePattern();
   ExprPtr parseNumber();
 
@@ -680,14 +702,11 @@ DeclPtr Parser::parseEnum(SourceLoc loc, bool isPub) {
       return nullptr;
     if (consume(Tok::l_paren)) {
       v.hasPayload = true;
-      while (!at(Tok::r_paren)) {
-        TypeExprPtr t = parseType();
-        if (!t)
-          return nullptr;
-        v.payload.push_back(std::move(t));
-        if (!consume(Tok::comma))
-          break;
-      }
+      if (!parseList(Tok::r_paren, [&] {
+            v.payload.push_back(parseType());
+            return v.payload.back() != nullptr;
+          }))
+        return nullptr;
       if (!expect(Tok::r_paren, "to close the variant's payload types"))
         return nullptr;
     }
@@ -942,14 +961,11 @@ bool Parser::parseGenericArg(GenericArg &out) {
 
 bool Parser::parseGenericArgs(std::vector<GenericArg> &out) {
   // '<' already consumed.
-  while (!at(Tok::greater)) {
-    GenericArg a;
-    if (!parseGenericArg(a))
-      return false;
-    out.push_back(std::move(a));
-    if (!consume(Tok::comma))
-      break;
-  }
+  if (!parseList(Tok::greater, [&] {
+        out.emplace_back();
+        return parseGenericArg(out.back());
+      }))
+    return false;
   return expect(Tok::greater, "to close the generic argument list");
 }
 
@@ -975,15 +991,15 @@ TypeExprPtr Parser::parseTypeAtom() {
   if (consume(Tok::l_paren)) {
     auto tup = std::make_unique<TupleType>(loc);
     bool trailingComma = false;
-    while (!at(Tok::r_paren)) {
-      TypeExprPtr e = parseType();
-      if (!e)
-        return nullptr;
-      tup->elements.push_back(std::move(e));
-      trailingComma = consume(Tok::comma);
-      if (!trailingComma)
-        break;
-    }
+    if (!parseList(
+            Tok::r_paren,
+            [&] {
+              TypeExprPtr e = parseType();
+              tup->elements.push_back(std::move(e));
+              return tup->elements.back() != nullptr;
+            },
+            &trailingComma))
+      return nullptr;
     if (!expect(Tok::r_paren, "to close the tuple type"))
       return nullptr;
     if (tup->elements.size() == 1 && !trailingComma)
@@ -1384,15 +1400,7 @@ ExprPtr Parser::parsePostfix() {
       }
       advance();
       auto call = std::make_unique<CallExpr>(std::move(e), loc);
-      while (!at(Tok::r_paren)) {
-        ExprPtr a = parseExpr();
-        if (!a)
-          return nullptr;
-        call->args.push_back(std::move(a));
-        if (!consume(Tok::comma))
-          break;
-      }
-      if (!expect(Tok::r_paren, "to close the argument list"))
+      if (!parseArgs(call->args) || !expect(Tok::r_paren, "to close the argument list"))
         return nullptr;
       e = std::move(call);
     } else if (at(Tok::less) && gluedToPrevious() &&
@@ -1413,15 +1421,7 @@ ExprPtr Parser::parsePostfix() {
       auto call = std::make_unique<CallExpr>(std::move(e), ploc);
       call->genericArgs = std::move(gargs);
       call->hasGenericArgs = true;
-      while (!at(Tok::r_paren)) {
-        ExprPtr a = parseExpr();
-        if (!a)
-          return nullptr;
-        call->args.push_back(std::move(a));
-        if (!consume(Tok::comma))
-          break;
-      }
-      if (!expect(Tok::r_paren, "to close the argument list"))
+      if (!parseArgs(call->args) || !expect(Tok::r_paren, "to close the argument list"))
         return nullptr;
       e = std::move(call);
     } else if (at(Tok::l_brack) && sameLine) {
@@ -1667,15 +1667,14 @@ ExprPtr Parser::parseParenOrTuple() {
   noStructLit_ = false;
   auto tup = std::make_unique<TupleExpr>(loc);
   bool trailingComma = false;
-  while (!at(Tok::r_paren)) {
-    ExprPtr e = parseExpr();
-    if (!e)
-      return nullptr;
-    tup->elements.push_back(std::move(e));
-    trailingComma = consume(Tok::comma);
-    if (!trailingComma)
-      break;
-  }
+  if (!parseList(
+          Tok::r_paren,
+          [&] {
+            tup->elements.push_back(parseExpr());
+            return tup->elements.back() != nullptr;
+          },
+          &trailingComma))
+    return nullptr;
   noStructLit_ = saved;
   if (!expect(Tok::r_paren, "to close the parenthesized expression"))
     return nullptr;
@@ -1711,14 +1710,11 @@ ExprPtr Parser::parseBracket() {
     return c;
   }
   auto a = std::make_unique<ArrayLitExpr>(loc);
-  while (!at(Tok::r_brack)) {
-    ExprPtr e = parseExpr();
-    if (!e)
-      return nullptr;
-    a->elements.push_back(std::move(e));
-    if (!consume(Tok::comma))
-      break;
-  }
+  if (!parseList(Tok::r_brack, [&] {
+        a->elements.push_back(parseExpr());
+        return a->elements.back() != nullptr;
+      }))
+    return nullptr;
   noStructLit_ = saved;
   if (!expect(Tok::r_brack, "to close the array literal"))
     return nullptr;
@@ -1827,15 +1823,14 @@ PatternPtr Parser::parsePattern() {
     advance();
     auto t = std::make_unique<TuplePattern>(loc);
     bool trailing = false;
-    while (!at(Tok::r_paren)) {
-      PatternPtr p = parsePattern();
-      if (!p)
-        return nullptr;
-      t->elements.push_back(std::move(p));
-      trailing = consume(Tok::comma);
-      if (!trailing)
-        break;
-    }
+    if (!parseList(
+            Tok::r_paren,
+            [&] {
+              t->elements.push_back(parsePattern());
+              return t->elements.back() != nullptr;
+            },
+            &trailing))
+      return nullptr;
     if (!expect(Tok::r_paren, "to close the tuple pattern"))
       return nullptr;
     if (t->elements.size() == 1 && !trailing)
@@ -1853,14 +1848,11 @@ PatternPtr Parser::parsePattern() {
     if (at(Tok::l_paren) && !tok().newlineBefore) {
       advance();
       c->hasArgs = true;
-      while (!at(Tok::r_paren)) {
-        PatternPtr p = parsePattern();
-        if (!p)
-          return nullptr;
-        c->args.push_back(std::move(p));
-        if (!consume(Tok::comma))
-          break;
-      }
+      if (!parseList(Tok::r_paren, [&] {
+            c->args.push_back(parsePattern());
+            return c->args.back() != nullptr;
+          }))
+        return nullptr;
       if (!expect(Tok::r_paren, "to close the pattern's arguments"))
         return nullptr;
     }

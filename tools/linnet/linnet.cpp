@@ -34,6 +34,7 @@ struct CheckOptions {
   std::vector<std::string> files;
   bool verify = false;
   bool split = false;
+  bool syntaxOnly = false;
   unsigned errorLimit = 20;
 };
 
@@ -118,7 +119,7 @@ int runCheck(const CheckOptions &opts) {
       diag.setErrorLimit(opts.errorLimit);
       diag.setCollect(opts.verify);
       std::unique_ptr<ast::Module> m = parseModule(sm, c.buffer, diag);
-      if (!diag.hasErrors())
+      if (!diag.hasErrors() && !opts.syntaxOnly)
         tool::semaCheck(sm, c.buffer, file, diag);
       if (opts.verify) {
         if (!verifyDiagnostics(sm, c.buffer, diag.collected(), std::cerr))
@@ -206,6 +207,7 @@ int main(int argc, char **argv) {
   checkCmd->add_option("files", check.files, "Source files (.ln)")->required();
   checkCmd->add_flag("--verify-diagnostics", check.verify,
                      "Check diagnostics against expected-error comments in the source");
+  checkCmd->add_flag("--syntax-only", check.syntaxOnly, "Parse only: skip semantic checks");
   checkCmd->add_flag("--split-input-file", check.split,
                      "Treat each '// -----' separated chunk as its own file");
   checkCmd->add_option("--error-limit", check.errorLimit,

@@ -551,6 +551,8 @@ struct Module {
 };
 
 std::string joinPath(const std::vector<Ident> &path, const char *sep = ".");
+/// A string literal as linnet source spells it: quoted, with escapes.
+std::string escapeString(const std::string &value);
 
 } // namespace linnet::ast
 
