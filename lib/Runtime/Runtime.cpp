@@ -1,5 +1,6 @@
 //===- Runtime.cpp - Load and run a CPU ProgramArtifact -------------------===//
 #include "linnet/Runtime/Runtime.h"
+#include "linnet/Planning/Common.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -388,6 +389,33 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
   std::unique_ptr<Model> m(new Model());
   if (!parseArtifactInfo(dir + "/runtime.json", m->info_, error))
     return nullptr;
+  // The manifest, where there is one, records the library's digest: a
+  // library that does not match it is never loaded.
+  if (std::ifstream mf(dir + "/manifest.json"); mf) {
+    nlohmann::json manifest = nlohmann::json::parse(mf, nullptr, false);
+    const nlohmann::json *digests = manifest.is_object() && manifest.contains("digests") ? &manifest["digests"] : nullptr;
+    if (!digests || !digests->is_object()) {
+      error = fmt::format("{}/manifest.json: not a ProgramArtifact manifest (no digests)", dir);
+      return nullptr;
+    }
+    if (digests->contains("library")) {
+      std::string lib = manifest.value("library", std::string("model.so"));
+      std::ifstream in(dir + "/" + lib, std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::string want = (*digests)["library"].is_string() ? (*digests)["library"].get<std::string>() : "";
+      std::string have = "sha256:" + planning::sha256Hex(bytes);
+      if (!in.good() && !in.eof()) {
+        error = fmt::format("{}/{}: cannot read the artifact's library", dir, lib);
+        return nullptr;
+      }
+      if (have != want) {
+        error = fmt::format("{}/{}: artifact whose digest does not match its manifest ({} records {}, the file "
+                            "is {}); rebuild it",
+                            dir, lib, "manifest.json", want, have);
+        return nullptr;
+      }
+    }
+  }
 
   std::vector<std::string> problems;
   bool needsWeights = false;
