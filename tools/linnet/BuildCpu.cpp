@@ -216,23 +216,6 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(std::move(e)));
     return 1;
   }
-  // The BLAS shim is compiled from a temporary file whose random name ends
-  // up in the library's symbol table (an STT_FILE entry): give it a fixed
-  // name of the same length, so the same build gives the same bytes (the
-  // manifest records the library's digest).
-  {
-    std::ifstream in(o.output + "/model.so", std::ios::binary);
-    std::string lib((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string stem = "linnet-blas-shim-";
-    bool changed = false;
-    for (size_t at = lib.find(stem); at != std::string::npos; at = lib.find(stem, at + 1))
-      for (size_t i = at + stem.size(); i < lib.size() && lib[i] != '.' && lib[i] != '\0'; ++i) {
-        lib[i] = '0';
-        changed = true;
-      }
-    if (changed && !writeFile(o.output + "/model.so", lib))
-      return 1;
-  }
   if (!writeFile(o.output + "/runtime.json", import::runtimeJson(*p, tensors).dump(2) + "\n") ||
       !writeFile(o.output + "/plan.json", plan::printPlan(*doc)))
     return 1;

@@ -371,7 +371,10 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
       return llvm::createStringError(ec, "cannot create the BLAS shim source");
     }
     llvm::raw_fd_ostream(shimFd, /*shouldClose=*/true) << blasShimSource();
-    argv.insert(argv.begin() + 4, {"-O2", "-fPIC", shimPath.str().str()});
+    // The shim is read from stdin (`-x c -`), so the temporary file's random
+    // name never reaches the library (an STT_FILE symbol): the same build
+    // gives the same bytes, which the artifact manifest's digest relies on.
+    argv.insert(argv.begin() + 5, {"-O2", "-fPIC", "-x", "c", "-", "-x", "none"});
     argv.push_back("-ldl");
     argv.push_back("-lpthread");
   }
@@ -382,7 +385,10 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   }
   std::vector<llvm::StringRef> args(argv.begin(), argv.end());
   std::string message;
-  int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, std::nullopt, std::nullopt};
+  if (!shimPath.empty())
+    redirects[0] = shimPath.str();
+  int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, redirects, 0, 0,
                                      &message);
   llvm::sys::fs::remove(objPath);
   if (!shimPath.empty())
