@@ -422,6 +422,17 @@ CLI::App *addBuildCommand(CLI::App &app) {
   return cmd;
 }
 
+int buildCpuArtifactWithManifest(const BuildCpuOptions &opts) {
+  // The manifest writer reads the build's options: make them this build's.
+  gBuild.file = opts.file;
+  gBuild.target = "cpu";
+  gBuild.root = opts.root;
+  gBuild.defines = opts.defines;
+  BuildCpuOptions o = opts;
+  o.writeManifest = writeArtifactManifest;
+  return buildCpuArtifact(o);
+}
+
 int runBuild() {
   const std::string &file = gBuild.file;
   if (gBuild.ownsLnOptions && endsWith(file, ".ln"))

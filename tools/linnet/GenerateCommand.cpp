@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "GenerateCommand.h"
 
+#include "ArtifactCache.h"
+
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
 
@@ -18,7 +20,6 @@
 #include <cstring>
 #include <iostream>
 #include <sstream>
-#include <sys/stat.h>
 
 using namespace linnet;
 
@@ -26,6 +27,7 @@ namespace {
 struct Options {
   std::string model, weights, binding, prompt;
   unsigned maxNewTokens = 16;
+  tool::SourceOptions source;
 } gOpts;
 
 /// Index of the largest logit in row `row` of a [rows, vocab] result.
@@ -65,7 +67,10 @@ rt::OwnedTensor i64Tensor(std::vector<int64_t> shape, const std::vector<int64_t>
 CLI::App *tool::addGenerateCommand(CLI::App &app) {
   CLI::App *c = app.add_subcommand(
       "generate", "Greedy token generation with a model's prefill and decode entries");
-  c->add_option("model", gOpts.model, "Artifact directory (from linnet build)")->required();
+  c->add_option("model", gOpts.model, "Artifact directory (from linnet build), or a .ln model "
+                                      "(built into the cache first)")
+      ->required();
+  tool::addSourceOptions(c, gOpts.source);
   c->add_option("--weights", gOpts.weights, "Weights (.safetensors)")->required();
   c->add_option("--binding", gOpts.binding, "Binding manifest");
   c->add_option("--prompt", gOpts.prompt, "Prompt token ids: 1,2,3")->required();
@@ -74,14 +79,6 @@ CLI::App *tool::addGenerateCommand(CLI::App &app) {
 }
 
 int tool::runGenerate() {
-  struct stat st;
-  if (::stat(gOpts.model.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    std::cerr << fmt::format("linnet generate: error: '{}' is not an artifact directory; "
-                             "generating from a .ln file directly needs `linnet build`, which "
-                             "is not implemented yet\n",
-                             gOpts.model);
-    return 2;
-  }
   std::vector<int64_t> prompt;
   std::stringstream ss(gOpts.prompt);
   for (std::string tok; std::getline(ss, tok, ',');) {
@@ -112,7 +109,11 @@ int tool::runGenerate() {
     }
     lo.externalName = [b](const std::string &p) { return b->externalName(p); };
   }
-  std::unique_ptr<rt::Model> model = rt::Model::load(gOpts.model, lo, error);
+  std::optional<std::string> dir =
+      tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "generate");
+  if (!dir)
+    return 1;
+  std::unique_ptr<rt::Model> model = rt::Model::load(*dir, lo, error);
   if (!model) {
     std::cerr << "linnet generate: error: " << error << "\n";
     return 1;

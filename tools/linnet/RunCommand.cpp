@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "RunCommand.h"
 
+#include "ArtifactCache.h"
+
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
 
@@ -13,7 +15,6 @@
 
 #include <iostream>
 #include <set>
-#include <sys/stat.h>
 
 using namespace linnet;
 
@@ -22,17 +23,17 @@ struct Options {
   std::string model, weights, binding, entry;
   std::vector<std::string> inputs, relations, outputs;
   unsigned repeat = 1;
+  tool::SourceOptions source;
 } gOpts;
 
-bool isDirectory(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 } // namespace
 
 CLI::App *tool::addRunCommand(CLI::App &app) {
   CLI::App *c = app.add_subcommand("run", "Run an entry of a compiled model");
-  c->add_option("model", gOpts.model, "Artifact directory (from linnet build)")->required();
+  c->add_option("model", gOpts.model, "Artifact directory (from linnet build), or a .ln model "
+                                      "(built into the cache first)")
+      ->required();
+  tool::addSourceOptions(c, gOpts.source);
   c->add_option("--weights", gOpts.weights, "Weights (.safetensors)");
   c->add_option("--binding", gOpts.binding, "Binding manifest (canonical path -> tensor name)");
   c->add_option("--entry", gOpts.entry, "Entry to call")->required();
@@ -47,13 +48,10 @@ CLI::App *tool::addRunCommand(CLI::App &app) {
 }
 
 int tool::runRun() {
-  if (!isDirectory(gOpts.model)) {
-    std::cerr << fmt::format("linnet run: error: '{}' is not an artifact directory; running a "
-                             ".ln file directly needs `linnet build`, which is not implemented "
-                             "yet\n",
-                             gOpts.model);
-    return 2;
-  }
+  std::optional<std::string> dir =
+      tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "run");
+  if (!dir)
+    return 1;
   std::string error;
   rt::LoadOptions lo;
   lo.weightsPath = gOpts.weights;
@@ -66,7 +64,7 @@ int tool::runRun() {
     }
     lo.externalName = [binding](const std::string &p) { return binding->externalName(p); };
   }
-  std::unique_ptr<rt::Model> model = rt::Model::load(gOpts.model, lo, error);
+  std::unique_ptr<rt::Model> model = rt::Model::load(*dir, lo, error);
   if (!model) {
     std::cerr << "linnet run: error: " << error << "\n";
     return 1;

@@ -1,0 +1,30 @@
+//===- ArtifactCache.h - Build .ln models on demand for run/generate -*- C++ -*-===//
+#ifndef LINNET_TOOLS_ARTIFACTCACHE_H
+#define LINNET_TOOLS_ARTIFACTCACHE_H
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace linnet::tool {
+
+/// The front-end options `run` and `generate` accept for a .ln model.
+struct SourceOptions {
+  std::string root;
+  std::vector<std::string> defines, includeDirs;
+};
+void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
+
+/// `model` itself if it is an artifact directory; for a .ln file, the
+/// artifact built from it (with `weights` deciding optional tensors) in the
+/// cache, reused while the sources, options and weights' tensor names are
+/// unchanged. Returns nullopt after reporting to stderr.
+std::optional<std::string> resolveArtifact(const std::string &model, const SourceOptions &opts,
+                                           const std::string &weights, const std::string &binding,
+                                           const char *command);
+
+} // namespace linnet::tool
+
+#endif
