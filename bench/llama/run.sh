@@ -65,7 +65,7 @@ for name, t in header.items():
 # Bandwidth: the best of 7 passes over 1 GiB of random f32 (far past the
 # caches; constant data is not used: identical pages may be merged by the
 # host), read by OpenBLAS sgemv (y = W x) and by numpy's max.
-W = np.random.default_rng(0).random((1 << 28) // 512, dtype=np.float32).reshape(-1, 512)
+W = np.random.default_rng(0).random(((1 << 28) // 512, 512), dtype=np.float32)
 x = np.ones(512, dtype=np.float32)
 best = float("inf")
 for fn in (lambda: W @ x, lambda: W.max()):
