@@ -119,9 +119,16 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
     // Guided scheduling of tiles: R-MAT-like graphs put most edges in few
     // rows, so equal row ranges per thread are far from equal work, and a
     // dynamic schedule pays one dispatch per small tile.
+    // Loops whose location is named "linnet.static_schedule" (the linalg
+    // stage's matvecs: one block of rows per thread) are static: no dynamic
+    // dispatch per call, and each thread reads the same rows every call.
     module.walk([](omp::WsloopOp loop) {
-      if (!loop.getScheduleVal())
-        loop.setScheduleVal(omp::ClauseScheduleKind::Guided);
+      if (loop.getScheduleVal())
+        return;
+      auto name = dyn_cast<NameLoc>(loop.getLoc());
+      loop.setScheduleVal(name && name.getName() == "linnet.static_schedule"
+                              ? omp::ClauseScheduleKind::Static
+                              : omp::ClauseScheduleKind::Guided);
     });
     // scf-to-openmp wraps each loop body in memref.alloca_scope; once
     // scf-to-cf splits the body into blocks that op no longer verifies.

@@ -474,8 +474,10 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
     // Too little work for a parallel region.
     block(b, loc, c0, M);
   } else {
+    // One block per thread: a static OpenMP schedule (CPUCodegen).
     b.create<scf::ParallelOp>(
-        loc, ValueRange{c0}, ValueRange{blocks}, ValueRange{c1},
+        NameLoc::get(b.getStringAttr("linnet.static_schedule"), loc), ValueRange{c0},
+        ValueRange{blocks}, ValueRange{c1},
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           Value lo = b.create<arith::MulIOp>(loc, ivs[0], rb);
           Value hi = b.create<arith::MinUIOp>(
