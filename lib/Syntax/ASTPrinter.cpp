@@ -635,7 +635,13 @@ private:
     }
     case Expr::Kind::TupleIndex: {
       auto &t = cast<TupleIndexExpr>(e);
+      // `1 .0` must not print as the float `1.0`.
+      bool number = t.base->kind == Expr::Kind::IntLit || t.base->kind == Expr::Kind::FloatLit;
+      if (number)
+        os_ << "(";
       expr(*t.base, PPostfix);
+      if (number)
+        os_ << ")";
       os_ << "." << t.index;
       break;
     }
