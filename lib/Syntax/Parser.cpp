@@ -1026,7 +1026,9 @@ TypeExprPtr Parser::parseTypeAtom() {
   auto named = std::make_unique<NamedType>(loc);
   if (!parsePath(named->path, "type name"))
     return nullptr;
-  if (at(Tok::less) && !tok().newlineBefore) {
+  // As in expressions, only a glued '<' opens generic arguments, so that
+  // `x as f32 < y` is a comparison.
+  if (at(Tok::less) && gluedToPrevious()) {
     advance();
     named->hasGenericArgs = true;
     if (!parseGenericArgs(named->genericArgs))
