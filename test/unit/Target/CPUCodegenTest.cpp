@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompiledLibrary.h"
 #include "linnet/Target/CPU/CPUCodegen.h"
 #include "linnet/Target/CPU/MemRefABI.h"
 
@@ -32,58 +33,10 @@ using Vec = MemRefDescriptor<float, 1>;
 using Mat = MemRefDescriptor<float, 2>;
 using Idx = MemRefDescriptor<int64_t, 1>;
 
-/// A compiled library; unloaded and deleted with the object.
-class Library {
-public:
-  Library() = default;
-  Library(const Library &) = delete;
-  ~Library() {
-    if (handle)
-      dlclose(handle);
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-  void *symbol(const std::string &name) const {
-    return handle ? dlsym(handle, name.c_str()) : nullptr;
-  }
-  void *handle = nullptr;
-  std::string path;
-  std::string error;
-};
+using Library = test::CompiledLibrary;
 
-std::unique_ptr<Library> compile(const std::string &source,
-                                 CodegenOptions options = {}) {
-  auto lib = std::make_unique<Library>();
-  mlir::DialectRegistry registry;
-  registerCPUCodegenDialects(registry);
-  mlir::MLIRContext context(registry);
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    os << d << "\n";
-    return mlir::success();
-  });
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  if (!module) {
-    lib->error = "parse error: " + diagnostics;
-    return lib;
-  }
-  llvm::SmallString<128> path;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("linnet-cpu-test", "so", fd, path)) {
-    lib->error = "cannot create a temporary file";
-    return lib;
-  }
-  ::close(fd);
-  lib->path = path.str().str();
-  if (llvm::Error e = compileToSharedLibrary(*module, lib->path, options)) {
-    lib->error = llvm::toString(std::move(e));
-    return lib;
-  }
-  lib->handle = dlopen(lib->path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib->handle)
-    lib->error = dlerror();
-  return lib;
+std::unique_ptr<Library> compile(const std::string &source, CodegenOptions options = {}) {
+  return test::compileLibrary(source, options);
 }
 
 std::string readFile(const std::string &path) {

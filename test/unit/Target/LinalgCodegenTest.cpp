@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompiledLibrary.h"
 #include "linnet/Target/CPU/CPUCodegen.h"
 #include "linnet/Target/CPU/MemRefABI.h"
 
@@ -33,59 +34,12 @@ using Vec = MemRefDescriptor<float, 1>;
 using Mat = MemRefDescriptor<float, 2>;
 using Ten = MemRefDescriptor<float, 3>;
 
-struct Library {
-  Library() = default;
-  Library(const Library &) = delete;
-  ~Library() {
-    if (handle)
-      dlclose(handle);
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-  template <typename F> F *fn(const std::string &name) const {
-    return handle ? reinterpret_cast<F *>(dlsym(handle, ("_mlir_ciface_" + name).c_str()))
-                  : nullptr;
-  }
-  void *handle = nullptr;
-  std::string path, error;
-  std::vector<ImplementationChoice> choices;
-};
+using Library = test::CompiledLibrary;
 
-std::unique_ptr<Library> compile(const std::string &source,
-                                 ImplementationPolicy policy) {
-  auto lib = std::make_unique<Library>();
-  mlir::DialectRegistry registry;
-  registerCPUCodegenDialects(registry);
-  mlir::MLIRContext context(registry);
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    os << d << "\n";
-    return mlir::success();
-  });
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  if (!module) {
-    lib->error = "parse error: " + diagnostics;
-    return lib;
-  }
-  llvm::SmallString<128> path;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("linnet-linalg-test", "so", fd, path)) {
-    lib->error = "cannot create a temporary file";
-    return lib;
-  }
-  ::close(fd);
-  lib->path = path.str().str();
+std::unique_ptr<Library> compile(const std::string &source, ImplementationPolicy policy) {
   CodegenOptions options;
   options.implementation = policy;
-  if (llvm::Error e = compileToSharedLibrary(*module, lib->path, options, &lib->choices)) {
-    lib->error = llvm::toString(std::move(e));
-    return lib;
-  }
-  lib->handle = dlopen(lib->path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib->handle)
-    lib->error = dlerror();
-  return lib;
+  return test::compileLibrary(source, options);
 }
 
 std::vector<float> random(size_t n, unsigned seed) {
