@@ -10,6 +10,7 @@
 // infeasible binding, stale products), 2 usage.
 //
 //===----------------------------------------------------------------------===//
+#include "FrontEnd.h"
 #include "BuildCommand.h"
 #include "BuildCpu.h"
 
@@ -155,23 +156,16 @@ int checkSourceOptions(const std::string &file) {
     std::cerr << fmt::format("linnet build: error: cannot read '{}': {}\n", file, err);
     return 1;
   }
-  std::map<std::string, std::string> defines;
-  for (const std::string &d : gBuild.defines) {
-    size_t eq = d.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << fmt::format("linnet build: error: -D expects Name=value, found '{}'\n", d);
-      return 2;
-    }
-    defines[d.substr(0, eq)] = d.substr(eq + 1);
-  }
+  std::optional<std::map<std::string, std::string>> defines = parseDefines(gBuild.defines, "build");
+  if (!defines)
+    return 2;
   DiagnosticEngine diag(sm, &std::cerr);
-  sema::SemaOptions so;
-  so.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
-  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, file, diag, so);
+  std::unique_ptr<sema::Program> prog =
+      sema::analyze(sm, *buf, file, diag, semaOptions(buildCpuOptions().includeDirs));
   if (diag.hasErrors())
     return 1;
   const sema::BlockInfo *root = sema::findRootBlock(*prog, gBuild.root, diag);
-  if (!root || !sema::instantiate(*root, defines, diag))
+  if (!root || !sema::instantiate(*root, *defines, diag))
     return 1;
   return 0;
 }

@@ -5,6 +5,7 @@
 // with runtime.json and plan.json next to it.
 //
 //===----------------------------------------------------------------------===//
+#include "FrontEnd.h"
 #include "BuildCpu.h"
 
 #include "linnet/Import/PlanImporter.h"
@@ -70,26 +71,18 @@ std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
     std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", o.file, err);
     return std::nullopt;
   }
-  std::map<std::string, std::string> defines;
-  for (const std::string &d : o.defines) {
-    size_t eq = d.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << fmt::format("linnet build: error: -D expects Name=value, found '{}'\n", d);
-      return std::nullopt;
-    }
-    defines[d.substr(0, eq)] = d.substr(eq + 1);
-  }
+  std::optional<std::map<std::string, std::string>> defines = parseDefines(o.defines, "build");
+  if (!defines)
+    return std::nullopt;
   DiagnosticEngine diag(sm, &std::cerr);
-  sema::SemaOptions so;
-  so.includeDirs = o.includeDirs;
-  so.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
+  sema::SemaOptions so = semaOptions(o.includeDirs);
   std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, o.file, diag, so);
   if (diag.hasErrors())
     return std::nullopt;
   const sema::BlockInfo *root = sema::findRootBlock(*prog, o.root, diag);
   if (!root)
     return std::nullopt;
-  std::optional<sema::Instantiation> inst = sema::instantiate(*root, defines, diag);
+  std::optional<sema::Instantiation> inst = sema::instantiate(*root, *defines, diag);
   if (!inst)
     return std::nullopt;
   try {

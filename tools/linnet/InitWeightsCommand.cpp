@@ -11,6 +11,7 @@
 //   integer dtypes: zeros.
 //
 //===----------------------------------------------------------------------===//
+#include "FrontEnd.h"
 #include "InitWeightsCommand.h"
 
 #include "linnet/Runtime/TensorFiles.h"
@@ -137,26 +138,18 @@ int tool::runInitWeights() {
     std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", gOpts.file, err);
     return 1;
   }
-  std::map<std::string, std::string> defines;
-  for (const std::string &d : gOpts.defines) {
-    size_t eq = d.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << fmt::format("linnet init-weights: error: -D expects Name=value, found '{}'\n", d);
-      return 2;
-    }
-    defines[d.substr(0, eq)] = d.substr(eq + 1);
-  }
+  std::optional<std::map<std::string, std::string>> defines = parseDefines(gOpts.defines, "init-weights");
+  if (!defines)
+    return 2;
   DiagnosticEngine diag(sm, &std::cerr);
-  sema::SemaOptions so;
-  so.includeDirs = gOpts.includeDirs;
-  so.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
+  sema::SemaOptions so = semaOptions(gOpts.includeDirs);
   std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, gOpts.file, diag, so);
   if (diag.hasErrors())
     return 1;
   const sema::BlockInfo *root = sema::findRootBlock(*prog, gOpts.root, diag);
   if (!root)
     return 1;
-  std::optional<sema::Instantiation> inst = sema::instantiate(*root, defines, diag);
+  std::optional<sema::Instantiation> inst = sema::instantiate(*root, *defines, diag);
   if (!inst)
     return 1;
 

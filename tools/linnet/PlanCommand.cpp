@@ -1,4 +1,5 @@
 //===- PlanCommand.cpp - `linnet plan` and Sema in `linnet check` ---------===//
+#include "FrontEnd.h"
 #include "PlanCommand.h"
 
 #include "linnet/Plan/Binding.h"
@@ -53,19 +54,12 @@ std::optional<plan::Plan> loadPlan(const std::string &path) {
     std::cerr << fmt::format("{}: error: {}\n", path, pr.str());
   return p;
 }
-
-sema::SemaOptions semaOptions() {
-  sema::SemaOptions o;
-  o.includeDirs = tool::gIncludeDirs;
-  o.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
-  return o;
-}
 } // namespace
 
 bool tool::semaCheck(SourceManager &sm, uint32_t buffer, const std::string &file,
                      DiagnosticEngine &diag) {
   unsigned before = diag.errorCount();
-  sema::analyze(sm, buffer, file, diag, semaOptions());
+  sema::analyze(sm, buffer, file, diag, tool::semaOptions(tool::gIncludeDirs));
   return diag.errorCount() == before;
 }
 
@@ -97,17 +91,11 @@ static std::optional<nlohmann::json> planOfSource(const std::string &file, const
     std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", file, err);
     return std::nullopt;
   }
-  std::map<std::string, std::string> defines;
-  for (const std::string &d : defineList) {
-    size_t eq = d.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << fmt::format("linnet plan: error: -D expects Name=value, found '{}'\n", d);
-      return std::nullopt;
-    }
-    defines[d.substr(0, eq)] = d.substr(eq + 1);
-  }
+  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList, "plan");
+  if (!defines)
+    return std::nullopt;
   DiagnosticEngine diag(sm, &std::cerr);
-  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, file, diag, semaOptions());
+  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, file, diag, tool::semaOptions(tool::gIncludeDirs));
   if (diag.hasErrors())
     return std::nullopt;
   std::optional<sema::Instantiation> inst;
@@ -115,7 +103,7 @@ static std::optional<nlohmann::json> planOfSource(const std::string &file, const
     const sema::BlockInfo *root = sema::findRootBlock(*prog, rootName, diag);
     if (!root)
       return std::nullopt;
-    inst = sema::instantiate(*root, defines, diag);
+    inst = sema::instantiate(*root, *defines, diag);
     if (!inst)
       return std::nullopt;
   }
@@ -201,7 +189,7 @@ int tool::runIr() {
       return 1;
     }
     DiagnosticEngine diag(sm, &std::cerr);
-    std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, gIr.file, diag, semaOptions());
+    std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, gIr.file, diag, tool::semaOptions(tool::gIncludeDirs));
     if (diag.hasErrors())
       return 1;
     if (!gIr.root.empty()) {
