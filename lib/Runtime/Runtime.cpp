@@ -18,9 +18,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string shapeStr(const std::vector<int64_t> &s) {
-  return fmt::format("[{}]", fmt::join(s, ", "));
-}
 
 std::string sigShapeStr(const std::vector<SigDim> &s) {
   std::vector<std::string> parts;
@@ -485,7 +482,7 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
       if (t.block.empty() || blockComplete[t.block])
         problems.push_back(fmt::format("missing {} tensor {}: expected {}{}",
                                        t.kind == TensorKind::Param ? "parameter" : "buffer",
-                                       label(t.path), dtypeName(t.dtype), shapeStr(t.shape)));
+                                       label(t.path), dtypeName(t.dtype), shapeString(t.shape)));
       continue;
     }
     bool ok = true;
@@ -496,7 +493,7 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     }
     if (w->shape != t.shape) {
       problems.push_back(fmt::format("tensor {}: wrong shape: expected {}, found {}", label(t.path),
-                                     shapeStr(t.shape), shapeStr(w->shape)));
+                                     shapeString(t.shape), shapeString(w->shape)));
       ok = false;
     }
     if (ok)
@@ -565,7 +562,7 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
     }
     if (v.shape.size() != s.shape.size()) {
       error = fmt::format("input '{}': expected shape {} (rank {}), found {} (rank {})", s.name,
-                          sigShapeStr(s.shape), s.shape.size(), shapeStr(v.shape),
+                          sigShapeStr(s.shape), s.shape.size(), shapeString(v.shape),
                           v.shape.size());
       return false;
     }
@@ -580,7 +577,7 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
         if (r < 0) {
           error = why.empty() ? fmt::format("input '{}': expected shape {}, found {}",
                                             sig->inputs[i].name, sigShapeStr(sig->inputs[i].shape),
-                                            shapeStr(inputs[i].shape))
+                                            shapeString(inputs[i].shape))
                               : why;
           return false;
         }
@@ -592,7 +589,7 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
       if (!evalDim(sig->inputs[i].shape[k], bound)) {
         error = fmt::format("input '{}': cannot bind the generics of its shape {} from {}",
                             sig->inputs[i].name, sigShapeStr(sig->inputs[i].shape),
-                            shapeStr(inputs[i].shape));
+                            shapeString(inputs[i].shape));
         return false;
       }
   if (!checkRelations(*sig, inputs, bound, error))

@@ -48,11 +48,11 @@ std::optional<int64_t> byteSize(const std::vector<int64_t> &shape, DType t) {
       return std::nullopt;
   return n;
 }
+} // namespace
 
-std::string shapeString(const std::vector<int64_t> &shape) {
+std::string linnet::rt::shapeString(const std::vector<int64_t> &shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
-} // namespace
 
 size_t linnet::rt::dtypeSize(DType t) { return info(t).size; }
 const char *linnet::rt::dtypeName(DType t) { return info(t).linnet; }

@@ -28,6 +28,8 @@ enum class DType : uint8_t { Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64 };
 
 /// Size of one element in bytes.
 size_t dtypeSize(DType t);
+/// A shape as diagnostics print it: `[2, 3]`.
+std::string shapeString(const std::vector<int64_t> &shape);
 /// linnet's name for a dtype: "f32", "bf16", "i64", "bool", ...
 const char *dtypeName(DType t);
 std::optional<DType> dtypeFromName(std::string_view linnetName);
