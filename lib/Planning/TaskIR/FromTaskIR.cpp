@@ -930,18 +930,26 @@ std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string
   return p;
 }
 
-std::optional<PortablePlan> buildPortablePlanFromImport(ModuleOp module, const std::string &sourceFile,
-                                                        const std::string &sourceText, Diagnostics &diags) {
+namespace {
+/// Runs the gf pipeline up to task planning on `module` and builds its plan.
+std::optional<PortablePlan> lowerAndBuild(ModuleOp module, const std::string &path, const std::string &text,
+                                          Diagnostics &diags) {
   PassManager pm(module.getContext());
   pm.addPass(gf::createGfLowerDomainToIter());
   pm.addPass(gf::createGfLowerIterToKernel());
   pm.addPass(gf::createGfSelectKernelSchedule());
   pm.addPass(gf::createGfPlanDistributedTasks());
   if (failed(pm.run(module))) {
-    diags.push_back({"input.lower", "", "lowering '" + sourceFile + "' to Task IR failed"});
+    diags.push_back({"input.lower", "", "lowering '" + path + "' to Task IR failed"});
     return std::nullopt;
   }
-  std::optional<PortablePlan> gfPlan = buildPortablePlan(module, sourceFile, sourceText, diags);
+  return buildPortablePlan(module, path, text, diags);
+}
+} // namespace
+
+std::optional<PortablePlan> buildPortablePlanFromImport(ModuleOp module, const std::string &sourceFile,
+                                                        const std::string &sourceText, Diagnostics &diags) {
+  std::optional<PortablePlan> gfPlan = lowerAndBuild(module, sourceFile, sourceText, diags);
   if (!gfPlan)
     return std::nullopt;
   // The gf tasks (relations), then the linalg work of every function; a
@@ -978,20 +986,6 @@ std::optional<PortablePlan> buildPortablePlanFromImport(ModuleOp module, const s
 }
 
 namespace {
-/// Runs the gf pipeline up to task planning on `module` and builds its plan.
-std::optional<PortablePlan> lowerAndBuild(ModuleOp module, const std::string &path, const std::string &text,
-                                          Diagnostics &diags) {
-  PassManager pm(module.getContext());
-  pm.addPass(gf::createGfLowerDomainToIter());
-  pm.addPass(gf::createGfLowerIterToKernel());
-  pm.addPass(gf::createGfSelectKernelSchedule());
-  pm.addPass(gf::createGfPlanDistributedTasks());
-  if (failed(pm.run(module))) {
-    diags.push_back({"input.lower", "", "lowering '" + path + "' to Task IR failed"});
-    return std::nullopt;
-  }
-  return buildPortablePlan(module, path, text, diags);
-}
 
 struct Parsed {
   std::unique_ptr<MLIRContext> ctx;
