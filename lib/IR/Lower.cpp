@@ -94,7 +94,7 @@ public:
     result_ = result ? typeToJson(*result) : noneType();
     std::optional<ValueId> v = block(body, result ? &result_ : nullptr);
     if (!returned_) {
-      Op ret{kind::Return, {}, {}, json::object(), {}};
+      Op ret{kind::Return, {}, {}, json::object(), {}, {}};
       if (result && v)
         ret.operands.push_back(*v);
       ret.loc = locString();
@@ -109,7 +109,7 @@ public:
     scopes_.emplace_back();
     json hint = type ? typeToJson(*type) : json(nullptr);
     ValueId v = expr(init, hint);
-    pushOp({kind::Yield, {v}, {}, json::object(), {}});
+    pushOp({kind::Yield, {v}, {}, json::object(), {}, {}});
     return r;
   }
 
@@ -122,11 +122,11 @@ private:
                std::string name = "", std::vector<Region> regions = {}) {
     ValueId id = next_++;
     pushOp({k, std::move(operands), {{id, std::move(name), std::move(type)}},
-                         std::move(attrs), std::move(regions)});
+                         std::move(attrs), std::move(regions), {}});
     return id;
   }
   void emitNoResult(const char *k, std::vector<ValueId> operands, json attrs = json::object()) {
-    pushOp({k, std::move(operands), {}, std::move(attrs), {}});
+    pushOp({k, std::move(operands), {}, std::move(attrs), {}, {}});
   }
   /// Appends an op to the current region, located at the construct being
   /// lowered.
@@ -350,7 +350,7 @@ private:
       return;
     case ast::Stmt::Kind::Return: {
       auto &r = llvm::cast<ast::ReturnStmt>(s);
-      Op ret{kind::Return, {}, {}, json::object(), {}};
+      Op ret{kind::Return, {}, {}, json::object(), {}, {}};
       if (r.value)
         ret.operands.push_back(expr(*r.value, result_));
       pushOp(std::move(ret));
@@ -402,7 +402,7 @@ private:
       for (size_t i = 0; i < carried.size(); ++i)
         scopes_.back()[carried[i]] = {arg(cond, carried[i], types[i]), types[i], true};
       ValueId c = expr(*w.cond, scalarType("bool"));
-      pushOp({kind::Yield, {c}, {}, json::object(), {}});
+      pushOp({kind::Yield, {c}, {}, json::object(), {}, {}});
     });
     inRegion(body, [&] {
       for (size_t i = 0; i < carried.size(); ++i)
@@ -411,9 +411,9 @@ private:
       std::vector<ValueId> next;
       for (const std::string &n : carried)
         next.push_back(lookup(n)->id);
-      pushOp({kind::Yield, next, {}, json::object(), {}});
+      pushOp({kind::Yield, next, {}, json::object(), {}, {}});
     });
-    Op op{kind::While, inits, {}, json::object(), {}};
+    Op op{kind::While, inits, {}, json::object(), {}, {}};
     for (size_t i = 0; i < carried.size(); ++i) {
       ValueId id = next_++;
       op.results.push_back({id, carried[i], types[i]});
@@ -771,7 +771,7 @@ private:
         arg(body, b.name.name, indexType());
       }
       ValueId v = expr(*c.body, elem);
-      pushOp({kind::Yield, {v}, {}, json::object(), {}});
+      pushOp({kind::Yield, {v}, {}, json::object(), {}, {}});
     });
     std::vector<Region> regions;
     regions.push_back(std::move(body));
@@ -848,14 +848,14 @@ private:
       } else {
         msg.push_back(expr(*r.body, bodyHint));
       }
-      pushOp({kind::Yield, msg, {}, json::object(), {}});
+      pushOp({kind::Yield, msg, {}, json::object(), {}, {}});
     });
     if (r.filter)
       inRegion(regions[1], [&] {
         for (const std::string &n : names)
           arg(regions[1], n, indexType());
         ValueId c = expr(*r.filter, scalarType("bool"));
-        pushOp({kind::Yield, {c}, {}, json::object(), {}});
+        pushOp({kind::Yield, {c}, {}, json::object(), {}, {}});
       });
     return emit(kind::Reduce, operands,
                 {{"reducer", reducer}, {"indices", indices}, {"filter", r.filter != nullptr}}, t, "",
@@ -902,7 +902,7 @@ private:
         ys.push_back(v ? *v : emit(kind::Const, {}, {{"value", nullptr}}, noneType()));
       for (const std::string &n : vars)
         ys.push_back(lookup(n)->id);
-      pushOp({kind::Yield, ys, {}, json::object(), {}});
+      pushOp({kind::Yield, ys, {}, json::object(), {}, {}});
     };
     bool savedReturned = returned_;
     inRegion(thenR, [&] { finish(block(i.thenBlock, &t)); });
@@ -915,7 +915,7 @@ private:
         finish(std::nullopt);
     });
     returned_ = savedReturned;
-    Op op{kind::If, {c}, {}, json::object(), {}};
+    Op op{kind::If, {c}, {}, json::object(), {}, {}};
     ValueId result = -1;
     if (hasValue) {
       result = next_++;
@@ -1004,7 +1004,7 @@ private:
         for (auto &[n, bt] : binds)
           arg(regions[i], n, bt);
         ValueId v = expr(*m.arms[i].body, t);
-        pushOp({kind::Yield, {v}, {}, json::object(), {}});
+        pushOp({kind::Yield, {v}, {}, json::object(), {}, {}});
       });
     }
     returned_ = savedReturned;

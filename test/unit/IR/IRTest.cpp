@@ -9,21 +9,21 @@ namespace {
 json f32() { return {{"kind", "scalar"}, {"dtype", "f32"}}; }
 json index() { return {{"kind", "scalar"}, {"dtype", "index"}}; }
 json tensor(json shape) { return {{"kind", "tensor"}, {"shape", shape}, {"dtype", "f32"}}; }
-Op yield(std::vector<ValueId> xs) { return {kind::Yield, xs, {}, json::object(), {}}; }
-Op ret(std::vector<ValueId> xs) { return {kind::Return, xs, {}, json::object(), {}}; }
+Op yield(std::vector<ValueId> xs) { return {kind::Yield, xs, {}, json::object(), {}, {}}; }
+Op ret(std::vector<ValueId> xs) { return {kind::Return, xs, {}, json::object(), {}, {}}; }
 
 /// [i: 4] x[i] * 2.0
 Region scaled() {
   Region body;
   body.args.push_back({1, "i", index()});
-  body.ops.push_back({kind::Index, {0, 1}, {{2, "", f32()}}, json::object(), {}});
-  body.ops.push_back({kind::Const, {}, {{3, "", f32()}}, {{"value", 2.0}}, {}});
-  body.ops.push_back({kind::Arith, {2, 3}, {{4, "", f32()}}, {{"op", "mul"}}, {}});
+  body.ops.push_back({kind::Index, {0, 1}, {{2, "", f32()}}, json::object(), {}, {}});
+  body.ops.push_back({kind::Const, {}, {{3, "", f32()}}, {{"value", 2.0}}, {}, {}});
+  body.ops.push_back({kind::Arith, {2, 3}, {{4, "", f32()}}, {{"op", "mul"}}, {}, {}});
   body.ops.push_back(yield({4}));
   Region fn;
   fn.args.push_back({0, "x", tensor({4})});
   fn.ops.push_back({kind::Comprehension, {}, {{5, "y", tensor({4})}},
-                    {{"indices", {{{"name", "i"}, {"domain", 4}}}}}, {body}});
+                    {{"indices", {{{"name", "i"}, {"domain", 4}}}}}, {body}, {}});
   fn.ops.push_back(ret({5}));
   return fn;
 }
@@ -89,13 +89,13 @@ TEST(IRVerify, UnknownKindAndMissingAttribute) {
 TEST(IRVerify, WhileCarriesValues) {
   Region cond, body;
   cond.args.push_back({1, "i", index()});
-  cond.ops.push_back({kind::Const, {}, {{2, "", {{"kind", "scalar"}, {"dtype", "bool"}}}}, {{"value", true}}, {}});
+  cond.ops.push_back({kind::Const, {}, {{2, "", {{"kind", "scalar"}, {"dtype", "bool"}}}}, {{"value", true}}, {}, {}});
   cond.ops.push_back(yield({2}));
   body.args.push_back({3, "i", index()});
   body.ops.push_back(yield({3}));
   Region fn;
-  fn.ops.push_back({kind::Const, {}, {{0, "i", index()}}, {{"value", 0}}, {}});
-  fn.ops.push_back({kind::While, {0}, {{4, "i", index()}}, json::object(), {cond, body}});
+  fn.ops.push_back({kind::Const, {}, {{0, "i", index()}}, {{"value", 0}}, {}, {}});
+  fn.ops.push_back({kind::While, {0}, {{4, "i", index()}}, json::object(), {cond, body}, {}});
   fn.ops.push_back(ret({4}));
   EXPECT_TRUE(verify(fn).empty());
   fn.ops[1].results[0].type = f32();
