@@ -19,7 +19,7 @@ std::string linnet::sema::shapeStr(const Shape &s) {
 std::string GenericValue::str() const {
   switch (kind) {
   case ast::GenericKind::Dim: return dim.str();
-  case ast::GenericKind::Shape: return "[" + shapeStr(shape) + "]";
+  case ast::GenericKind::Shape: return fmt::format("[{}]", shapeStr(shape));
   case ast::GenericKind::Dtype: return dtype.str();
   }
   return "?";
