@@ -17,6 +17,7 @@
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
@@ -28,6 +29,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -39,6 +41,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/IRBuilder.h"
@@ -107,6 +110,20 @@ LogicalResult lowerToLoops(ModuleOp module, const CodegenOptions &options,
   return lowerLinalg(module, options.implementation, target, choices);
 }
 
+/// math ops without an LLVM intrinsic (tanh, erf) become libm calls
+/// (tanhf/tanh, erff/erf; model.so links -lm), vector forms unrolled into
+/// scalar calls. Only these: exp, log, sin... stay math ops and lower to
+/// LLVM intrinsics, which vectorize.
+static LogicalResult lowerMathToLibm(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  ConversionTarget target(*ctx);
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  target.addIllegalOp<math::TanhOp, math::ErfOp>();
+  RewritePatternSet patterns(ctx);
+  populateMathToLibmConversionPatterns(patterns);
+  return applyPartialConversion(module, target, std::move(patterns));
+}
+
 LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
                                       const CodegenOptions &options) {
   // scf.parallel (row tiles) becomes an OpenMP worksharing loop.
@@ -148,6 +165,8 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
       scope->erase();
     }
   }
+  if (failed(lowerMathToLibm(module)))
+    return failure();
   PassManager pm(module.getContext());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
@@ -301,14 +320,14 @@ struct DiagnosticCapture {
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                      const CodegenOptions &options) {
+  DiagnosticCapture diags(module.getContext());
   DialectRegistry registry;
   registerCPUCodegenDialects(registry);
   module.getContext()->appendDialectRegistry(registry);
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context);
   if (!llvmModule)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "translation to LLVM IR failed");
+    return diags.error("translation to LLVM IR failed");
   addPackedEntries(*llvmModule);
   auto tm = makeTargetMachine(options);
   if (!tm)
