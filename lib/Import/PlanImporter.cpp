@@ -1317,6 +1317,28 @@ private:
            op.kind == ir::kind::Sub || op.kind == ir::kind::Self;
   }
 
+  /// The size of loop `pos` of a comprehension (its domains, then its
+  /// reduction's).
+  static const DimV &loopSize(unsigned pos, const std::vector<DimV> &ds,
+                              const std::vector<DimV> &rds) {
+    return pos < ds.size() ? ds[pos] : rds[pos - ds.size()];
+  }
+
+  /// Whether axis `k` of tensor `t` is known to have size `d`: both
+  /// constants and equal, or `d` is `tensor.dim t, k`.
+  static bool sameSize(const DimV &d, Value t, int64_t k) {
+    auto tt = cast<RankedTensorType>(t.getType());
+    if (!tt.isDynamicDim(k))
+      return d.c && *d.c == tt.getDimSize(k);
+    if (d.c || !d.v)
+      return false;
+    auto dimOp = d.v.getDefiningOp<tensor::DimOp>();
+    if (!dimOp || dimOp.getSource() != t)
+      return false;
+    std::optional<int64_t> idx = dimOp.getConstantIndex();
+    return idx && *idx == k;
+  }
+
   /// A comprehension as one linalg.generic whose reads at plain loop
   /// indices are inputs with indexing maps: `[b, o] sum(i) x[b, i] *
   /// w[o, i]` is a contraction (parallel b, o; reduction i), elementwise
@@ -1382,7 +1404,29 @@ private:
       }
       if (!plain || (int64_t)exprs.size() != cast<RankedTensorType>(base.v.getType()).getRank())
         continue;
-      inputs.push_back(base.v);
+      // linalg sizes its loops from its operands, so an input larger than
+      // the loop's domain (learned positions wpe[s, e] with s: S <= MaxPos)
+      // is cut to the domain: read through a slice [0, domain) per axis.
+      Value in = base.v;
+      auto inT = cast<RankedTensorType>(in.getType());
+      bool cut = false, tooSmall = false;
+      SmallVector<OpFoldResult> offs, sizes, strides;
+      for (int64_t k = 0; k < inT.getRank(); ++k) {
+        const DimV &d = loopSize(llvm::cast<AffineDimExpr>(exprs[k]).getPosition(), ds, rds);
+        offs.push_back(b_.getIndexAttr(0));
+        strides.push_back(b_.getIndexAttr(1));
+        sizes.push_back(d.c ? OpFoldResult(b_.getIndexAttr(*d.c)) : OpFoldResult(d.v));
+        if (sameSize(d, in, k))
+          continue;
+        if (d.c && !inT.isDynamicDim(k) && *d.c > inT.getDimSize(k))
+          tooSmall = true;
+        cut = true;
+      }
+      if (tooSmall)
+        continue; // read element by element (and bounds-checked) instead
+      if (cut)
+        in = b_.create<tensor::ExtractSliceOp>(loc_, in, offs, sizes, strides);
+      inputs.push_back(in);
       maps.push_back(AffineMap::get(nloops, 0, exprs, &ctx_));
       reads.push_back(&o);
     }
