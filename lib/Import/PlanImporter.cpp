@@ -929,38 +929,73 @@ private:
     V c = scalarOf(get(f, op.operands[0]));
     if (c.c)
       return region(op.regions[*c.c ? 0 : 1], f, {});
+    // Both branches are built first in an scf.if without results: the
+    // then branch's values decide the result types. Struct and tuple
+    // values (a reducer's state) travel as their leaves and are rebuilt
+    // after the if.
+    auto shell = b_.create<scf::IfOp>(loc_, TypeRange{}, c.v, /*withElseRegion=*/true);
+    std::vector<V> templ;
     SmallVector<Type> types;
-    for (const ir::Value &r : op.results)
-      types.push_back(type(r.type, f));
-    auto ifo = b_.create<scf::IfOp>(loc_, types, c.v, /*withElseRegion=*/true);
+    SmallVector<SmallVector<Value>> leafVals(2);
     for (int side = 0; side < 2; ++side) {
       OpBuilder::InsertionGuard g(b_);
-      Block *blk = side == 0 ? ifo.thenBlock() : ifo.elseBlock();
-      if (blk->empty() || !blk->back().hasTrait<OpTrait::IsTerminator>())
-        b_.setInsertionPointToEnd(blk);
-      else
-        b_.setInsertionPoint(&blk->back());
+      Block *blk = side == 0 ? shell.thenBlock() : shell.elseBlock();
+      b_.setInsertionPoint(blk->getTerminator());
       ++nest_;
       std::vector<V> ys = region(op.regions[side], f, {});
       --nest_;
-      SmallVector<Value> vals;
-      for (size_t i = 0; i < types.size(); ++i) {
-        if (ys[i].k != V::Scalar && ys[i].k != V::Tensor)
+      if (ys.size() != op.results.size())
+        fail(fmt::format("{}: a branch yields {} values, the `if` has {}", where_, ys.size(),
+                         op.results.size()));
+      std::vector<Value> leafs;
+      for (const V &y : ys) {
+        if (y.k != V::Scalar && y.k != V::Tensor && y.k != V::Agg)
           fail(fmt::format("{}: an `if` whose condition is known only at run time must yield "
-                           "scalars or tensors",
+                           "numbers, tensors, structs or tuples",
                            where_));
-        vals.push_back(convert(ys[i].v, types[i]));
+        leaves(y, leafs);
       }
-      if (!blk->empty() && blk->back().hasTrait<OpTrait::IsTerminator>())
-        blk->back().erase();
-      b_.setInsertionPointToEnd(blk);
-      b_.create<scf::YieldOp>(loc_, vals);
+      if (side == 0) {
+        templ = ys;
+        for (Value v : leafs)
+          types.push_back(v.getType());
+        // Results typed in the plan keep the plan's type (a literal branch
+        // value converts to it).
+        size_t pos = 0;
+        for (size_t i = 0; i < ys.size(); ++i) {
+          const std::string kind = op.results[i].type.value("kind", "");
+          if (ys[i].k != V::Agg && (kind == "scalar" || kind == "tensor"))
+            types[pos] = type(op.results[i].type, f);
+          std::vector<Value> one;
+          leaves(ys[i], one);
+          pos += one.size();
+        }
+      } else if (leafs.size() != types.size()) {
+        fail(fmt::format("{}: the branches of an `if` yield values of different shapes", where_));
+      }
+      for (size_t i = 0; i < leafs.size(); ++i)
+        leafVals[side].push_back(convert(leafs[i], types[i]));
     }
+    auto ifo = b_.create<scf::IfOp>(loc_, types, c.v, /*withElseRegion=*/true);
+    for (int side = 0; side < 2; ++side) {
+      Region &from = side == 0 ? shell.getThenRegion() : shell.getElseRegion();
+      Region &to = side == 0 ? ifo.getThenRegion() : ifo.getElseRegion();
+      to.getBlocks().clear();
+      to.takeBody(from);
+      Block &blk = to.front();
+      blk.getTerminator()->erase();
+      OpBuilder::InsertionGuard g(b_);
+      b_.setInsertionPointToEnd(&blk);
+      b_.create<scf::YieldOp>(loc_, leafVals[side]);
+    }
+    shell.erase();
     std::vector<V> out;
-    for (Value r : ifo.getResults())
-      out.push_back(isa<RankedTensorType>(r.getType()) ? V::tensor(r) : V::scalar(r));
+    size_t pos = 0;
+    for (const V &t : templ)
+      out.push_back(rebuild(t, ifo.getResults(), pos));
     return out;
   }
+
 
   std::vector<V> whileOp(const ir::Op &op, Frame &f) {
     std::vector<V> carried;

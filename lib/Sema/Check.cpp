@@ -1168,6 +1168,9 @@ private:
     t->decl = st;
     if (s.hasGenericArgs && !a_.bindGenericArgs(*st, s.genericArgs, s.loc, env_, t->args))
       return Type::unknown();
+    // A struct without generics (`ArgMax { ... }`) is as concrete as one
+    // with its arguments given: its fields are checked and typed.
+    bool concrete = s.hasGenericArgs || st->generics.empty();
     Bindings b = bindingsOf(st->generics, t->args);
     std::set<std::string> seen;
     for (const ast::FieldInit &fi : s.fields) {
@@ -1182,7 +1185,7 @@ private:
       }
       if (!seen.insert(fi.name.name).second)
         diag_.error(fi.name.loc, fmt::format("field '{}' is given twice", fi.name.name));
-      if (s.hasGenericArgs) {
+      if (concrete) {
         TypeRef want = substType(decl->type, b);
         if (!sameType(*want, *v) && !isNumericLit(*v))
           diag_.error(fi.value->loc, fmt::format("field '{}' of '{}' has type {}, found {}",
@@ -1195,7 +1198,7 @@ private:
         diag_.error(s.loc, fmt::format("struct literal of '{}' is missing field '{}'", st->name, f.name));
         break;
       }
-    return s.hasGenericArgs ? TypeRef(t) : Type::unknown();
+    return concrete ? TypeRef(t) : Type::unknown();
   }
 
   TypeRef checkMatch(const ast::MatchExpr &m) {
