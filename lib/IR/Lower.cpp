@@ -608,6 +608,19 @@ private:
     return emit(kind::Arith, {l, r}, {{"op", binaryName(b.op)}}, adapt(t, hint));
   }
 
+  /// A generic as a value referring to itself (`In` bound to `In`).
+  static GenericValue selfGeneric(const GenericParam &g) {
+    GenericValue v;
+    v.kind = g.kind;
+    if (g.kind == ast::GenericKind::Dim)
+      v.dim = Dim::sym(g.id, g.name);
+    else if (g.kind == ast::GenericKind::Dtype)
+      v.dtype = Dtype{g.name, g.id};
+    else
+      v.shape = {Unit{Dim(), g.id, g.name}};
+    return v;
+  }
+
   ValueId call(const ast::CallExpr &c, const json &hint) {
     json t = typeOf(c);
     auto facts = facts_.calls.find(&c);
@@ -649,6 +662,13 @@ private:
     json subst = json::object();
     for (const auto &[id, v] : b)
       subst[id] = genericValueToJson(v);
+    // A method called on `self` runs on the same instance: the block's
+    // generics are bound to themselves (the plan's substitution lists
+    // every bound generic, the block's included).
+    if (method && !llvm::isa<ast::FieldExpr>(c.callee.get()))
+      for (const GenericParam &g : f.block->generics)
+        if (!subst.contains(g.id))
+          subst[g.id] = genericValueToJson(selfGeneric(g));
     json attrs = {{"callee", f.qualified()}, {"method", method}, {"generics", generics},
                   {"substitution", subst}};
     if (!f.result) {

@@ -1415,8 +1415,12 @@ private:
     for (const ir::Op &o : inner->ops)
       if (namesTensor(o)) {
         std::vector<V> rs = operation(o, f);
-        if (!rs.empty())
+        if (!rs.empty()) {
+          // In the frame too: a later naming op reads it (`norm.weight`
+          // is `member` of `sub norm`).
           local[o.results[0].id] = rs[0];
+          f.env[o.results[0].id] = rs[0];
+        }
       }
     int64_t nloops = n + (int64_t)rds.size();
     SmallVector<Value> inputs;
@@ -1778,8 +1782,12 @@ private:
     for (const ir::Op &o : inner.ops)
       if (namesTensor(o)) {
         std::vector<V> rs = operation(o, f);
-        if (!rs.empty())
+        if (!rs.empty()) {
+          // In the frame too: a later naming op reads it (`norm.weight`
+          // is `member` of `sub norm`).
           local[o.results[0].id] = rs[0];
+          f.env[o.results[0].id] = rs[0];
+        }
       }
     // The inputs: one per (tensor, role).
     struct Input {
