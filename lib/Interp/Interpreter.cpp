@@ -70,7 +70,7 @@ struct Frame {
 };
 
 struct Interpreter::Impl {
-  const plan::Plan &plan;
+  const plan::Plan plan;
   std::unique_ptr<rt::SafeTensorsFile> weights;
   std::vector<std::unique_ptr<Instance>> instances;
   Instance *root = nullptr;
@@ -80,7 +80,8 @@ struct Interpreter::Impl {
   std::map<std::string, std::pair<Instance *, std::string>> statePaths;
   int depth = 0;
 
-  explicit Impl(const plan::Plan &p) : plan(p) {
+  explicit Impl(plan::Plan planIn) : plan(std::move(planIn)) {
+    const plan::Plan &p = plan;
     for (const plan::Function &f : p.functions) {
       FnInfo &fi = fns[f.name];
       fi.f = &f;
@@ -1561,14 +1562,15 @@ std::string sigShape(const json &units, const Env &env) {
 
 Interpreter::~Interpreter() = default;
 
-std::unique_ptr<Interpreter> Interpreter::load(const plan::Plan &p, const LoadOptions &opts, std::string &error) {
-  if (!p.root.is_object()) {
+std::unique_ptr<Interpreter> Interpreter::load(plan::Plan plan, const LoadOptions &opts, std::string &error) {
+  if (!plan.root.is_object()) {
     error = "the plan has no root block (a --functions plan cannot be run)";
     return nullptr;
   }
   std::unique_ptr<Interpreter> in(new Interpreter());
-  in->impl_ = std::make_unique<Impl>(p);
+  in->impl_ = std::make_unique<Impl>(std::move(plan));
   Impl &m = *in->impl_;
+  const plan::Plan &p = m.plan;
   if (!opts.weightsPath.empty()) {
     m.weights = rt::SafeTensorsFile::open(opts.weightsPath, error);
     if (!m.weights)

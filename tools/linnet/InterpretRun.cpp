@@ -28,32 +28,34 @@ using namespace linnet;
 namespace fs = std::filesystem;
 
 namespace {
+const char *gCommand = "run";
+
 void report(const std::string &msg) {
   // Errors located in the model already read `file:line:col: error: ...`.
   if (msg.find(": error: ") != std::string::npos)
     std::cerr << msg << "\n";
   else
-    std::cerr << "linnet run: error: " << msg << "\n";
+    std::cerr << "linnet " << gCommand << ": error: " << msg << "\n";
 }
 
 /// The plan of a .ln model, through Sema and lowering, as `linnet plan` makes it.
-std::optional<plan::Plan> planOfSource(const tool::InterpretRunOptions &o) {
+std::optional<plan::Plan> planOfSource(const std::string &model, const tool::SourceOptions &source) {
   SourceManager sm;
   std::string err;
-  std::optional<uint32_t> buf = sm.addFile(o.model, err);
+  std::optional<uint32_t> buf = sm.addFile(model, err);
   if (!buf) {
-    std::cerr << fmt::format("linnet run: error: cannot read '{}': {}\n", o.model, err);
+    report(fmt::format("cannot read '{}': {}", model, err));
     return std::nullopt;
   }
-  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(o.source.defines, "run");
+  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(source.defines, gCommand);
   if (!defines)
     return std::nullopt;
   DiagnosticEngine diag(sm, &std::cerr);
   std::unique_ptr<sema::Program> prog =
-      sema::analyze(sm, *buf, o.model, diag, tool::semaOptions(o.source.includeDirs));
+      sema::analyze(sm, *buf, model, diag, tool::semaOptions(source.includeDirs));
   if (diag.hasErrors())
     return std::nullopt;
-  const sema::BlockInfo *root = sema::findRootBlock(*prog, o.source.root, diag);
+  const sema::BlockInfo *root = sema::findRootBlock(*prog, source.root, diag);
   if (!root)
     return std::nullopt;
   std::optional<sema::Instantiation> inst = sema::instantiate(*root, *defines, diag);
@@ -69,7 +71,7 @@ std::optional<plan::Plan> planOfSource(const tool::InterpretRunOptions &o) {
   std::vector<ir::Problem> problems;
   std::optional<plan::Plan> p = plan::readPlan(doc, problems);
   for (const ir::Problem &pr : problems)
-    std::cerr << fmt::format("linnet run: error: {}: plan: {}\n", o.model, pr.str());
+    report(fmt::format("{}: plan: {}", model, pr.str()));
   return p;
 }
 
@@ -77,7 +79,7 @@ std::optional<plan::Plan> planOfArtifact(const std::string &dir) {
   std::string path = dir + "/plan.json";
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::cerr << fmt::format("linnet run: error: {}: cannot open (an artifact directory holds plan.json)\n", path);
+    report(fmt::format("{}: cannot open (an artifact directory holds plan.json)", path));
     return std::nullopt;
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -89,36 +91,44 @@ std::optional<plan::Plan> planOfArtifact(const std::string &dir) {
 }
 } // namespace
 
-int tool::runInterpreted(const InterpretRunOptions &o) {
+std::unique_ptr<interp::Interpreter> tool::loadInterpreter(const std::string &model, const SourceOptions &source,
+                                                           const std::string &weights, const std::string &binding,
+                                                           const char *command) {
+  gCommand = command;
   std::error_code ec;
   std::optional<plan::Plan> p;
-  if (fs::is_directory(o.model, ec)) {
-    p = planOfArtifact(o.model);
-  } else if (fs::path(o.model).extension() == ".ln" && fs::is_regular_file(o.model, ec)) {
-    p = planOfSource(o);
+  if (fs::is_directory(model, ec)) {
+    p = planOfArtifact(model);
+  } else if (fs::path(model).extension() == ".ln" && fs::is_regular_file(model, ec)) {
+    p = planOfSource(model, source);
   } else {
-    std::cerr << fmt::format("linnet run: error: '{}' is neither an artifact directory nor a .ln model\n", o.model);
-    return 1;
+    report(fmt::format("'{}' is neither an artifact directory nor a .ln model", model));
+    return nullptr;
   }
   if (!p)
-    return 1;
+    return nullptr;
   std::string error;
   interp::LoadOptions lo;
-  lo.weightsPath = o.weights;
-  std::shared_ptr<rt::BindingMap> binding;
-  if (!o.binding.empty()) {
-    binding = rt::BindingMap::load(o.binding, error);
-    if (!binding) {
+  lo.weightsPath = weights;
+  if (!binding.empty()) {
+    std::shared_ptr<rt::BindingMap> b = rt::BindingMap::load(binding, error);
+    if (!b) {
       report(error);
-      return 1;
+      return nullptr;
     }
-    lo.externalName = [binding](const std::string &path) { return binding->externalName(path); };
+    lo.externalName = [b](const std::string &path) { return b->externalName(path); };
   }
-  std::unique_ptr<interp::Interpreter> in = interp::Interpreter::load(*p, lo, error);
-  if (!in) {
+  std::unique_ptr<interp::Interpreter> in = interp::Interpreter::load(std::move(*p), lo, error);
+  if (!in)
     report(error);
+  return in;
+}
+
+int tool::runInterpreted(const InterpretRunOptions &o) {
+  std::string error;
+  std::unique_ptr<interp::Interpreter> in = loadInterpreter(o.model, o.source, o.weights, o.binding, "run");
+  if (!in)
     return 1;
-  }
   std::optional<std::vector<interp::InputSig>> sigs = in->inputs(o.entry);
   if (!sigs) {
     report(fmt::format("no entry '{}' (entries: {})", o.entry, fmt::join(in->entries(), ", ")));

@@ -4,10 +4,22 @@
 
 #include "ArtifactCache.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
+namespace linnet::interp {
+class Interpreter;
+}
+
 namespace linnet::tool {
+
+/// The interpreter of `model` (a .ln file, planned in process, or an
+/// artifact directory's plan.json) with its weights bound. Returns null
+/// after reporting to stderr as "linnet <command>: error: ...".
+std::unique_ptr<interp::Interpreter> loadInterpreter(const std::string &model, const SourceOptions &source,
+                                                     const std::string &weights, const std::string &binding,
+                                                     const char *command);
 
 struct InterpretRunOptions {
   std::string model, weights, binding, entry;

@@ -40,10 +40,10 @@ struct InputSig {
 
 class Interpreter {
 public:
-  /// Instantiates the plan's root block and binds its weights. On failure
-  /// returns null and sets `error` to every problem found, one per line.
-  static std::unique_ptr<Interpreter> load(const plan::Plan &plan, const LoadOptions &opts,
-                                           std::string &error);
+  /// Instantiates the plan's root block and binds its weights (the
+  /// interpreter keeps the plan). On failure returns null and sets `error`
+  /// to every problem found, one per line.
+  static std::unique_ptr<Interpreter> load(plan::Plan plan, const LoadOptions &opts, std::string &error);
   ~Interpreter();
 
   /// The root block's entries, by short name (`prefill`).
