@@ -1234,9 +1234,12 @@ struct Interpreter::Impl {
       if (!ok) {
         static const std::map<std::string, std::string> sym = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
                                                                {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
-        throw EvalError(fmt::format("{}: constraint {} {} {} does not hold ({} {} {})", who,
-                                    ir::dimStr(c["lhs"]), sym.count(o) ? sym.at(o) : o, ir::dimStr(c["rhs"]),
-                                    *l, sym.count(o) ? sym.at(o) : o, *r));
+        std::vector<std::string> vals;
+        for (auto [side, v] : {std::pair{&c["lhs"], *l}, std::pair{&c["rhs"], *r}})
+          if (!side->is_number_integer())
+            vals.push_back(fmt::format("{} = {}", ir::dimStr(*side), v));
+        throw EvalError(fmt::format("{}: constraint {} {} {} does not hold ({})", who, ir::dimStr(c["lhs"]),
+                                    sym.count(o) ? sym.at(o) : o, ir::dimStr(c["rhs"]), fmt::join(vals, ", ")));
       }
     }
   }
@@ -1276,7 +1279,18 @@ struct Interpreter::Impl {
     std::vector<Val> args;
     for (size_t i = first; i < op.operands.size(); ++i)
       args.push_back(f.vals[op.operands[i]]);
-    return invoke(fi, std::move(env), self, std::move(args));
+    try {
+      return invoke(fi, std::move(env), self, std::move(args));
+    } catch (const LocatedError &e) {
+      // The call chain, innermost first (a few levels: enough to find the caller).
+      std::string msg = e.what();
+      size_t notes = 0;
+      for (size_t at = msg.find("note: called"); at != std::string::npos; at = msg.find("note: called", at + 1))
+        ++notes;
+      if (op.loc.empty() || notes >= 8)
+        throw;
+      throw LocatedError(fmt::format("{}\n{}: note: called from here", msg, op.loc));
+    }
   }
 
   bool matches(const json &p, const Val &v, std::vector<Val> &binds) {
