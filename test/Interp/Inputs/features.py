@@ -18,7 +18,7 @@ rs = np.random.RandomState(1)
 N = 6
 
 
-def interp(entry, inputs, weights=None, repeat=1, rels=None):
+def interp(entry, inputs, weights=None, repeat=1, rels=None, results=1):
     args = ["run", model, "--interpret", "--entry", entry]
     for name, (rp, ci) in (rels or {}).items():
         prp, pci = os.path.join(tmp, name + "-rp.npy"), os.path.join(tmp, name + "-ci.npy")
@@ -31,9 +31,11 @@ def interp(entry, inputs, weights=None, repeat=1, rels=None):
         path = os.path.join(tmp, "%s-%s.npy" % (entry, name))
         np.save(path, arr)
         args += ["--input", "%s=%s" % (name, path)]
-    out = os.path.join(tmp, entry + "-out.npy")
-    run(linnet, args + ["--output", out, "--repeat", str(repeat)])
-    return np.load(out)
+    outs = [os.path.join(tmp, "%s-out%d.npy" % (entry, i)) for i in range(results)]
+    for o in outs:
+        args += ["--output", o]
+    run(linnet, args + ["--repeat", str(repeat)])
+    return np.load(outs[0]) if results == 1 else [np.load(o) for o in outs]
 
 
 x = rs.randn(N).astype(np.float32)
@@ -54,6 +56,16 @@ erf = np.vectorize(math.erf)
 gelu = 0.5 * x64 * (1 + erf(x64 / math.sqrt(2)))
 gelu_t = 0.5 * x64 * (1 + np.tanh(0.7978845608028654 * (x64 + 0.044715 * x64 ** 3)))
 compare("gelu, gelu_tanh", interp("acts", {"x": x}), np.stack([gelu, gelu_t]).astype(np.float32))
+
+# Slices, a tuple result (two .npy files), match on literals.
+compare("x[::2, :]", interp("evens", {"x": sq}), sq[::2, :])
+compare("x[..., N - 1]", interp("lastcol", {"x": sq}), sq[..., N - 1])
+compare("x[start:start + 3]", interp("window3", {"x": x, "start": np.array(2, np.int64)}), x[2:5])
+top, at = interp("pair", {"x": x}, results=2)
+compare("tuple result: max", top, np.float32(x.max()))
+compare("tuple result: argmax", at, np.int64(np.argmax(x)))
+compare("match on literals", np.array([interp("classify", {"n": np.array(n, np.int64)}) for n in (0, 1, 7)]),
+        np.array([10, 20, 30], np.int64))
 
 # Integers: floor division and its remainder (the divisor's sign), wrapping.
 a = np.array([7, -7, 7, -7, 2147483647, -2147483648], np.int32)
