@@ -439,7 +439,8 @@ struct Interpreter::Impl {
     const std::string &k = op.kind;
     auto set = [&](Val v) { f.vals[op.results[0].id] = std::move(v); };
     auto operand = [&](size_t i) -> const Val & { return f.vals[op.operands[i]]; };
-    const json &rt = op.results.empty() ? json() : op.results[0].type;
+    static const json kNone;
+    const json &rt = op.results.empty() ? kNone : op.results[0].type; // no copy: both are lvalues
 
     if (k == ir::kind::Const) {
       set(constant(op.attrs["value"], rt, f.env));
@@ -779,27 +780,27 @@ struct Interpreter::Impl {
 
   Val indexOp(const ir::Op &op, Frame &f) {
     const Val &base = f.vals[op.operands[0]];
-    std::string what = label(f, op.operands[0]);
+    auto what = [&] { return label(f, op.operands[0]); }; // only for messages
     if (base.k == Val::Array) {
       if (op.operands.size() != 2)
-        throw EvalError(fmt::format("array {} takes one index", what));
+        throw EvalError(fmt::format("array {} takes one index", what()));
       int64_t i = indexOf(f.vals[op.operands[1]], "an array index");
       if (i < 0 || i >= static_cast<int64_t>(base.elems.size()))
-        throw EvalError(fmt::format("index {} is out of range for array {} (length {})", i, what,
+        throw EvalError(fmt::format("index {} is out of range for array {} (length {})", i, what(),
                                     base.elems.size()));
       return base.elems[static_cast<size_t>(i)];
     }
     if (base.k != Val::Tensor)
-      throw EvalError(fmt::format("{} is {}, not a tensor or an array", what, kindName(base.k)));
+      throw EvalError(fmt::format("{} is {}, not a tensor or an array", what(), kindName(base.k)));
     size_t n = op.operands.size() - 1;
     if (n > base.shape.size())
-      throw EvalError(fmt::format("{} indices for {} of rank {}", n, what, base.shape.size()));
+      throw EvalError(fmt::format("{} indices for {} of rank {}", n, what(), base.shape.size()));
     int64_t offset = 0;
     for (size_t a = 0; a < n; ++a) {
       int64_t i = indexOf(f.vals[op.operands[a + 1]], "an index");
       if (i < 0 || i >= base.shape[a])
         throw EvalError(fmt::format("index {} is out of range for axis {} of {} (size {}, shape {})", i, a,
-                                    what, base.shape[a], shapeStr(base.shape)));
+                                    what(), base.shape[a], shapeStr(base.shape)));
       offset = offset * base.shape[a] + i;
     }
     if (n == base.shape.size())
@@ -1163,7 +1164,8 @@ struct Interpreter::Impl {
                  &comb = function(name + ".combine"), &fin = function(name + ".finalize");
     // Every part takes the reducer's generics, in declaration order.
     Env env;
-    const json &gens = reducer.contains("generics") ? reducer["generics"] : json::array();
+    static const json kEmpty = json::array();
+    const json &gens = reducer.contains("generics") ? reducer["generics"] : kEmpty;
     const json &decl = idf.f->generics;
     for (size_t i = 0; i < decl.size() && i < gens.size(); ++i)
       if (!gens[i].is_null() && !bindGeneric(decl[i], gens[i], f.env, env))
@@ -1371,7 +1373,8 @@ struct Interpreter::Impl {
       throw EvalError(fmt::format("unknown block '{}'", type.value("name", "?")));
     Env env;
     const json &gens = (*decl)["generics"];
-    const json &args = type.contains("args") ? type["args"] : json::array();
+    static const json kEmpty = json::array();
+    const json &args = type.contains("args") ? type["args"] : kEmpty;
     for (size_t i = 0; i < gens.size(); ++i) {
       bool ok = i < args.size() && bindGeneric(gens[i], args[i], parent, env);
       if (!ok && gens[i].contains("default"))
