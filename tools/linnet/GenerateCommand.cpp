@@ -10,6 +10,9 @@
 #include "GenerateCommand.h"
 
 #include "ArtifactCache.h"
+#include "InterpretRun.h"
+
+#include "linnet/Interp/Interpreter.h"
 
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
@@ -17,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <functional>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -27,6 +31,7 @@ namespace {
 struct Options {
   std::string model, weights, binding, prompt;
   unsigned maxNewTokens = 16;
+  bool interpret = false;
   tool::SourceOptions source;
 } gOpts;
 
@@ -75,6 +80,8 @@ CLI::App *tool::addGenerateCommand(CLI::App &app) {
   c->add_option("--binding", gOpts.binding, "Binding manifest");
   c->add_option("--prompt", gOpts.prompt, "Prompt token ids: 1,2,3")->required();
   c->add_option("--max-new-tokens", gOpts.maxNewTokens, "Tokens to generate")->default_val(16);
+  c->add_flag("--interpret", gOpts.interpret,
+              "Run prefill and decode with the reference interpreter (nothing is compiled)");
   return c;
 }
 
@@ -109,17 +116,36 @@ int tool::runGenerate() {
     }
     lo.externalName = [b](const std::string &p) { return b->externalName(p); };
   }
-  std::optional<std::string> dir =
-      tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "generate");
-  if (!dir)
-    return 1;
-  std::unique_ptr<rt::Model> model = rt::Model::load(*dir, lo, error);
-  if (!model) {
-    std::cerr << "linnet generate: error: " << error << "\n";
-    return 1;
+  // The compiled model or the interpreter: one way to call an entry.
+  std::unique_ptr<rt::Model> model;
+  std::unique_ptr<interp::Interpreter> interpreter;
+  std::function<bool(const std::string &)> hasEntry;
+  std::function<bool(const std::string &, const std::vector<rt::TensorView> &, std::vector<rt::OwnedTensor> &,
+                     std::string &)>
+      call;
+  if (gOpts.interpret) {
+    interpreter = tool::loadInterpreter(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "generate");
+    if (!interpreter)
+      return 1;
+    hasEntry = [&](const std::string &e) { return interpreter->inputs(e).has_value(); };
+    call = [&](const std::string &e, const std::vector<rt::TensorView> &in, std::vector<rt::OwnedTensor> &out,
+               std::string &err) { return interpreter->call(e, in, out, err); };
+  } else {
+    std::optional<std::string> dir =
+        tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "generate");
+    if (!dir)
+      return 1;
+    model = rt::Model::load(*dir, lo, error);
+    if (!model) {
+      std::cerr << "linnet generate: error: " << error << "\n";
+      return 1;
+    }
+    hasEntry = [&](const std::string &e) { return model->findEntry(e) != nullptr; };
+    call = [&](const std::string &e, const std::vector<rt::TensorView> &in, std::vector<rt::OwnedTensor> &out,
+               std::string &err) { return model->call(e, in, out, err); };
   }
   for (const char *e : {"prefill", "decode"})
-    if (!model->findEntry(e)) {
+    if (!hasEntry(e)) {
       std::cerr << fmt::format("linnet generate: error: the model has no '{}' entry "
                                "(generate needs prefill and decode)\n",
                                e);
@@ -130,7 +156,7 @@ int tool::runGenerate() {
   std::vector<rt::OwnedTensor> out;
   rt::OwnedTensor tokens = i64Tensor({static_cast<int64_t>(prompt.size())}, prompt);
   auto t0 = clock::now();
-  if (!model->call("prefill", {tokens.view()}, out, error)) {
+  if (!call("prefill", {tokens.view()}, out, error)) {
     std::cerr << "linnet generate: error: prefill: " << error << "\n";
     return 1;
   }
@@ -140,7 +166,7 @@ int tool::runGenerate() {
   while (generated.size() < gOpts.maxNewTokens) {
     rt::OwnedTensor tok = i64Tensor({1}, {generated.back()});
     rt::OwnedTensor p = i64Tensor({}, {pos});
-    if (!model->call("decode", {tok.view(), p.view()}, out, error)) {
+    if (!call("decode", {tok.view(), p.view()}, out, error)) {
       std::cerr << "linnet generate: error: decode at position " << pos << ": " << error << "\n";
       return 1;
     }

@@ -7,6 +7,7 @@
 #include "RunCommand.h"
 
 #include "ArtifactCache.h"
+#include "InterpretRun.h"
 
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
@@ -23,6 +24,7 @@ struct Options {
   std::string model, weights, binding, entry;
   std::vector<std::string> inputs, relations, outputs;
   unsigned repeat = 1;
+  bool interpret = false;
   tool::SourceOptions source;
 } gOpts;
 
@@ -44,10 +46,15 @@ CLI::App *tool::addRunCommand(CLI::App &app) {
       ->allow_extra_args(false);
   c->add_option("--repeat", gOpts.repeat, "Call the entry this many times (state persists)")
       ->default_val(1);
+  c->add_flag("--interpret", gOpts.interpret,
+              "Run the entry with the reference interpreter of Core IR (nothing is compiled)");
   return c;
 }
 
 int tool::runRun() {
+  if (gOpts.interpret)
+    return tool::runInterpreted({gOpts.model, gOpts.weights, gOpts.binding, gOpts.entry, gOpts.inputs,
+                                 gOpts.relations, gOpts.outputs, gOpts.repeat, gOpts.source});
   std::optional<std::string> dir =
       tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "run");
   if (!dir)

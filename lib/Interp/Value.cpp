@@ -1,0 +1,343 @@
+//===- Value.cpp - Scalar arithmetic of the reference interpreter ---------===//
+#include "Value.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace linnet;
+using namespace linnet::interp;
+
+namespace {
+struct DTInfo {
+  DT dt;
+  const char *name;
+};
+const DTInfo kDTs[] = {{DT::Bool, "bool"}, {DT::U8, "u8"},     {DT::I8, "i8"},
+                       {DT::I16, "i16"},   {DT::I32, "i32"},   {DT::I64, "i64"},
+                       {DT::Index, "index"}, {DT::F16, "f16"}, {DT::BF16, "bf16"},
+                       {DT::F32, "f32"},   {DT::F64, "f64"},   {DT::LitInt, "{integer}"},
+                       {DT::LitFloat, "{float}"}};
+
+uint16_t f32ToF16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, mag = x & 0x7fffffffu;
+  if (mag >= 0x7f800000u)
+    return static_cast<uint16_t>(sign | (mag > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (mag >= 0x477ff000u) // >= 65520 rounds to infinity
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (mag < 0x38800000u) { // below 2^-14: a subnormal half (or zero)
+    float scaled = std::fabs(f) * 16777216.0f; // in units of 2^-24, exact
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(scaled)));
+  }
+  uint32_t e = (mag >> 23) - 127 + 15, m = mag & 0x7fffffu;
+  uint32_t h = (e << 10) | (m >> 13), rem = m & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+    ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+float f16ToF32(uint16_t h) {
+  uint32_t s = static_cast<uint32_t>(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) {
+    float v = std::ldexp(static_cast<float>(m), -24);
+    return s ? -v : v;
+  }
+  uint32_t bits = e == 31 ? (s | 0x7f800000u | (m << 13)) : (s | ((e - 15 + 127) << 23) | (m << 13));
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t f32ToBF16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u); // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float bf16ToF32(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Computes a float op in the dtype's own precision.
+template <typename F> Num floatOp(DT t, double a, double b, F f) {
+  switch (t) {
+  case DT::F32:
+  case DT::F16:
+  case DT::BF16:
+    return normalize(t, numF(static_cast<double>(f(static_cast<float>(a), static_cast<float>(b)))));
+  default:
+    return numF(f(a, b));
+  }
+}
+
+template <typename T> T fmaximum(T a, T b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<T>::quiet_NaN();
+  if (a == b)
+    return std::signbit(a) ? b : a; // max(-0, +0) = +0
+  return a > b ? a : b;
+}
+template <typename T> T fminimum(T a, T b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<T>::quiet_NaN();
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+} // namespace
+
+const char *interp::dtName(DT t) {
+  for (const DTInfo &d : kDTs)
+    if (d.dt == t)
+      return d.name;
+  return "?";
+}
+
+bool interp::isFloat(DT t) {
+  return t == DT::F16 || t == DT::BF16 || t == DT::F32 || t == DT::F64 || t == DT::LitFloat;
+}
+
+bool interp::dtFromName(const std::string &name, DT &out) {
+  for (const DTInfo &d : kDTs)
+    if (name == d.name && d.dt != DT::LitInt && d.dt != DT::LitFloat) {
+      out = d.dt;
+      return true;
+    }
+  return false;
+}
+
+rt::DType interp::toRt(DT t) {
+  switch (t) {
+  case DT::Bool: return rt::DType::Bool;
+  case DT::U8: return rt::DType::U8;
+  case DT::I8: return rt::DType::I8;
+  case DT::I16: return rt::DType::I16;
+  case DT::I32: return rt::DType::I32;
+  case DT::F16: return rt::DType::F16;
+  case DT::BF16: return rt::DType::BF16;
+  case DT::F32: return rt::DType::F32;
+  case DT::F64:
+  case DT::LitFloat: return rt::DType::F64;
+  default: return rt::DType::I64; // i64, index, untyped integers
+  }
+}
+
+DT interp::fromRt(rt::DType t) {
+  switch (t) {
+  case rt::DType::Bool: return DT::Bool;
+  case rt::DType::U8: return DT::U8;
+  case rt::DType::I8: return DT::I8;
+  case rt::DType::I16: return DT::I16;
+  case rt::DType::I32: return DT::I32;
+  case rt::DType::I64: return DT::I64;
+  case rt::DType::F16: return DT::F16;
+  case rt::DType::BF16: return DT::BF16;
+  case rt::DType::F32: return DT::F32;
+  case rt::DType::F64: return DT::F64;
+  }
+  return DT::F32;
+}
+
+Num interp::normalize(DT t, Num x) {
+  switch (t) {
+  case DT::Bool: return numI(x.i != 0);
+  case DT::U8: return numI(static_cast<uint8_t>(static_cast<uint64_t>(x.i)));
+  case DT::I8: return numI(static_cast<int8_t>(static_cast<uint64_t>(x.i)));
+  case DT::I16: return numI(static_cast<int16_t>(static_cast<uint64_t>(x.i)));
+  case DT::I32: return numI(static_cast<int32_t>(static_cast<uint64_t>(x.i)));
+  case DT::F32: return numF(static_cast<double>(static_cast<float>(x.f)));
+  case DT::F16: return numF(f16ToF32(f32ToF16(static_cast<float>(x.f))));
+  case DT::BF16: return numF(bf16ToF32(f32ToBF16(static_cast<float>(x.f))));
+  default: return x;
+  }
+}
+
+double interp::asDouble(DT t, Num x) { return isFloat(t) ? x.f : static_cast<double>(x.i); }
+
+bool interp::truthy(DT t, Num x) { return isFloat(t) ? x.f != 0 : x.i != 0; }
+
+std::string interp::numStr(DT t, Num x) {
+  if (t == DT::Bool)
+    return x.i ? "true" : "false";
+  if (isFloat(t))
+    return fmt::format("{}", x.f);
+  return std::to_string(x.i);
+}
+
+Num interp::convert(Num x, DT from, DT to) {
+  if (from == to)
+    return x;
+  bool ff = isFloat(from), tf = isFloat(to);
+  if (ff && tf)
+    return normalize(to, x);
+  if (!ff && tf) {
+    if (to == DT::F64 || to == DT::LitFloat)
+      return numF(static_cast<double>(x.i));
+    return normalize(to, numF(static_cast<double>(static_cast<float>(x.i))));
+  }
+  if (!ff)
+    return normalize(to, x);
+  // float -> integer: truncation toward zero, as C; what C leaves undefined
+  // (NaN, out of range) is an error here.
+  if (to == DT::Bool)
+    return numI(x.f != 0);
+  double t = std::trunc(x.f);
+  double lo, hi;
+  switch (to) {
+  case DT::U8: lo = 0, hi = 255; break;
+  case DT::I8: lo = -128, hi = 127; break;
+  case DT::I16: lo = -32768, hi = 32767; break;
+  case DT::I32: lo = -2147483648.0, hi = 2147483647.0; break;
+  default: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+  }
+  if (std::isnan(x.f) || t < lo || t > hi || (hi > 1e18 && t >= 9223372036854775808.0))
+    throw EvalError(fmt::format("cast of {} {} to {} is out of range", dtName(from), numStr(from, x),
+                                dtName(to)));
+  return numI(static_cast<int64_t>(t));
+}
+
+Num interp::arith(const std::string &op, DT t, Num a, Num b) {
+  if (isFloat(t)) {
+    if (op == "add") return floatOp(t, a.f, b.f, [](auto x, auto y) { return x + y; });
+    if (op == "sub") return floatOp(t, a.f, b.f, [](auto x, auto y) { return x - y; });
+    if (op == "mul") return floatOp(t, a.f, b.f, [](auto x, auto y) { return x * y; });
+    if (op == "div") return floatOp(t, a.f, b.f, [](auto x, auto y) { return x / y; });
+    if (op == "mod") return floatOp(t, a.f, b.f, [](auto x, auto y) { return std::fmod(x, y); });
+    if (op == "max") return floatOp(t, a.f, b.f, [](auto x, auto y) { return fmaximum(x, y); });
+    if (op == "min") return floatOp(t, a.f, b.f, [](auto x, auto y) { return fminimum(x, y); });
+    if (op == "pow") return floatOp(t, a.f, b.f, [](auto x, auto y) { return std::pow(x, y); });
+    throw EvalError(fmt::format("operator '{}' does not apply to {}", op, dtName(t)));
+  }
+  uint64_t x = static_cast<uint64_t>(a.i), y = static_cast<uint64_t>(b.i);
+  if (op == "add") return normalize(t, numI(static_cast<int64_t>(x + y)));
+  if (op == "sub") return normalize(t, numI(static_cast<int64_t>(x - y)));
+  if (op == "mul") return normalize(t, numI(static_cast<int64_t>(x * y)));
+  if (op == "div" || op == "mod") {
+    if (b.i == 0)
+      throw EvalError(fmt::format("integer {} by zero ({} {} 0)", op == "div" ? "division" : "remainder",
+                                  a.i, op == "div" ? "/" : "%"));
+    if (a.i == std::numeric_limits<int64_t>::min() && b.i == -1) // wraps
+      return op == "div" ? normalize(t, a) : numI(0);
+    // Floor division and its remainder (the remainder has the divisor's sign).
+    int64_t q = a.i / b.i, r = a.i % b.i;
+    if (r != 0 && ((r < 0) != (b.i < 0))) {
+      --q;
+      r += b.i;
+    }
+    return normalize(t, numI(op == "div" ? q : r));
+  }
+  if (op == "and") return normalize(t, numI(t == DT::Bool ? (a.i && b.i) : (a.i & b.i)));
+  if (op == "or") return normalize(t, numI(t == DT::Bool ? (a.i || b.i) : (a.i | b.i)));
+  if (op == "max") return a.i >= b.i ? a : b;
+  if (op == "min") return a.i <= b.i ? a : b;
+  throw EvalError(fmt::format("operator '{}' does not apply to {}", op, dtName(t)));
+}
+
+bool interp::compare(const std::string &p, DT t, Num a, Num b) {
+  if (isFloat(t)) {
+    double x = a.f, y = b.f;
+    if (p == "eq") return x == y;
+    if (p == "ne") return x != y; // unordered: NaN != NaN
+    if (p == "lt") return x < y;
+    if (p == "le") return x <= y;
+    if (p == "gt") return x > y;
+    return x >= y;
+  }
+  int64_t x = a.i, y = b.i;
+  if (p == "eq") return x == y;
+  if (p == "ne") return x != y;
+  if (p == "lt") return x < y;
+  if (p == "le") return x <= y;
+  if (p == "gt") return x > y;
+  return x >= y;
+}
+
+Num interp::unary(const std::string &n, DT t, Num a) {
+  if (n == "neg")
+    return isFloat(t) ? normalize(t, numF(-a.f)) : normalize(t, numI(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))));
+  if (n == "not")
+    return t == DT::Bool ? numI(!a.i) : normalize(t, numI(~a.i));
+  if (n == "abs") {
+    if (isFloat(t))
+      return numF(std::fabs(a.f));
+    return a.i < 0 ? unary("neg", t, a) : a;
+  }
+  if (!isFloat(t))
+    throw EvalError(fmt::format("__builtin_{} takes a float, found {}", n, dtName(t)));
+  auto f1 = [&](auto fn) { return floatOp(t, a.f, 0.0, [&](auto x, auto) { return fn(x); }); };
+  if (n == "exp") return f1([](auto x) { return std::exp(x); });
+  if (n == "log") return f1([](auto x) { return std::log(x); });
+  if (n == "sqrt") return f1([](auto x) { return std::sqrt(x); });
+  if (n == "rsqrt") return f1([](auto x) { return decltype(x)(1) / std::sqrt(x); });
+  if (n == "tanh") return f1([](auto x) { return std::tanh(x); });
+  if (n == "erf") return f1([](auto x) { return std::erf(x); });
+  if (n == "sin") return f1([](auto x) { return std::sin(x); });
+  if (n == "cos") return f1([](auto x) { return std::cos(x); });
+  throw EvalError(fmt::format("unknown builtin '__builtin_{}'", n));
+}
+
+Num interp::loadElem(rt::DType t, const std::byte *p) {
+  auto ld = [&](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  switch (t) {
+  case rt::DType::Bool: return numI(ld(uint8_t{}) != 0);
+  case rt::DType::U8: return numI(ld(uint8_t{}));
+  case rt::DType::I8: return numI(ld(int8_t{}));
+  case rt::DType::I16: return numI(ld(int16_t{}));
+  case rt::DType::I32: return numI(ld(int32_t{}));
+  case rt::DType::I64: return numI(ld(int64_t{}));
+  case rt::DType::F16: return numF(f16ToF32(ld(uint16_t{})));
+  case rt::DType::BF16: return numF(bf16ToF32(ld(uint16_t{})));
+  case rt::DType::F32: return numF(ld(float{}));
+  case rt::DType::F64: return numF(ld(double{}));
+  }
+  return numI(0);
+}
+
+void interp::storeElem(rt::DType t, Num x, std::byte *p) {
+  auto st = [&](auto v) { std::memcpy(p, &v, sizeof v); };
+  switch (t) {
+  case rt::DType::Bool: st(static_cast<uint8_t>(x.i != 0)); break;
+  case rt::DType::U8: st(static_cast<uint8_t>(x.i)); break;
+  case rt::DType::I8: st(static_cast<int8_t>(x.i)); break;
+  case rt::DType::I16: st(static_cast<int16_t>(x.i)); break;
+  case rt::DType::I32: st(static_cast<int32_t>(x.i)); break;
+  case rt::DType::I64: st(x.i); break;
+  case rt::DType::F16: st(f32ToF16(static_cast<float>(x.f))); break;
+  case rt::DType::BF16: st(f32ToBF16(static_cast<float>(x.f))); break;
+  case rt::DType::F32: st(static_cast<float>(x.f)); break;
+  case rt::DType::F64: st(x.f); break;
+  }
+}
+
+std::string interp::shapeStr(const std::vector<int64_t> &s) {
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
+
+const char *interp::kindName(Val::Kind k) {
+  switch (k) {
+  case Val::Unit: return "()";
+  case Val::Scalar: return "a scalar";
+  case Val::Tensor: return "a tensor";
+  case Val::Tuple: return "a tuple";
+  case Val::Struct: return "a struct";
+  case Val::Optional: return "an optional";
+  case Val::Array: return "an array";
+  case Val::Block: return "a block";
+  case Val::Rel: return "a relation";
+  }
+  return "?";
+}

@@ -1,0 +1,120 @@
+//===- Value.h - Runtime values of the reference interpreter ----*- C++ -*-===//
+//
+// A scalar is one 8-byte cell: int64 for integers, bool and index (always
+// normalized to the dtype's width, so an i8 holds -128..127), double for
+// floats (always rounded to the dtype, so an f32 cell holds a float value
+// exactly). Every operation computes in the dtype itself (f32 in float)
+// and normalizes its result, which is what makes results comparable
+// bit-for-bit-ish with compiled code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_LIB_INTERP_VALUE_H
+#define LINNET_LIB_INTERP_VALUE_H
+
+#include "linnet/Runtime/TensorFiles.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace linnet::interp {
+
+/// Scalar dtypes. LitInt/LitFloat are untyped literals that no context
+/// fixed (computed in i64/f64 until a typed operand or result fixes them).
+enum class DT : uint8_t { Bool, U8, I8, I16, I32, I64, Index, F16, BF16, F32, F64, LitInt, LitFloat };
+
+const char *dtName(DT t);
+bool isFloat(DT t);
+/// Parses a concrete dtype name ("f32", "index"); false if unknown.
+bool dtFromName(const std::string &name, DT &out);
+rt::DType toRt(DT t);
+DT fromRt(rt::DType t);
+
+union Num {
+  double f;
+  int64_t i;
+};
+inline Num numF(double f) { Num n; n.f = f; return n; }
+inline Num numI(int64_t i) { Num n; n.i = i; return n; }
+
+/// An error of the program being interpreted (or of its inputs); the
+/// message is complete, the interpreter adds the op's location.
+struct EvalError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Rounds/wraps a raw value into dtype `t`.
+Num normalize(DT t, Num x);
+/// `x` of dtype `from` as dtype `to` (C semantics: float to int truncates
+/// toward zero; out of range or NaN is an error).
+Num convert(Num x, DT from, DT to);
+double asDouble(DT t, Num x);
+bool truthy(DT t, Num x);
+std::string numStr(DT t, Num x);
+
+/// Binary arithmetic in dtype `t` (both operands already of dtype `t`):
+/// add sub mul div mod and or max min pow.
+Num arith(const std::string &op, DT t, Num a, Num b);
+/// Comparison in dtype `t`: eq ne lt le gt ge.
+bool compare(const std::string &pred, DT t, Num a, Num b);
+/// A unary builtin (exp log sqrt rsqrt tanh erf sin cos abs neg not, ...).
+Num unary(const std::string &name, DT t, Num a);
+
+/// Bytes of a stored tensor element to a cell, and back.
+Num loadElem(rt::DType t, const std::byte *p);
+void storeElem(rt::DType t, Num x, std::byte *p);
+
+struct Instance;
+struct Val;
+
+/// A relation in CSR form (destination-major), validated on entry.
+struct Relation {
+  int64_t numSrc = 0, numDst = 0;
+  std::vector<int64_t> rowPtr, colIdx;
+};
+
+/// A value. Tensor data and relations are shared and never mutated once
+/// built, so copying a Val is cheap and a state write simply replaces the
+/// member's pointer.
+struct Val {
+  enum Kind : uint8_t { Unit, Scalar, Tensor, Tuple, Struct, Optional, Array, Block, Rel } k = Unit;
+  DT dt = DT::F32;
+  Num s{};                                   // Scalar
+  std::vector<int64_t> shape;                // Tensor
+  std::shared_ptr<const std::vector<Num>> data; // Tensor
+  std::vector<Val> elems;                    // Tuple, Struct fields, Array, Optional (0 or 1)
+  std::shared_ptr<const std::vector<std::string>> fields; // Struct
+  Instance *inst = nullptr;                  // Block
+  std::shared_ptr<const Relation> rel;       // Rel
+
+  static Val scalar(DT t, Num x) {
+    Val v;
+    v.k = Scalar;
+    v.dt = t;
+    v.s = x;
+    return v;
+  }
+  static Val tensor(DT t, std::vector<int64_t> shape, std::vector<Num> data) {
+    Val v;
+    v.k = Tensor;
+    v.dt = t;
+    v.shape = std::move(shape);
+    v.data = std::make_shared<const std::vector<Num>>(std::move(data));
+    return v;
+  }
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+std::string shapeStr(const std::vector<int64_t> &s);
+const char *kindName(Val::Kind k);
+
+} // namespace linnet::interp
+
+#endif

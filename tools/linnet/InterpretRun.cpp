@@ -1,0 +1,204 @@
+//===- InterpretRun.cpp - `linnet run --interpret` ------------------------===//
+//
+// The same command line as a compiled run, executed by the reference
+// interpreter (lib/Interp): inputs by name from .npy files, relations as
+// row_ptr/col_idx pairs, results written as .npy in the entry's dtypes so
+// a compiled and an interpreted run can be compared file to file.
+//
+//===----------------------------------------------------------------------===//
+#include "InterpretRun.h"
+
+#include "FrontEnd.h"
+#include "linnet/Interp/Interpreter.h"
+#include "linnet/Plan/PlanReader.h"
+#include "linnet/Plan/PlanWriter.h"
+#include "linnet/Runtime/Binding.h"
+#include "linnet/Sema/Instantiate.h"
+#include "linnet/Sema/Sema.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+using namespace linnet;
+namespace fs = std::filesystem;
+
+namespace {
+const char *gCommand = "run";
+
+void report(const std::string &msg) {
+  // Errors located in the model already read `file:line:col: error: ...`.
+  if (msg.find(": error: ") != std::string::npos)
+    std::cerr << msg << "\n";
+  else
+    std::cerr << "linnet " << gCommand << ": error: " << msg << "\n";
+}
+
+/// The plan of a .ln model, through Sema and lowering, as `linnet plan` makes it.
+std::optional<plan::Plan> planOfSource(const std::string &model, const tool::SourceOptions &source) {
+  SourceManager sm;
+  std::string err;
+  std::optional<uint32_t> buf = sm.addFile(model, err);
+  if (!buf) {
+    report(fmt::format("cannot read '{}': {}", model, err));
+    return std::nullopt;
+  }
+  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(source.defines, gCommand);
+  if (!defines)
+    return std::nullopt;
+  DiagnosticEngine diag(sm, &std::cerr);
+  std::unique_ptr<sema::Program> prog =
+      sema::analyze(sm, *buf, model, diag, tool::semaOptions(source.includeDirs));
+  if (diag.hasErrors())
+    return std::nullopt;
+  const sema::BlockInfo *root = sema::findRootBlock(*prog, source.root, diag);
+  if (!root)
+    return std::nullopt;
+  std::optional<sema::Instantiation> inst = sema::instantiate(*root, *defines, diag);
+  if (!inst)
+    return std::nullopt;
+  nlohmann::json doc;
+  try {
+    doc = plan::buildPlan(*prog, &*inst);
+  } catch (const std::exception &e) {
+    std::cerr << "linnet: " << e.what() << "\n";
+    return std::nullopt;
+  }
+  std::vector<ir::Problem> problems;
+  std::optional<plan::Plan> p = plan::readPlan(doc, problems);
+  for (const ir::Problem &pr : problems)
+    report(fmt::format("{}: plan: {}", model, pr.str()));
+  return p;
+}
+
+std::optional<plan::Plan> planOfArtifact(const std::string &dir) {
+  std::string path = dir + "/plan.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    report(fmt::format("{}: cannot open (an artifact directory holds plan.json)", path));
+    return std::nullopt;
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<ir::Problem> problems;
+  std::optional<plan::Plan> p = plan::readPlanText(text, problems);
+  for (const ir::Problem &pr : problems)
+    std::cerr << fmt::format("{}: error: {}\n", path, pr.str());
+  return p;
+}
+} // namespace
+
+std::unique_ptr<interp::Interpreter> tool::loadInterpreter(const std::string &model, const SourceOptions &source,
+                                                           const std::string &weights, const std::string &binding,
+                                                           const char *command) {
+  gCommand = command;
+  std::error_code ec;
+  std::optional<plan::Plan> p;
+  if (fs::is_directory(model, ec)) {
+    p = planOfArtifact(model);
+  } else if (fs::path(model).extension() == ".ln" && fs::is_regular_file(model, ec)) {
+    p = planOfSource(model, source);
+  } else {
+    report(fmt::format("'{}' is neither an artifact directory nor a .ln model", model));
+    return nullptr;
+  }
+  if (!p)
+    return nullptr;
+  std::string error;
+  interp::LoadOptions lo;
+  lo.weightsPath = weights;
+  if (!binding.empty()) {
+    std::shared_ptr<rt::BindingMap> b = rt::BindingMap::load(binding, error);
+    if (!b) {
+      report(error);
+      return nullptr;
+    }
+    lo.externalName = [b](const std::string &path) { return b->externalName(path); };
+  }
+  std::unique_ptr<interp::Interpreter> in = interp::Interpreter::load(std::move(*p), lo, error);
+  if (!in)
+    report(error);
+  return in;
+}
+
+int tool::runInterpreted(const InterpretRunOptions &o) {
+  std::string error;
+  std::unique_ptr<interp::Interpreter> in = loadInterpreter(o.model, o.source, o.weights, o.binding, "run");
+  if (!in)
+    return 1;
+  std::optional<std::vector<interp::InputSig>> sigs = in->inputs(o.entry);
+  if (!sigs) {
+    report(fmt::format("no entry '{}' (entries: {})", o.entry, fmt::join(in->entries(), ", ")));
+    return 1;
+  }
+  std::map<std::string, std::string> files;
+  for (const std::string &s : o.inputs) {
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      report(fmt::format("--input expects NAME=FILE.npy, found '{}'", s));
+      return 2;
+    }
+    files[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  for (const std::string &rel : o.relations) {
+    size_t eq = rel.find('='), comma = rel.find(',', eq);
+    if (eq == std::string::npos || eq == 0 || comma == std::string::npos) {
+      report(fmt::format("--relation expects NAME=ROW_PTR.npy,COL_IDX.npy, found '{}'", rel));
+      return 2;
+    }
+    std::string name = rel.substr(0, eq);
+    files[name + ".row_ptr"] = rel.substr(eq + 1, comma - eq - 1);
+    files[name + ".col_idx"] = rel.substr(comma + 1);
+  }
+  std::vector<rt::OwnedTensor> owned;
+  std::vector<std::string> problems;
+  std::set<std::string> missingRelations;
+  for (const interp::InputSig &s : *sigs) {
+    auto it = files.find(s.name);
+    if (it == files.end()) {
+      if (s.relation.empty())
+        problems.push_back(fmt::format("missing input '{}' (--input {}=FILE.npy)", s.name, s.name));
+      else if (missingRelations.insert(s.relation).second)
+        problems.push_back(
+            fmt::format("missing relation '{}' (--relation {}=ROW_PTR.npy,COL_IDX.npy)", s.relation, s.relation));
+      continue;
+    }
+    std::optional<rt::OwnedTensor> t = rt::readNpy(it->second, error);
+    if (!t) {
+      problems.push_back(error);
+      continue;
+    }
+    owned.push_back(std::move(*t));
+    files.erase(it);
+  }
+  for (auto &[name, file] : files)
+    problems.push_back(fmt::format("entry '{}' has no input '{}'", o.entry, name));
+  if (!problems.empty()) {
+    for (const std::string &pr : problems)
+      report(pr);
+    return 1;
+  }
+  size_t nres = in->resultCount(o.entry);
+  if (o.outputs.size() > nres) {
+    report(fmt::format("entry '{}' has {} result(s), {} --output given", o.entry, nres, o.outputs.size()));
+    return 2;
+  }
+  std::vector<rt::TensorView> views;
+  for (const rt::OwnedTensor &t : owned)
+    views.push_back(t.view());
+  std::vector<rt::OwnedTensor> results;
+  for (unsigned i = 0; i < std::max(1u, o.repeat); ++i)
+    if (!in->call(o.entry, views, results, error)) {
+      report(error);
+      return 1;
+    }
+  for (size_t r = 0; r < o.outputs.size(); ++r)
+    if (!rt::writeNpy(o.outputs[r], results[r].view(), error)) {
+      report(error);
+      return 1;
+    }
+  return 0;
+}
