@@ -320,7 +320,8 @@ def candidates(prog):
                 yield ("kid", ni, ci)
         if scalar and not isinstance(n, Lit) and n.dtype in FLOATS + INTS:
             yield ("lit", ni, None)
-    yield ("params", None, None)
+    for pi in range(len(prog.entry.params)):
+        yield ("param", pi, None)
 
 
 def apply(prog, cand):
@@ -330,18 +331,18 @@ def apply(prog, cand):
         fns = list(p.fns) + [f for bl in p.blocks for f in bl.fns] + [p.entry]
         del fns[a].stmts[b]
         return p
-    if kind == "params":
+    if kind == "param":
+        x = p.entry.params[a]
         used = set()
         for (_, _, n) in walk(p):
             used |= n.free()
-        for f in [p.entry]:
-            for s in f.stmts:
-                used |= s.free()
-        keep = [x for x in p.entry.params if x.name in used or x.kind == "relation" and x.name in used]
-        if len(keep) == len(p.entry.params):
+        for s in p.entry.stmts:
+            used |= s.free()
+        if x.name in used:
             return None
-        p.entry.params = keep
-        p.inputs = {k: v for k, v in p.inputs.items() if any(k == x.name for x in keep)}
+        del p.entry.params[a]
+        p.inputs.pop(x.name, None)
+        p.relations.pop(x.name, None)
         return p
     nodes = walk(p)
     owner, k, n = nodes[a]
@@ -417,9 +418,10 @@ def header(prog, res):
     for c in res["commands"]:
         lines.append("//   " + " ".join(["linnet"] + c[1:]))
     err = res.get("error", "")
-    if res["kind"] == "disagreed":
-        lines.append("// expected (reference): %s" % err.split("expected ")[-1].split(", found")[0])
-        lines.append("// found (compiled): %s" % err)
+    m = re.search(r"first at (.*): expected (.*), found (.*)", err)
+    if res["kind"] == "disagreed" and m:
+        lines.append("// expected: result%s = %s (reference)" % (m.group(1), m.group(2)))
+        lines.append("// found: result%s = %s (compiled; %s)" % (m.group(1), m.group(3), err.split(";")[0]))
     else:
         lines.append("// expected: %s" % ("builds and runs (check accepts it)"))
         lines.append("// found: %s" % err)

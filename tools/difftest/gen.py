@@ -52,13 +52,22 @@ ALL_FEATURES = [
     "idxcast",      # an index used as a value: i as f32
     "tanh_erf",     # tanh, erf, gelu, gelu_tanh
     "typedT",       # root block generic over its float dtype T
+    "smallidx",     # an index whose domain is smaller than the axis: x[i] with i: N, x: [N + 1]
+    "letannot",     # `let one: f32 = 0.75`: an annotated let of an untyped literal
+    "domonly",      # reductions whose body does not read their binders: sum(k: K) 1.0
+    "litcast",      # a literal given its type by a cast: 1.0 as T, (-2.0) as f32
+    "stepslice",    # slices with a step: x[::2]
     "childcomp",    # a child block's param read inside a comprehension
 ]
 
 # What agrees today; each feature left out is a known gap in docs/difftest.md.
-CI_EXCLUDED = {}
+CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "nested", "slices",
+               "helpers", "params", "rootdims", "entrydims", "tri", "if", "f64", "prod", "ints",
+               "blockexpr", "while"}
 PROFILES = {
+    "ci": CI_FEATURES,
     "full": set(ALL_FEATURES),
+    "none": set(),
 }
 
 SMALL_LITS = [0.5, 1.0, 1.5, 2.0, 0.25, 3.0, 0.75]
@@ -300,21 +309,34 @@ class Gen:
                 style = self.pick(["untyped", "untyped", "suffix", "cast"])
             else:
                 style = "suffix"
-        if style == "cast" and not self.has("literals"):
+        if style == "cast" and not self.has("litcast"):
             style = "suffix"
         tname = sc.tn(dt)
         if style == "suffix" and tname != dt:
-            style = "cast"
+            style = "cast" if self.has("litcast") else "untyped"
         if dt in FLOATS and style == "untyped" and self.has("literals") and self.chance(0.2) and v == int(v):
             return Lit(int(v), dt, "untyped")  # an integer literal in float context
         return Lit(v, dt, style, tname)
+
+    def tlit(self, v, dt, tname, untyped_ok=False):
+        """A literal of type `tname` (a dtype or a generic T) written as the features allow."""
+        if untyped_ok and self.has("literals"):
+            return Lit(v, dt, "untyped", tname)
+        if tname == dt:
+            return Lit(v, dt, "suffix", tname)
+        if self.has("litcast"):
+            return Lit(v, dt, "cast", tname)
+        # `2i64 as T`: a typed integer literal converted, not a literal typed by its use
+        if v == int(v):
+            return Cast(Lit(int(v), "i64", "suffix"), dt, tname)
+        return Bin("*", Cast(Lit(int(v * 4), "i64", "suffix"), dt, tname), Lit(0.25, dt, "untyped", tname))
 
     def typed(self, n, sc):
         """Make every untyped literal of `n` typed when nothing else fixes its type."""
         if n.typed:
             return n
         if isinstance(n, Lit):
-            return Lit(n.value, n.dtype, "suffix" if sc.tn(n.dtype) == n.dtype else "cast", sc.tn(n.dtype))
+            return self.tlit(n.value, n.dtype, sc.tn(n.dtype))
         for i, k in enumerate(n.kids()):
             if not k.typed and k.dtype != "bool":
                 n.set_kid(i, self.typed(k, sc))
@@ -358,8 +380,11 @@ class Gen:
                     if j != i:
                         cands.append(Bin("+", ri, Ref(j, "i64", mag=e.val)))
         self.rng.shuffle(cands)
+        doms = {i: d.val for i, d in sc.idx}
         for c in cands:
             r = self.range_of(c, sc)
+            if not self.has("smallidx") and any(doms.get(x, axis.val) != axis.val for x in c.free()):
+                continue
             if r and r[0] >= 0 and r[1] < axis.val:
                 return c
         if axis.val > 0 and self.has("idxarith") and self.chance(0.3):
@@ -393,7 +418,7 @@ class Gen:
             a = self.access(dt, sc)
             if a is not None:
                 return a
-        if r < 0.75 and sc.idx and dt != "bool" and (dt in INTS or self.has("idxcast")):
+        if r < 0.75 and sc.idx and dt != "bool" and self.has("idxcast"):
             i, d = self.pick(sc.idx)
             n = Ref(i, "i64", mag=d.val)
             if self.has("idxarith") and self.chance(0.5):
@@ -418,9 +443,9 @@ class Gen:
                 if need_typed and not n.typed:
                     n = self.typed(n, sc)
                 return n
-        n = self.access(dt, sc) or self.lit(dt, sc, "suffix" if sc.tn(dt) == dt else "cast")
+        n = self.access(dt, sc) or self.typed(self.lit(dt, sc, "suffix"), sc)
         if not self.ok(n, dt):
-            n = self.lit(dt, sc, "suffix" if sc.tn(dt) == dt else "cast")
+            n = self.typed(self.lit(dt, sc, "suffix"), sc)
         return n
 
     def cond(self, sc, depth):
@@ -495,7 +520,7 @@ class Gen:
             return Un("-", self.scalar(dt, sc, depth - 1, need_typed))
         if kind == "cast":
             src = self.pick([d for d in self.dtypes() if d != dt] or [dt])
-            a = self.scalar(src, sc, depth - 1, need_typed=not self.has("literals"))
+            a = self.scalar(src, sc, depth - 1, need_typed=not self.has("litcast"))
             if src in FLOATS and dt in INTS and a.bits is None:
                 return None
             if src == dt:
@@ -545,7 +570,7 @@ class Gen:
             self.prog.imports.add(("std.math", "abs"))
             d = Bin("+", Call("abs", [a], dt, mag=a.mag, bits=a.bits), lit)
             d = Bin("+", Call("abs", [a], dt, mag=a.mag, bits=a.bits), lit) if self.chance(0.5) else \
-                Lit(self.pick([2.0, 4.0, 0.5]), dt, self.pick(["untyped", "suffix"]) if sc.tn(dt) == dt else "cast", sc.tn(dt))
+                self.tlit(self.pick([2.0, 4.0, 0.5]), dt, sc.tn(dt), untyped_ok=self.chance(0.5))
             return d
         c = self.rng.choice([2, 3, -2, 5])
         if self.chance(0.4):
@@ -556,6 +581,7 @@ class Gen:
     def mathcall(self, dt, sc, depth):
         if dt not in FLOATS:
             if self.has("casts") and self.chance(0.5):
+                self.prog.imports.add(("std.math", "abs"))
                 return Call("abs", [self.scalar(dt, sc, depth - 1)], dt, mag=MAGCAP[dt], bits=0)
             return self.scalar(dt, sc, depth - 1)
         fns = ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "pow", "abs", "relu", "sigmoid", "silu"]
@@ -564,7 +590,7 @@ class Gen:
         fn = self.pick(fns)
         a = self.scalar(dt, sc, depth - 1)
         mk = lambda args, mag: self._math(fn, args, dt, mag)
-        one = lambda v: Lit(v, dt, "untyped" if self.has("literals") else ("suffix" if sc.tn(dt) == dt else "cast"), sc.tn(dt))
+        one = lambda v: self.tlit(v, dt, sc.tn(dt), untyped_ok=True)
         if fn == "exp":
             if a.mag > 4:
                 return None
@@ -631,6 +657,8 @@ class Gen:
             body = self.scalar(dt, s2, depth - 1, need_typed=False)
             n = math.prod(b.dim.val for b in binders)
             mag = body.mag * n if red == "sum" else body.mag
+        if not self.has("domonly") and not (body.free() & {b.name for b in binders}):
+            return None
         bits = body.bits if red in ("sum", "max", "min", "prod") else None
         if red == "prod" and body.bits is not None:
             bits = body.bits * max(1, n)
@@ -673,9 +701,12 @@ class Gen:
                 items = [("idx", self.index(v.dims[0], s2))] + [("all",)]
                 body = SliceT(v, items, v.dims[1:])
                 return Comp(binders, body)
-        if body is None:
+        names = {b.name for b in binders}
+        for _ in range(5):
             body = self.scalar(dt, s2, depth, need_typed=not (self.has("literals") and self.chance(0.1)))
-            body = self.typed(body, s2) if not body.typed else body
+            if self.has("domonly") or body.free() & names:
+                break
+        body = self.typed(body, s2) if not body.typed else body
         return Comp(binders, body)
 
     def slice_of(self, sc):
@@ -689,7 +720,7 @@ class Gen:
             if r < 0.3 and d.val >= 2:
                 items.append(("slice", "1", None, None, 1, None, None))
                 dims.append(Dim("%s - 1" % d.text, d.val - 1, atomic=False))
-            elif r < 0.45 and d.val >= 2:
+            elif r < 0.45 and d.val >= 2 and self.has("stepslice"):
                 items.append(("slice", None, None, "2", None, None, 2))
                 dims.append(Dim("(%s + 1) / 2" % d.text, (d.val + 1) // 2, atomic=False))
             elif r < 0.55 and d.val >= 1 and len(v.dims) > 1 and len(dims) + 1 < len(v.dims) + 1:
@@ -703,7 +734,7 @@ class Gen:
 
     def let_stmt(self, sc, depth):
         dt = self.pick(self.dtypes())
-        if self.has("bool") and self.chance(0.08):
+        if self.has("bool") and self.chance(0.15):
             dt = "bool"
         r = self.rng.random()
         val = None
@@ -725,7 +756,7 @@ class Gen:
         annot = self.has("literals") and not dims and self.chance(0.3)
         if annot and isinstance(val, Lit) is False and not dims:
             pass
-        if self.has("literals") and not dims and self.chance(0.15) and vdt in FLOATS:
+        if self.has("letannot") and not dims and self.chance(0.15) and vdt in FLOATS:
             # `let one: T = 1.0`
             val = Lit(self.pick(SMALL_LITS), vdt, "untyped")
             var.mag, var.bits = val.mag, val.bits
@@ -743,8 +774,10 @@ class Gen:
         # the result: a comprehension over the result dims reading recent values
         dt = result_dt or self.pick([v.dtype for v in sc.vars if v.dims and v.dtype != "rel"] or ["f32"])
         if result_dims is None:
-            cands = [v for v in sc.vars[-3:] if v.dims and v.dtype == dt]
-            result_dims = list(self.pick(cands).dims) if cands else [self.domain(sc)]
+            ok = lambda ds: self.has("dimexpr_sig") or all(d.atomic for d in ds)
+            cands = [v for v in sc.vars[-3:] if v.dims and v.dtype == dt and ok(v.dims)]
+            atomic = [d for d in sc.dims if d.atomic and d.val > 0] or [Dim("3", 3)]
+            result_dims = list(self.pick(cands).dims) if cands else [self.pick(atomic)]
         res = self.comp(dt, sc, depth, dims=result_dims)
         fn.result = res
         fn.rdims, fn.rdtype, fn.rtname = list(res.dims), dt, sc.tn(dt)
@@ -761,7 +794,7 @@ class Gen:
             binders.append(Binder(i, d))
             s3.idx.append((i, d))
         a = Access(h, [Ref(b.name, "i64", mag=b.dim.val) for b in binders])
-        half = Lit(0.5, var.dtype, "untyped" if self.has("literals") else ("suffix" if var.tname == var.dtype else "cast"), var.tname)
+        half = self.tlit(0.5, var.dtype, var.tname, untyped_ok=True)
         other = self.scalar(var.dtype, s3, 1)
         step = Comp(binders, Bin("+", Bin("*", a, half), Bin("*", half, other)))
         loop = Loop(h, VarT(var), step, Dim(str(self.rng.randint(1, 3)), 0), self.name("l"))
@@ -782,7 +815,7 @@ class Gen:
             args.append(self.pick(more))
         dt = args[0].dtype
         fn = Fn(self.name("helper"))
-        generic_dt = dt in FLOATS and self.chance(0.6)
+        generic_dt = dt in FLOATS and (self.chance(0.6) or any(a.tname != a.dtype for a in args))
         dmap = {}
         gens = []
         for a in args:
@@ -1144,7 +1177,7 @@ def _program(g):
         inc = g.scalar("f32", s2, 1)
         inc_mag = min(inc.mag, 4.0)
         upd = Comp([Binder(i, d)], Bin("+", Bin("*", Access(st, [Ref(i, "i64", mag=d.val)]),
-                                                 Lit(0.5, "f32", "untyped" if g.has("literals") else ("suffix" if not tn else "cast"), sc.tn("f32"))),
+                                                 g.tlit(0.5, "f32", sc.tn("f32"), untyped_ok=True)),
                                        inc))
         st.mag = 2 * inc.mag
         if g.has("ifstate") and g.chance(0.5):
@@ -1213,7 +1246,7 @@ def make_child(g, sc, root, dims, alld):
         s2 = bsc.child()
         i = g.name("i")
         s2.idx.append((i, D))
-        fn.stmts.append(Assign(st, Comp([Binder(i, D)], Bin("+", Bin("*", Access(st, [Ref(i, "i64")]), Lit(0.5, "f32", "untyped" if g.has("literals") else ("suffix" if not tn else "cast"), tn.get("f32", "f32"))), Access(w, [Ref(i, "i64")])))))
+        fn.stmts.append(Assign(st, Comp([Binder(i, D)], Bin("+", Bin("*", Access(st, [Ref(i, "i64")]), g.tlit(0.5, "f32", tn.get("f32", "f32"), untyped_ok=True)), Access(w, [Ref(i, "i64")])))))
         bsc.vars.append(st)
     saved = g.f
     if not g.has("childcomp"):
