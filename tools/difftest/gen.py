@@ -53,6 +53,8 @@ ALL_FEATURES = [
     "tanh_erf",     # tanh, erf, gelu, gelu_tanh
     "typedT",       # root block generic over its float dtype T
     "smallidx",     # an index whose domain is smaller than the axis: x[i] with i: N, x: [N + 1]
+    "trimean",      # mean over a filtered (triangular) domain
+    "tensorbody",   # a comprehension whose body is a tensor: [i: N] x[i, ...]
     "letannot",     # `let one: f32 = 0.75`: an annotated let of an untyped literal
     "domonly",      # reductions whose body does not read their binders: sum(k: K) 1.0
     "litcast",      # a literal given its type by a cast: 1.0 as T, (-2.0) as f32
@@ -627,6 +629,8 @@ class Gen:
         binders = []
         nb = 2 if self.has("multibind") and self.chance(0.25) else 1
         tri = self.has("tri") and sc.idx and self.chance(0.4)
+        if tri and red == "mean" and not self.has("trimean"):
+            red = "sum"
         for _ in range(nb):
             k = self.name("k")
             if tri and not binders:
@@ -680,6 +684,7 @@ class Gen:
     def comp(self, dt, sc, depth, dims=None):
         s2 = sc.child()
         binders = []
+        given = dims
         if dims is None:
             dims = [self.domain(sc) for _ in range(self.weighted([(1, 3), (2, 3), (3, 1)]))]
         for d in dims:
@@ -694,7 +699,7 @@ class Gen:
             s3.idx.append((binders[0].name, binders[0].dim))
             inner = self.comp(dt, s3, depth, dims=dims[1:])
             return Comp(binders[:1], inner)
-        if self.has("nested") and self.has("slices") and self.chance(0.15):
+        if given is None and self.has("tensorbody") and self.has("slices") and self.chance(0.15):
             vs = [v for v in self.readable(sc, dt) if len(v.dims) >= 2]
             if vs:
                 v = self.pick(vs)
