@@ -53,6 +53,9 @@ ALL_FEATURES = [
     "tanh_erf",     # tanh, erf, gelu, gelu_tanh
     "typedT",       # root block generic over its float dtype T
     "smallidx",     # an index whose domain is smaller than the axis: x[i] with i: N, x: [N + 1]
+    "emptyred",     # strict filters (k < i) that leave a reduction empty: its identity
+    "untypedcomp",  # a comprehension body that is only untyped literals: [i: N] 0.0
+    "intlit",       # untyped integer literals in integer arithmetic: 0 * t[n]
     "trimean",      # mean over a filtered (triangular) domain
     "tensorbody",   # a comprehension whose body is a tensor: [i: N] x[i, ...]
     "letannot",     # `let one: f32 = 0.75`: an annotated let of an untyped literal
@@ -311,6 +314,8 @@ class Gen:
                 style = self.pick(["untyped", "untyped", "suffix", "cast"])
             else:
                 style = "suffix"
+        if dt in INTS and style == "untyped" and not self.has("intlit"):
+            style = "suffix"
         if style == "cast" and not self.has("litcast"):
             style = "suffix"
         tname = sc.tn(dt)
@@ -379,7 +384,7 @@ class Gen:
                                  Ref(axis.text, dimtext=axis.etext(), val=axis.val)))
                 cands.append(Call("min", [ri, Bin("-", Ref(axis.text, dimtext=axis.etext(), val=axis.val), one)], "i64"))
                 for (j, e) in sc.idx:
-                    if j != i:
+                    if j != i and self.has("smallidx"):
                         cands.append(Bin("+", ri, Ref(j, "i64", mag=e.val)))
         self.rng.shuffle(cands)
         doms = {i: d.val for i, d in sc.idx}
@@ -577,8 +582,8 @@ class Gen:
         c = self.rng.choice([2, 3, -2, 5])
         if self.chance(0.4):
             a = self.scalar(dt, sc, 0)
-            return Call("max", [a, Lit(1, dt)], dt, mag=max(a.mag, 1), bits=0)
-        return Lit(c, dt)
+            return Call("max", [a, Lit(1, dt, "untyped" if self.has("intlit") else "suffix")], dt, mag=max(a.mag, 1), bits=0)
+        return Lit(c, dt, "untyped" if self.has("intlit") else "suffix")
 
     def mathcall(self, dt, sc, depth):
         if dt not in FLOATS:
@@ -635,7 +640,7 @@ class Gen:
             k = self.name("k")
             if tri and not binders:
                 i, d = self.pick(sc.idx)
-                op = self.pick(["<=", "<=", "<", ">=", ">"])
+                op = self.pick(["<=", "<=", "<", ">=", ">"] if self.has("emptyred") else ["<=", ">="])
                 if red == "mean" and op in ("<", ">"):
                     op = op + "="
                 filt = Bin(op, Ref(k, "i64", mag=d.val), Ref(i, "i64", mag=d.val))
@@ -708,7 +713,7 @@ class Gen:
                 return Comp(binders, body)
         names = {b.name for b in binders}
         for _ in range(5):
-            body = self.scalar(dt, s2, depth, need_typed=not (self.has("literals") and self.chance(0.1)))
+            body = self.scalar(dt, s2, depth, need_typed=not (self.has("untypedcomp") and self.chance(0.1)))
             if self.has("domonly") or body.free() & names:
                 break
         body = self.typed(body, s2) if not body.typed else body
