@@ -1554,16 +1554,50 @@ private:
 
   Reducer builtinReducer(const std::string &name, Type t) {
     Reducer r;
-    std::string comb = name == "sum" || name == "mean" ? "add"
-                     : name == "prod"                  ? "mul"
-                     : name == "max"                   ? "max"
-                     : name == "min"                   ? "min"
-                                                       : "";
+    if (name == "mean") {
+      // (sum, count): the count is of the messages combined, so a filter
+      // (`mean(k: N where k <= i)`) or a CSR row counts what it keeps.
+      Reducer sum = builtinReducer("sum", t);
+      Type i64 = b_.getI64Type();
+      auto pair = [](V s, V n) {
+        V a;
+        a.k = V::Agg;
+        a.elems = {s, n};
+        a.names = {"sum", "count"};
+        return a;
+      };
+      r.identity = [=, this] { return pair(sum.identity(), V::scalar(constant(i64, 0))); };
+      r.lift = [=, this](const std::vector<V> &m) {
+        return pair(sum.lift(m), V::scalar(constant(i64, 1)));
+      };
+      r.combine = [=, this](const V &a, const V &c) {
+        return pair(sum.combine(a.elems[0], c.elems[0]),
+                    V::scalar(b_.create<arith::AddIOp>(loc_, a.elems[1].v, c.elems[1].v)));
+      };
+      // An empty mean is 0 / 0: NaN for floats (as the interpreter and
+      // torch.mean of an empty tensor), 0 for integers.
+      r.finalize = [=, this](const V &s) {
+        Value n = convert(s.elems[1].v, t);
+        if (!isFloat(t))
+          n = b_.create<arith::MaxSIOp>(loc_, n, constant(t, 1));
+        return V::scalar(binary("div", s.elems[0].v, n, t));
+      };
+      return r;
+    }
+    std::string comb = name == "sum"   ? "add"
+                     : name == "prod"  ? "mul"
+                     : name == "max"   ? "max"
+                     : name == "min"   ? "min"
+                     : name == "any"   ? "or"
+                     : name == "all"   ? "and"
+                                       : "";
     if (comb.empty())
       fail(fmt::format("{}: unknown reducer '{}'", where_, name));
     r.identity = [=, this] {
       if (comb == "add") return V::scalar(constant(t, 0));
       if (comb == "mul") return V::scalar(constant(t, 1));
+      if (comb == "or") return V::scalar(constant(t, 0));
+      if (comb == "and") return V::scalar(constant(t, 1));
       if (isFloat(t)) return V::scalar(infinity(t, comb == "max"));
       int64_t w = t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
       return V::scalar(b_.create<arith::ConstantOp>(
@@ -1967,7 +2001,14 @@ private:
     std::string builtinName = spec.is_string() ? spec.get<std::string>() : "";
     if (!builtinName.empty() && (!resultT || !isa<IntegerType, IndexType, FloatType>(resultT)))
       fail(fmt::format("{}: a built-in '{}' reduction must produce a scalar", where_, builtinName));
-    Reducer red = builtinName.empty() ? userReducer(spec, f) : builtinReducer(builtinName, resultT);
+    // A mean over dense domains without a filter divides by the domains'
+    // product (no count carried); otherwise it counts what it combines.
+    bool denseMean = builtinName == "mean" && !filter;
+    for (const json &ix : indices)
+      denseMean &= !ix.contains("relation");
+    Reducer red = builtinName.empty() ? userReducer(spec, f)
+                  : denseMean         ? builtinReducer("sum", resultT)
+                                      : builtinReducer(builtinName, resultT);
 
     // Loop bounds of each index; a relation index loops over a destination's
     // CSR row.
@@ -2066,13 +2107,10 @@ private:
     size_t pos = 0;
     V acc = rebuild(init, finalLeaves, pos);
     V out = red.finalize(acc);
-    if (builtinName == "mean") {
+    if (denseMean) {
       Value count = cIndex(1);
-      for (Loop &l : loops) {
-        if (l.relation)
-          fail(fmt::format("{}: mean over a relation is not supported by the CPU backend yet", where_));
+      for (Loop &l : loops)
         count = b_.create<arith::MulIOp>(loc_, count, dimValue(l.size));
-      }
       out = V::scalar(binary("div", out.v, convert(count, resultT), resultT));
     }
     if (op.results.size() > 1 && out.k == V::Agg)

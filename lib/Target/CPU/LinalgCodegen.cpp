@@ -852,7 +852,16 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
     for (int64_t &d : choice.shape)
       if (ShapedType::isDynamic(d))
         d = -1;
-    if (scheduleElementwise(s, op, tag++, t)) {
+    // bool is one byte per element in memory (the runtime ABI, scalar
+    // loads and stores), but a vector<Nxi1> store packs bits: ops on bool
+    // buffers stay scalar loops.
+    bool touchesBool = llvm::any_of(op->getOperandTypes(), [](Type ty) {
+      auto st = dyn_cast<ShapedType>(ty);
+      return st && st.getElementType().isInteger(1);
+    });
+    bool vectorized = !touchesBool && scheduleElementwise(s, op, tag, t);
+    ++tag;
+    if (vectorized) {
       choice.role = "elementwise";
       choice.routine = "vectorized";
       scheduled = true;
