@@ -378,6 +378,18 @@ private:
   // Entries
   //===--------------------------------------------------------------===//
 
+  /// Whether a dim refers to one of `syms` (an entry generic: its value is
+  /// known only at run time).
+  static bool mentions(const json &d, const std::set<std::string> &syms) {
+    if (d.is_object() && d.contains("sym"))
+      return syms.count(d["sym"].get<std::string>()) > 0;
+    if (d.is_object() && d.contains("args"))
+      for (const json &a : d["args"])
+        if (mentions(a, syms))
+          return true;
+    return false;
+  }
+
   void entry(const plan::Function &fn) {
     Frame f;
     f.fn = fn.name;
@@ -414,7 +426,7 @@ private:
                          fn.name, ir::typeStr(t)));
       SmallVector<int64_t> shape;
       for (const json &u : t["shape"]) {
-        if (u.is_object() && u.contains("sym") && entryGenerics.count(u["sym"].get<std::string>()))
+        if (mentions(u, entryGenerics))
           shape.push_back(ShapedType::kDynamic);
         else
           shape.push_back(*dim(u, f).c);
@@ -2180,14 +2192,57 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
     else if (g.value("kind", "") == "dtype")
       rootTypes[g["var"]] = g["value"];
   }
-  auto dimSig = [&](const json &u) -> json {
-    if (u.is_number_integer())
-      return u;
+  // A signature dim with the root generics substituted and folded: an
+  // integer, or text over entry generics that the runtime evaluates
+  // (every compound operand parenthesized; `/` and `%` floor).
+  std::function<json(const json &)> dimSig = [&](const json &u) -> json {
+    if (u.is_number_integer()) {
+      int64_t v = u.get<int64_t>();
+      return v < 0 ? json(fmt::format("(0 - {})", -v)) : u;
+    }
     if (u.is_object() && u.contains("sym")) {
       auto it = rootDims.find(u["sym"]);
       return it != rootDims.end() ? it->second : json(u["name"]);
     }
-    return json(ir::dimStr(u));
+    if (!u.is_object() || !u.contains("op"))
+      return json(ir::dimStr(u));
+    std::string op = u["op"];
+    std::vector<json> xs;
+    bool folded = true;
+    for (const json &a : u["args"]) {
+      xs.push_back(dimSig(a));
+      folded &= xs.back().is_number_integer();
+    }
+    if (folded && !xs.empty()) {
+      int64_t acc = xs[0].get<int64_t>();
+      for (size_t i = 1; i < xs.size(); ++i) {
+        int64_t y = xs[i].get<int64_t>();
+        if (op == "add") acc += y;
+        else if (op == "mul") acc *= y;
+        else if (op == "min") acc = std::min(acc, y);
+        else if (op == "max") acc = std::max(acc, y);
+        else if (y != 0 && (op == "floordiv" || op == "mod")) {
+          int64_t q = acc / y, m = acc % y;
+          if (m != 0 && ((m < 0) != (y < 0))) {
+            --q;
+            m += y;
+          }
+          acc = op == "floordiv" ? q : m;
+        } else {
+          folded = false;
+          break;
+        }
+      }
+      if (folded)
+        return acc < 0 ? json(fmt::format("(0 - {})", -acc)) : json(acc);
+    }
+    std::vector<std::string> parts;
+    for (const json &x : xs)
+      parts.push_back(x.is_string() ? x.get<std::string>() : std::to_string(x.get<int64_t>()));
+    if (op == "min" || op == "max")
+      return fmt::format("{}({})", op, fmt::join(parts, ", "));
+    const char *sep = op == "add" ? " + " : op == "mul" ? " * " : op == "floordiv" ? " / " : " % ";
+    return fmt::format("({})", fmt::join(parts, sep));
   };
   auto dtypeSig = [&](const json &d) -> json {
     if (d.is_object() && d.contains("var"))

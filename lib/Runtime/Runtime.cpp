@@ -100,8 +100,9 @@ std::vector<int64_t> descriptor(const void *data, const std::vector<int64_t> &sh
 /// Generic values bound so far, with the input each came from.
 using DimBindings = std::map<std::string, std::pair<int64_t, std::string>>;
 
-/// Evaluates a signature dim: an integer, a name, or `+ - *` over both.
-/// Returns nullopt if a name is unbound or the text is malformed.
+/// Evaluates a signature dim: an integer, a name, `+ - * / %` over both
+/// (`/` and `%` floor, as dims do) and `min(a, b)`, `max(a, b)`. Returns
+/// nullopt if a name is unbound, a divisor is zero or the text is malformed.
 std::optional<int64_t> evalExpr(std::string_view text, const DimBindings &b) {
   size_t pos = 0;
   auto skip = [&] {
@@ -130,19 +131,44 @@ std::optional<int64_t> evalExpr(std::string_view text, const DimBindings &b) {
       ++pos;
     if (pos == start)
       return std::nullopt;
-    auto it = b.find(std::string(text.substr(start, pos - start)));
+    std::string_view word = text.substr(start, pos - start);
+    if ((word == "min" || word == "max") && pos < text.size() && text[pos] == '(') {
+      ++pos;
+      auto x = sum();
+      skip();
+      if (!x || pos >= text.size() || text[pos] != ',')
+        return std::nullopt;
+      ++pos;
+      auto y = sum();
+      skip();
+      if (!y || pos >= text.size() || text[pos] != ')')
+        return std::nullopt;
+      ++pos;
+      return word == "min" ? std::min(*x, *y) : std::max(*x, *y);
+    }
+    auto it = b.find(std::string(word));
     if (it == b.end())
       return std::nullopt;
     return it->second.first;
   };
   product = [&]() -> std::optional<int64_t> {
     auto v = atom();
-    for (skip(); v && pos < text.size() && text[pos] == '*'; skip()) {
-      ++pos;
+    for (skip(); v && pos < text.size() && (text[pos] == '*' || text[pos] == '/' || text[pos] == '%');
+         skip()) {
+      char op = text[pos++];
       auto r = atom();
-      if (!r)
+      if (!r || (op != '*' && *r == 0))
         return std::nullopt;
-      *v *= *r;
+      if (op == '*') {
+        *v *= *r;
+      } else {
+        int64_t q = *v / *r, m = *v % *r;
+        if (m != 0 && ((m < 0) != (*r < 0))) {
+          --q;
+          m += *r;
+        }
+        *v = op == '/' ? q : m;
+      }
     }
     return v;
   };
@@ -176,7 +202,9 @@ std::vector<std::string> namesIn(const std::string &text) {
       size_t j = i;
       while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
         ++j;
-      out.push_back(text.substr(i, j - i));
+      std::string word = text.substr(i, j - i);
+      if (!((word == "min" || word == "max") && j < text.size() && text[j] == '('))
+        out.push_back(word);
       i = j;
     } else {
       ++i;
