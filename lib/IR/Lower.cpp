@@ -320,7 +320,13 @@ private:
     switch (s.kind) {
     case ast::Stmt::Kind::Let: {
       auto &l = llvm::cast<ast::LetStmt>(s);
-      json hint = l.type ? typeOf(*l.init) : json(nullptr);
+      // Sema recorded the type an untyped initializer takes (a declared
+      // type, or a `var`'s first typed assignment).
+      json hint = typeOf(*l.init);
+      if (isLiteral(hint) || isUnknown(hint) ||
+          (hint.contains("dtype") && hint["dtype"].is_string() &&
+           hint["dtype"].get<std::string>().starts_with("{")))
+        hint = nullptr;
       // An untyped integer local (`var l = 0`) is a counter: an index.
       if (!l.type && isLiteral(typeOf(*l.init)) && typeOf(*l.init).value("class", "") == "int")
         hint = indexType();
@@ -522,7 +528,9 @@ private:
     case ast::Expr::Kind::Cast: {
       auto &c = llvm::cast<ast::CastExpr>(e);
       json t = typeOf(e);
-      ValueId x = expr(*c.operand, nullptr);
+      // `1.5 as f32`: an untyped literal operand takes the target dtype.
+      json operandT = typeOf(*c.operand);
+      ValueId x = expr(*c.operand, isLiteral(operandT) ? t : json(nullptr));
       json to = t.contains("dtype") ? t["dtype"] : json(nullptr);
       return emit(kind::Cast, {x}, {{"to", to}}, t);
     }

@@ -156,9 +156,15 @@ private:
         if (!sameType(*decl, *t))
           diag_.error(l.init->loc, fmt::format("'let' declares type {}, but the value has type {}",
                                                describe(*decl), describe(*t)));
+        // An untyped literal value takes the declared type (`let one:
+        // f32 = 1.0`): lowering types the initializer from this record.
+        if (isLiteralish(*t))
+          a_.prog_.facts.types[l.init.get()] = decl;
         t = decl;
       }
       bindPattern(*l.pattern, t, l.isVar ? Local::Kind::Var : Local::Kind::Let);
+      if (l.isVar && isLiteralish(*t) && l.pattern->kind == ast::Pattern::Kind::Binding)
+        scopes_.back().back().init = l.init.get();
       return Type::none();
     }
     case ast::Stmt::Kind::Assign:
@@ -265,10 +271,16 @@ private:
                                           n->name, what));
           return;
         }
-        if (!sameType(*l->type, *value) && !(isNumericLit(*l->type) || isNumericLit(*value)))
+        if (!sameType(*l->type, *value) && !(isLiteralish(*l->type) || isNumericLit(*value)))
           diag_.error(s.value->loc, fmt::format("'{}' has type {}, but the assigned value has "
                                                 "type {}",
                                                 n->name, describe(*l->type), describe(*value)));
+        // `var out = [i: N] 0.0` then `out = [i: N] out[i] + x[i]`: the
+        // first typed value decides the var's type, initializer included.
+        if (l->init && isLiteralish(*l->type) && !isLiteralish(*value)) {
+          a_.prog_.facts.types[l->init] = value;
+          const_cast<Local *>(l)->type = value;
+        }
         return;
       }
       if (fn_ && fn_->block) {
@@ -318,6 +330,10 @@ private:
   }
 
   static bool isNumericLit(const Type &t) { return t.kind == Type::Kind::Scalar && isLit(t.dtype); }
+  /// An untyped literal, or a tensor of them (`[i: N] 0.0`).
+  static bool isLiteralish(const Type &t) {
+    return (t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Tensor) && isLit(t.dtype);
+  }
 
   //===------------------------------------------------------------------===//
   // Expressions

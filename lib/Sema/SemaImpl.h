@@ -29,6 +29,9 @@ struct Local {
   std::string name;
   TypeRef type;
   std::optional<Dim> dim; // indices: the domain
+  /// A `var` bound to an untyped literal value: its initializer, whose
+  /// recorded type the first assignment of a typed value decides.
+  const ast::Expr *init = nullptr;
 };
 
 class Analyzer {
