@@ -725,13 +725,17 @@ bool scheduleElementwise(Schedule &s, linalg::LinalgOp op, int64_t tag,
   return true;
 }
 
+/// Pattern sets that do not converge (seen with unit dims: a [1, S, 1]
+/// result) stop after a bounded amount of work instead of hanging the build.
+constexpr const char *kPatternLimits = "{max_iterations = 16 : i64, max_num_rewrites = 200000 : i64}";
+
 void vectorizeAndLower(Schedule &s) {
   std::string f = s.fresh();
   s.line(f + " = transform.structured.match ops{[\"func.func\"]} in %root "
              ": (!transform.any_op) -> !transform.any_op");
   // Peeled bounds become static only after canonicalization.
   s.line("transform.apply_patterns to " + f +
-         " {\n      transform.apply_patterns.canonicalization\n    } : !transform.any_op");
+         " {\n      transform.apply_patterns.canonicalization\n    } " + kPatternLimits + " : !transform.any_op");
   s.line("transform.apply_cse to " + f + " : !transform.any_op");
   std::string v = s.fresh();
   s.line(v + " = transform.structured.vectorize_children_and_apply_patterns " + f +
@@ -739,7 +743,7 @@ void vectorizeAndLower(Schedule &s) {
   // hoist_redundant_vector_transfers ignores transfers on subviews.
   s.line("transform.apply_patterns to " + v +
          " {\n      transform.apply_patterns.memref.fold_memref_alias_ops\n"
-         "      transform.apply_patterns.canonicalization\n    } : !transform.any_op");
+         "      transform.apply_patterns.canonicalization\n    } " + kPatternLimits + " : !transform.any_op");
   s.line("transform.apply_cse to " + v + " : !transform.any_op");
   std::string h = s.fresh();
   s.line(h + " = transform.structured.hoist_redundant_vector_transfers " + v +
@@ -753,7 +757,7 @@ void vectorizeAndLower(Schedule &s) {
          "      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = \"innerreduction\"\n"
          "      transform.apply_patterns.vector.lower_transpose\n"
          "      transform.apply_patterns.vector.lower_shape_cast\n"
-         "      transform.apply_patterns.canonicalization\n    } : !transform.any_op");
+         "      transform.apply_patterns.canonicalization\n    } " + kPatternLimits + " : !transform.any_op");
 }
 
 //===----------------------------------------------------------------------===//
