@@ -339,8 +339,19 @@ private:
       if (op == "add") return b_.create<arith::AddIOp>(loc_, a, c);
       if (op == "sub") return b_.create<arith::SubIOp>(loc_, a, c);
       if (op == "mul") return b_.create<arith::MulIOp>(loc_, a, c);
-      if (op == "div") return b_.create<arith::DivSIOp>(loc_, a, c);
-      if (op == "mod") return b_.create<arith::RemSIOp>(loc_, a, c);
+      // Integer `/` and `%` floor (docs/language/06-expressions.md), as
+      // dims do: -7 / 2 == -4, -7 % 2 == 1.
+      if (op == "div") return b_.create<arith::FloorDivSIOp>(loc_, a, c);
+      if (op == "mod") {
+        Value r = b_.create<arith::RemSIOp>(loc_, a, c);
+        Value zero = b_.create<arith::ConstantOp>(loc_, t, b_.getZeroAttr(t));
+        Value nonzero = b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::ne, r, zero);
+        Value rneg = b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::slt, r, zero);
+        Value cneg = b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::slt, c, zero);
+        Value differ = b_.create<arith::XOrIOp>(loc_, rneg, cneg);
+        Value fix = b_.create<arith::AndIOp>(loc_, nonzero, differ);
+        return b_.create<arith::SelectOp>(loc_, fix, b_.create<arith::AddIOp>(loc_, r, c), r);
+      }
       if (op == "max") return b_.create<arith::MaxSIOp>(loc_, a, c);
       if (op == "min") return b_.create<arith::MinSIOp>(loc_, a, c);
       if (op == "and") return b_.create<arith::AndIOp>(loc_, a, c);
@@ -353,8 +364,15 @@ private:
     if (op == "add") return a + c;
     if (op == "sub") return a - c;
     if (op == "mul") return a * c;
-    if (op == "div") return c ? std::optional<int64_t>(a / c) : std::nullopt;
-    if (op == "mod") return c ? std::optional<int64_t>(a % c) : std::nullopt;
+    if ((op == "div" || op == "mod") && c) {
+      int64_t q = a / c, m = a % c;
+      if (m != 0 && ((m < 0) != (c < 0))) {
+        --q;
+        m += c;
+      }
+      return op == "div" ? q : m;
+    }
+    if (op == "div" || op == "mod") return std::nullopt;
     if (op == "and") return a && c;
     if (op == "or") return a || c;
     if (op == "max") return std::max(a, c);

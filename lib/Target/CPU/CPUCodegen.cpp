@@ -26,6 +26,7 @@
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -168,6 +169,8 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
   if (failed(lowerMathToLibm(module)))
     return failure();
   PassManager pm(module.getContext());
+  // arith.floordivsi (integer `/` floors) and friends have no LLVM lowering.
+  pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createLowerAffinePass());
