@@ -628,8 +628,13 @@ private:
       return t.kind == Type::Kind::Scalar && (t.dtype.name == "index" || t.dtype.name == "{integer}" ||
                                               dtypeClassOf(t.dtype.name) == "int");
     };
-    if (ls && rs && isIntLike(*l) && isIntLike(*r))
+    if (ls && rs && isIntLike(*l) && isIntLike(*r)) {
+      if (isLit(l->dtype))
+        fits(*b.lhs, *r);
+      else if (isLit(r->dtype))
+        fits(*b.rhs, *l);
       return l->dtype.name == "index" || isLit(l->dtype) ? r : l;
+    }
     if (ls && isLit(l->dtype)) {
       fits(*b.lhs, *r); // `x + 300` with x: i8
       return r;
@@ -1522,7 +1527,9 @@ void Analyzer::checkRecursion() {
           // `sub x: B?`, `sub xs: [B; N]` and their combinations.
           while ((t->kind == Type::Kind::Optional || t->kind == Type::Kind::Array) && !t->elems.empty())
             t = t->elems[0].get();
-          if (t->kind == Type::Kind::Block && t->decl)
+          // A block that names itself directly is reported where its members
+          // are resolved ("contains itself through sub").
+          if (t->kind == Type::Kind::Block && t->decl && t->decl != b)
             out.push_back({const_cast<BlockInfo *>(static_cast<const BlockInfo *>(t->decl)), m.loc});
         }
         return out;

@@ -148,7 +148,7 @@ public:
   bool key(std::string &k) {
     Frame &f = frames_.back();
     if (!f.keys.insert(k).second)
-      return fail(pathKey(path(), k), "duplicate key (each key may appear once)");
+      return fail(pathKey(path(frames_.size() - 1), k), "duplicate key (each key may appear once)");
     f.key = k;
     return dom_.key(k);
   }
@@ -166,7 +166,8 @@ public:
     std::string m = e.what();
     if (size_t at = m.find("parse error"); at != std::string::npos)
       m = m.substr(at);
-    return fail(path(), fmt::format("not valid JSON (byte {}): {}", pos, m));
+    // A syntax error has no meaningful JSON path: the byte says where.
+    return fail("$", fmt::format("not valid JSON (byte {}): {}", pos, m));
   }
 
 private:
@@ -179,11 +180,15 @@ private:
   nlohmann::detail::json_sax_dom_parser<json> dom_;
   std::vector<Frame> frames_;
 
-  std::string path() const {
+  /// The path of the value being read, through the first `n` frames (all
+  /// by default; the frames an object's own keys are inside of with n - 1).
+  std::string path(size_t n = SIZE_MAX) const {
     std::string p = "$";
-    for (const Frame &f : frames_)
+    for (size_t i = 0; i < frames_.size() && i < n; ++i) {
+      const Frame &f = frames_[i];
       p = f.object ? pathKey(p, f.key)
                    : fmt::format("{}[{}]", p == "$" ? "" : p, f.index == 0 ? 0 : f.index - 1);
+    }
     return p;
   }
   bool fail(std::string p, std::string msg) {
