@@ -178,7 +178,25 @@ private:
     }
     if ((o.kind == kind::Yield || o.kind == kind::Return) && !last)
       report(path, fmt::format("'{}' must be the last op of its region", o.kind));
-    if (o.kind == kind::Return && results && results->is_array()) {
+    // A function with a tuple result lists its elements as its results and
+    // may return them as one tuple value.
+    const json *tuple = o.kind == kind::Return && results && results->is_array() && results->size() != 1 &&
+                                in.size() == 1 && in[0] && in[0]->is_object() &&
+                                in[0]->value("kind", "") == "tuple" && (*in[0])["elements"].is_array()
+                            ? &(*in[0])["elements"]
+                            : nullptr;
+    if (tuple) {
+      if (tuple->size() != results->size())
+        report(path + ".operands", fmt::format("'return' of a tuple of {} values, but the function "
+                                               "declares {} results",
+                                               tuple->size(), results->size()));
+      else
+        for (size_t i = 0; i < tuple->size(); ++i)
+          if (!compatible((*tuple)[i], (*results)[i]))
+            report(path + ".operands[0]",
+                   fmt::format("returns a tuple whose element {} is {}, but the function's result {} is {}",
+                               i, typeStr((*tuple)[i]), i, typeStr((*results)[i])));
+    } else if (o.kind == kind::Return && results && results->is_array()) {
       if (o.operands.size() != results->size())
         report(path + ".operands", fmt::format("'return' of {} value{}, but the function declares {} "
                                                "result{}",
