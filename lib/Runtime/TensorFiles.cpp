@@ -158,7 +158,9 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
       }
       continue;
     }
-    auto where = [&](const char *field) { return fmt::format("tensor '{}': {}", name, field); };
+    // A named copy: clang 14 (the fuzz build) cannot capture a structured binding.
+    const std::string &tensorName = name;
+    auto where = [&](const char *field) { return fmt::format("tensor '{}': {}", tensorName, field); };
     if (!entry.is_object())
       return fail(where("entry is not an object"));
     auto dt = entry.find("dtype");

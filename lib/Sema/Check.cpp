@@ -1214,8 +1214,19 @@ private:
     size_t used = 0;
     const Symbol *s = a_.lookupPath(m_, path, used, false);
     if (!s || used != path.size()) {
-      if (path.size() == 1 && kBuiltinReducers.count(path[0].name))
+      if (path.size() == 1 && kBuiltinReducers.count(path[0].name)) {
+        // any/all combine with || and &&: the message is a bool. A
+        // comparison ends the body (`any(i: N) x[i] > 0.0` is
+        // `(any(i: N) x[i]) > 0.0`), so say how to write it.
+        if ((path[0].name == "any" || path[0].name == "all") && body->kind != Type::Kind::Unknown &&
+            !(body->kind == Type::Kind::Scalar && body->dtype.name == "bool")) {
+          diag_.error(r.body->loc, fmt::format("'{}' reduces bool values, found {} (parenthesize a "
+                                               "comparison: {}(...) (a > b))",
+                                               path[0].name, describe(*body), path[0].name));
+          return Type::scalar(Dtype{"bool", ""});
+        }
         return body;
+      }
       diag_.error(path[0].loc, fmt::format("unknown reducer '{}' (built in: sum, prod, max, min, "
                                            "mean, any, all; or declare a 'reducer')",
                                            ast::joinPath(path)));

@@ -25,7 +25,7 @@ using namespace linnet;
 
 namespace {
 /// The tensor readers take a path: the input goes to one private file.
-std::string writeTemp(const uint8_t *data, size_t size) {
+[[maybe_unused]] std::string writeTemp(const uint8_t *data, size_t size) {
   static std::string path = [] {
     char tmpl[] = "/tmp/linnet-fuzz-XXXXXX";
     int fd = ::mkstemp(tmpl);
