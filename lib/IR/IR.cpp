@@ -46,7 +46,7 @@ struct Reader {
   bool expect(const json &j, json::value_t t, const char *what, const std::string &path) {
     bool ok = j.type() == t || (t == json::value_t::number_integer &&
                                 j.type() == json::value_t::number_unsigned);
-    return ok || fail(path, fmt::format("expected {}, found {}", what, j.dump().substr(0, 60)));
+    return ok || fail(path, fmt::format("expected {}, found {}", what, j.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 60)));
   }
   const json *key(const json &obj, const char *k, const std::string &path) {
     auto it = obj.find(k);
@@ -229,7 +229,7 @@ static void printOp(const Op &op, int indent, std::string &out) {
     operands.push_back(fmt::format("%{}", id));
   out += fmt::format("{}({})", op.kind, fmt::join(operands, ", "));
   if (!op.attrs.empty())
-    out.append(" ").append(op.attrs.dump()); // (GCC 12 -Wrestrict misfires on " " + s)
+    out.append(" ").append(op.attrs.dump(-1, ' ', false, json::error_handler_t::replace)); // (GCC 12 -Wrestrict misfires on " " + s)
   std::string comment;
   if (!op.results.empty()) {
     std::vector<std::string> types, names;

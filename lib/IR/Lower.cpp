@@ -251,12 +251,12 @@ private:
 
   std::optional<Dim> asDim(const ast::Expr &e) {
     switch (e.kind) {
-    case ast::Expr::Kind::IntLit:
-      try {
-        return Dim(std::stoll(llvm::cast<ast::IntLitExpr>(e).digits, nullptr, 0));
-      } catch (...) {
+    case ast::Expr::Kind::IntLit: {
+      uint64_t v = llvm::cast<ast::IntLitExpr>(e).value;
+      if (v > uint64_t(INT64_MAX))
         return std::nullopt;
-      }
+      return Dim(static_cast<int64_t>(v));
+    }
     case ast::Expr::Kind::Name: {
       const std::string &n = llvm::cast<ast::NameExpr>(e).name;
       if (lookup(n))
@@ -477,17 +477,13 @@ private:
     switch (e.kind) {
     case ast::Expr::Kind::IntLit: {
       auto &i = llvm::cast<ast::IntLitExpr>(e);
-      json v;
-      try {
-        v = (int64_t)std::stoll(i.digits, nullptr, 0);
-      } catch (...) {
-        v = i.digits;
-      }
+      // The parser checked the magnitude (at most 2^63, for -2^63).
+      json v = i.value <= uint64_t(INT64_MAX) ? json(static_cast<int64_t>(i.value)) : json(i.value);
       return emit(kind::Const, {}, {{"value", v}}, adapt(typeOf(e), hint));
     }
     case ast::Expr::Kind::FloatLit: {
       auto &f = llvm::cast<ast::FloatLitExpr>(e);
-      return emit(kind::Const, {}, {{"value", std::stod(f.digits)}}, adapt(typeOf(e), hint));
+      return emit(kind::Const, {}, {{"value", f.value}}, adapt(typeOf(e), hint));
     }
     case ast::Expr::Kind::BoolLit:
       return emit(kind::Const, {}, {{"value", llvm::cast<ast::BoolLitExpr>(e).value}}, scalarType("bool"));
@@ -974,9 +970,9 @@ private:
       auto *lit = llvm::cast<ast::LiteralPattern>(p).literal.get();
       json v = nullptr;
       if (auto *i = llvm::dyn_cast<ast::IntLitExpr>(lit))
-        v = std::stoll(i->digits, nullptr, 0);
+        v = i->value <= uint64_t(INT64_MAX) ? json(static_cast<int64_t>(i->value)) : json(i->value);
       else if (auto *f = llvm::dyn_cast<ast::FloatLitExpr>(lit))
-        v = std::stod(f->digits);
+        v = f->value;
       else if (auto *b = llvm::dyn_cast<ast::BoolLitExpr>(lit))
         v = b->value;
       else if (auto *s = llvm::dyn_cast<ast::StringLitExpr>(lit))

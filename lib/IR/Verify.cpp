@@ -70,6 +70,9 @@ bool compatible(const json &a, const json &b) { return !known(a) || !known(b) ||
 class Verifier {
 public:
   std::vector<Problem> problems;
+  /// A function body's declared result types: every `return` is checked
+  /// against them. Null for a bare region.
+  const json *results = nullptr;
 
   void region(const Region &r, const std::string &path) {
     scopes_.emplace_back();
@@ -175,6 +178,37 @@ private:
     }
     if ((o.kind == kind::Yield || o.kind == kind::Return) && !last)
       report(path, fmt::format("'{}' must be the last op of its region", o.kind));
+    // A function with a tuple result lists its elements as its results and
+    // may return them as one tuple value.
+    const json *tuple = o.kind == kind::Return && results && results->is_array() && results->size() != 1 &&
+                                in.size() == 1 && in[0] && in[0]->is_object() &&
+                                in[0]->value("kind", "") == "tuple" && (*in[0])["elements"].is_array()
+                            ? &(*in[0])["elements"]
+                            : nullptr;
+    if (tuple) {
+      if (tuple->size() != results->size())
+        report(path + ".operands", fmt::format("'return' of a tuple of {} values, but the function "
+                                               "declares {} results",
+                                               tuple->size(), results->size()));
+      else
+        for (size_t i = 0; i < tuple->size(); ++i)
+          if (!compatible((*tuple)[i], (*results)[i]))
+            report(path + ".operands[0]",
+                   fmt::format("returns a tuple whose element {} is {}, but the function's result {} is {}",
+                               i, typeStr((*tuple)[i]), i, typeStr((*results)[i])));
+    } else if (o.kind == kind::Return && results && results->is_array()) {
+      if (o.operands.size() != results->size())
+        report(path + ".operands", fmt::format("'return' of {} value{}, but the function declares {} "
+                                               "result{}",
+                                               o.operands.size(), o.operands.size() == 1 ? "" : "s",
+                                               results->size(), results->size() == 1 ? "" : "s"));
+      else
+        for (size_t i = 0; i < in.size(); ++i)
+          if (in[i] && !compatible(*in[i], (*results)[i]))
+            report(fmt::format("{}.operands[{}]", path, i),
+                   fmt::format("returns %{} of type {}, but the function's result {} is {}",
+                               o.operands[i], typeStr(*in[i]), i, typeStr((*results)[i])));
+    }
     if (problems.empty())
       checkKind(o, path, in);
     for (size_t i = 0; i < o.regions.size(); ++i)
@@ -279,5 +313,20 @@ private:
 std::vector<Problem> ir::verify(const Region &body, const std::string &path) {
   Verifier v;
   v.region(body, path.empty() ? "" : path + ".");
+  return v.problems;
+}
+
+std::vector<Problem> ir::verifyFunction(const Region &body, const json &results,
+                                        const std::string &path) {
+  Verifier v;
+  v.results = &results;
+  std::string prefix = path.empty() ? "" : path + ".";
+  v.region(body, prefix);
+  // Falling off the end of a body leaves its results undefined.
+  if (body.ops.empty() || body.ops.back().kind != kind::Return)
+    v.problems.push_back({path.empty() ? "ops" : path + ".ops",
+                          fmt::format("a function body must end with 'return'{}",
+                                      body.ops.empty() ? " (the body is empty)"
+                                                       : fmt::format(", found '{}'", body.ops.back().kind))});
   return v.problems;
 }

@@ -115,6 +115,21 @@ std::optional<Binding> plan::checkBinding(const json &doc, const std::vector<Man
       else
         lens.push_back(r.get<int64_t>());
     }
+    // Names are compared one by one: refuse a repeat too large to expand
+    // (a hostile plan or -D) instead of looping or allocating without bound.
+    constexpr int64_t kMaxExpanded = int64_t(1) << 20;
+    int64_t total = 1;
+    for (int64_t n : lens)
+      if (n > 0 && __builtin_mul_overflow(total, n, &total))
+        total = INT64_MAX;
+    if (concrete && total > kMaxExpanded) {
+      fail(where, fmt::format("'{}' repeats {} times, more than the {} names a binding check "
+                              "expands",
+                              it.key(), total == INT64_MAX ? std::string("over 2^63")
+                                                           : std::to_string(total),
+                              kMaxExpanded));
+      continue;
+    }
     std::vector<std::pair<std::string, std::string>> pairs;
     if (concrete) {
       std::vector<int64_t> idx(lens.size(), 0);

@@ -1,9 +1,11 @@
 //===- PlanReader.cpp - Loading a JSON plan into Core IR ------------------===//
 #include "linnet/Plan/PlanReader.h"
+#include "linnet/Support/Input.h"
 
 #include <fmt/format.h>
 
 #include <functional>
+#include <map>
 #include <set>
 
 using namespace linnet;
@@ -58,10 +60,14 @@ public:
       if (!keys.count(it.key()))
         fail(it.key(), "unknown key (a version 1 plan has version, module, root, manifest, "
                        "blocks, functions, constants)");
-    if (const json *v = get(doc, "", "version", json::value_t::number_integer)) {
-      p.version = v->get<int>();
-      if (p.version != 1)
-        fail("version", fmt::format("unsupported plan version {} (this reader reads 1)", p.version));
+    if (auto v = doc.find("version"); v != doc.end() && v->is_number_float()) {
+      fail("version", fmt::format("expected an integer version 1, found {}", input::dumpJson(*v)));
+    } else if (const json *v = get(doc, "", "version", json::value_t::number_integer)) {
+      // Compared as JSON: a huge version must not wrap into 1 through get<int>().
+      if (*v != 1)
+        fail("version", fmt::format("unsupported plan version {} (this reader reads 1)", v->dump()));
+      else
+        p.version = 1;
     }
     if (const json *m = get(doc, "", "module", json::value_t::string))
       p.module = *m;
@@ -69,6 +75,7 @@ public:
       p.root = *r;
     if (const json *b = get(doc, "", "blocks", json::value_t::object))
       p.blocks = *b;
+    std::map<std::string, size_t> manifestPaths;
     if (const json *man = get(doc, "", "manifest", json::value_t::array))
       for (size_t i = 0; i < man->size(); ++i) {
         std::string path = fmt::format("manifest[{}]", i);
@@ -91,6 +98,9 @@ public:
         m = {*ps, *k, *d, *s, *r, o->get<bool>()};
         if (m.kind != "param" && m.kind != "buffer" && m.kind != "state")
           fail(path + ".kind", fmt::format("expected param, buffer or state, found '{}'", m.kind));
+        if (auto [at, fresh] = manifestPaths.emplace(m.path, i); !fresh)
+          fail(path + ".path", fmt::format("duplicate manifest path '{}' (also manifest[{}])", m.path,
+                                           at->second));
         p.manifest.push_back(std::move(m));
       }
     if (const json *fs = get(doc, "", "functions", json::value_t::array))
@@ -101,6 +111,18 @@ public:
       for (size_t i = 0; i < cs->size(); ++i)
         if (auto c = constant((*cs)[i], fmt::format("constants[{}]", i)))
           p.constants.push_back(std::move(*c));
+    // Names are how calls and backends find functions and constants: a
+    // second definition would be silently ignored by Plan::function().
+    std::map<std::string, size_t> seen;
+    for (size_t i = 0; i < p.functions.size(); ++i)
+      if (auto [at, fresh] = seen.emplace(p.functions[i].name, i); !fresh)
+        fail(fmt::format("functions[{}].name", i),
+             fmt::format("duplicate function '{}' (also functions[{}])", p.functions[i].name, at->second));
+    seen.clear();
+    for (size_t i = 0; i < p.constants.size(); ++i)
+      if (auto [at, fresh] = seen.emplace(p.constants[i].name, i); !fresh)
+        fail(fmt::format("constants[{}].name", i),
+             fmt::format("duplicate constant '{}' (also constants[{}])", p.constants[i].name, at->second));
     if (!problems.empty())
       return std::nullopt;
     checkCallees(p);
@@ -110,7 +132,10 @@ public:
   }
 
 private:
-  std::optional<ir::Region> body(const json &obj, const std::string &path) {
+  /// The body of a function (with its declared `results`) or of a constant
+  /// (results null: only the structural checks).
+  std::optional<ir::Region> body(const json &obj, const std::string &path,
+                                 const json *results = nullptr) {
     const json *b = get(obj, path, "body", json::value_t::object);
     if (!b)
       return std::nullopt;
@@ -120,7 +145,8 @@ private:
       problems.push_back(err);
       return std::nullopt;
     }
-    std::vector<ir::Problem> v = ir::verify(*r, path + ".body");
+    std::vector<ir::Problem> v = results ? ir::verifyFunction(*r, *results, path + ".body")
+                                         : ir::verify(*r, path + ".body");
     if (!v.empty()) {
       problems.insert(problems.end(), v.begin(), v.end());
       return std::nullopt;
@@ -142,7 +168,7 @@ private:
     const json *cons = get(j, path, "constraints", json::value_t::array);
     const json *res = get(j, path, "results", json::value_t::array);
     const json *states = get(j, path, "states", json::value_t::array);
-    std::optional<ir::Region> b = body(j, path);
+    std::optional<ir::Region> b = res ? body(j, path, res) : std::nullopt;
     if (!name || !kind || !block || !pub || !gens || !cons || !res || !states || !b)
       return std::nullopt;
     f.name = *name;
@@ -226,17 +252,27 @@ const Function *Plan::function(const std::string &name) const {
 }
 
 std::optional<Plan> plan::readPlan(const json &doc, std::vector<ir::Problem> &problems) {
+  size_t before = problems.size();
   Reader r{problems};
-  return r.read(doc);
+  std::optional<Plan> p = r.read(doc);
+  // One damaged body can yield thousands of follow-on problems; the first
+  // ones say what is wrong.
+  if (problems.size() - before > kMaxProblems) {
+    size_t n = problems.size() - before;
+    problems.resize(before + kMaxProblems);
+    problems.push_back({"$", fmt::format("too many errors ({} found), stopping after {}", n, kMaxProblems)});
+  }
+  return p;
 }
 
 std::optional<Plan> plan::readPlanText(const std::string &text, std::vector<ir::Problem> &problems) {
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) {
-    problems.push_back({"$", "not valid JSON"});
+  std::string where, error;
+  std::optional<json> doc = input::parseJson(text, where, error);
+  if (!doc) {
+    problems.push_back({where, error});
     return std::nullopt;
   }
-  return readPlan(doc, problems);
+  return readPlan(*doc, problems);
 }
 
 json plan::writePlan(const Plan &p) {

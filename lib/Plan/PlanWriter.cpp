@@ -1,5 +1,6 @@
 //===- PlanWriter.cpp - The JSON plan, version 1 --------------------------===//
 #include "linnet/Plan/PlanWriter.h"
+#include "linnet/Support/Input.h"
 #include "linnet/ir/lower.hpp"
 
 #include <fmt/format.h>
@@ -206,4 +207,5 @@ json plan::buildPlan(const Program &p, const Instantiation *inst) {
   return doc;
 }
 
-std::string plan::printPlan(const json &plan) { return plan.dump(2) + "\n"; }
+// Invalid UTF-8 (a string literal of the source) is replaced, never thrown.
+std::string plan::printPlan(const json &plan) { return input::dumpJson(plan, 2) + "\n"; }

@@ -1,11 +1,13 @@
 //===- Binding.cpp - Binding manifests ------------------------------------===//
 #include "linnet/Runtime/Binding.h"
+#include "linnet/Support/Input.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace linnet::rt;
@@ -50,42 +52,52 @@ bool match(const std::vector<std::string> &pattern, const std::vector<std::strin
 } // namespace
 
 std::unique_ptr<BindingMap> BindingMap::load(const std::string &path, std::string &error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = fmt::format("{}: cannot open binding manifest", path);
+  std::string text, err;
+  if (!linnet::input::readFile(path, linnet::input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, err)) {
+    error = fmt::format("{}: cannot read binding manifest: {}", path, err);
     return nullptr;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path, error);
+  return parse(text, path, error);
 }
 
 std::unique_ptr<BindingMap> BindingMap::parse(const std::string &text, const std::string &origin,
                                               std::string &error) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception &e) {
-    error = fmt::format("{}: not valid JSON: {}", origin, e.what());
+  // Strict parse: a path given twice (nlohmann keeps the last) is refused.
+  std::string where, jerr;
+  std::optional<json> parsed = linnet::input::parseJson(text, where, jerr);
+  if (!parsed) {
+    error = fmt::format("{}: {}: {}", origin, where, jerr);
     return nullptr;
   }
+  const json &j = *parsed;
   if (!j.is_object() || !j.contains("tensors") || !j["tensors"].is_object()) {
     error = fmt::format("{}: expected an object with a 'tensors' object", origin);
     return nullptr;
   }
-  if (j.value("version", 1) != 1) {
-    error = fmt::format("{}: version: unsupported binding manifest version {}", origin,
-                        j["version"].dump());
+  // Compared as JSON, so a string or float version is an error, not a throw.
+  if (j.contains("version") && j["version"] != 1) {
+    error = fmt::format("{}: version: unsupported binding manifest version {} (expected 1)", origin,
+                        linnet::input::dumpJson(j["version"]));
     return nullptr;
   }
   auto map = std::make_unique<BindingMap>();
   std::vector<Rule> exact, patterns;
+  std::map<std::vector<std::string>, std::string> seen; // split path -> as written
   for (auto &[from, to] : j["tensors"].items()) {
     if (!to.is_string()) {
       error = fmt::format("{}: tensors.{}: expected a tensor name (string)", origin, from);
       return nullptr;
     }
-    Rule r{split(from), split(to.get<std::string>())};
+    // `layers[*].q` and `layers.*.q` are one pattern (docs/binding-manifest.md).
+    std::string fromDots = from;
+    for (size_t at; (at = fromDots.find("[*]")) != std::string::npos;)
+      fromDots.replace(at, 3, ".*");
+    Rule r{split(fromDots), split(to.get<std::string>())};
+    if (auto [at, fresh] = seen.emplace(r.from, from); !fresh) {
+      error = fmt::format("{}: tensors.{}: the path is mapped twice (also as '{}')", origin, from,
+                          at->second);
+      return nullptr;
+    }
     auto stars = [](const std::vector<std::string> &v) {
       return std::count(v.begin(), v.end(), std::string("*"));
     };

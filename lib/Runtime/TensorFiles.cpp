@@ -1,5 +1,6 @@
 //===- TensorFiles.cpp - safetensors and .npy readers and writers ---------===//
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/Input.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,7 +98,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return fail("not a regular file");
+    return fail(S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
   }
   uint64_t fileSize = static_cast<uint64_t>(st.st_size);
   if (fileSize < 8) {
@@ -127,12 +129,14 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
   const char *hdr = reinterpret_cast<const char *>(bytes + 8);
   if (headerLen == 0 || hdr[0] != '{')
     return fail("header is not a JSON object (expected '{' after the length)");
-  json header;
-  try {
-    header = json::parse(hdr, hdr + headerLen);
-  } catch (const json::exception &e) {
-    return fail(fmt::format("header is not valid JSON: {}", e.what()));
-  }
+  // Strict: a repeated tensor name (nlohmann would keep the last) is refused.
+  std::string where, jerr;
+  std::optional<json> parsed = input::parseJson(std::string_view(hdr, headerLen), where, jerr);
+  if (!parsed)
+    return fail(jerr.starts_with("not valid JSON")
+                    ? fmt::format("header is {}", jerr)
+                    : fmt::format("header: {}: {}", where, jerr));
+  json &header = *parsed;
   if (!header.is_object())
     return fail("header is not a JSON object");
 
@@ -154,7 +158,9 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
       }
       continue;
     }
-    auto where = [&](const char *field) { return fmt::format("tensor '{}': {}", name, field); };
+    // A named copy: clang 14 (the fuzz build) cannot capture a structured binding.
+    const std::string &tensorName = name;
+    auto where = [&](const char *field) { return fmt::format("tensor '{}': {}", tensorName, field); };
     if (!entry.is_object())
       return fail(where("entry is not an object"));
     auto dt = entry.find("dtype");
@@ -211,6 +217,20 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
       return fail(fmt::format("tensors '{}' and '{}' overlap (bytes [{}, {}) and [{}, {}))",
                               ranges[i - 1].name, ranges[i].name, ranges[i - 1].begin,
                               ranges[i - 1].end, ranges[i].begin, ranges[i].end));
+  // The tensors tile the data section exactly (as the safetensors format
+  // requires): bytes no tensor owns are damage or a hiding place.
+  uint64_t covered = 0;
+  for (const Range &r : ranges) {
+    if (r.begin != covered)
+      return fail(fmt::format("bytes [{}, {}) of the data section belong to no tensor (before "
+                              "tensor '{}')",
+                              covered, r.begin, r.name));
+    covered = r.end;
+  }
+  if (covered != dataLen)
+    return fail(fmt::format("{} trailing bytes after the last tensor's data (the data section is "
+                            "{} bytes, the tensors cover {})",
+                            dataLen - covered, dataLen, covered));
   return f;
 }
 
@@ -260,31 +280,115 @@ bool linnet::rt::writeSafeTensors(const std::string &path,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Finds `'key': value` in a numpy header dict and returns the value text.
-std::optional<std::string_view> npyField(std::string_view hdr, std::string_view key) {
-  std::string quoted = fmt::format("'{}'", key);
-  size_t k = hdr.find(quoted);
-  if (k == std::string_view::npos)
+/// The header of a .npy file: a Python dict literal with exactly the keys
+/// 'descr' (a string), 'fortran_order' (True/False) and 'shape' (a tuple of
+/// integers), as numpy.lib.format writes and reads it. numpy refuses other
+/// keys; a repeated key (which Python's dict would resolve last-wins) is
+/// refused here too, so no file means two things.
+struct NpyHeader {
+  std::string descr;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+};
+
+std::optional<NpyHeader> parseNpyHeader(std::string_view h, std::string &error) {
+  size_t i = 0;
+  auto ws = [&] {
+    while (i < h.size() && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r'))
+      ++i;
+  };
+  auto eat = [&](char c) {
+    ws();
+    if (i < h.size() && h[i] == c) {
+      ++i;
+      return true;
+    }
+    return false;
+  };
+  auto bad = [&](std::string what) -> std::optional<NpyHeader> {
+    error = fmt::format("malformed header at byte {}: {}", i, what);
     return std::nullopt;
-  size_t colon = hdr.find(':', k + quoted.size());
-  if (colon == std::string_view::npos)
-    return std::nullopt;
-  size_t v = hdr.find_first_not_of(' ', colon + 1);
-  if (v == std::string_view::npos)
-    return std::nullopt;
-  size_t end;
-  if (hdr[v] == '\'') {
-    end = hdr.find('\'', v + 1);
-    return end == std::string_view::npos ? std::nullopt
-                                         : std::optional(hdr.substr(v + 1, end - v - 1));
+  };
+  auto str = [&](std::string &out) {
+    ws();
+    if (i >= h.size() || (h[i] != '\'' && h[i] != '"'))
+      return false;
+    char q = h[i++];
+    size_t e = h.find(q, i);
+    if (e == std::string_view::npos)
+      return false;
+    out = std::string(h.substr(i, e - i));
+    i = e + 1;
+    return true;
+  };
+  NpyHeader out;
+  std::set<std::string> seen;
+  if (!eat('{'))
+    return bad("expected '{'");
+  while (!eat('}')) {
+    std::string key;
+    if (!str(key))
+      return bad("expected a quoted key");
+    if (!seen.insert(key).second)
+      return bad(fmt::format("duplicate key '{}'", key));
+    if (!eat(':'))
+      return bad("expected ':'");
+    ws();
+    if (key == "descr") {
+      if (!str(out.descr))
+        return bad("'descr' must be a string");
+    } else if (key == "fortran_order") {
+      if (h.substr(i, 4) == "True") {
+        out.fortran = true;
+        i += 4;
+      } else if (h.substr(i, 5) == "False") {
+        i += 5;
+      } else {
+        return bad("'fortran_order' must be True or False");
+      }
+    } else if (key == "shape") {
+      if (!eat('('))
+        return bad("'shape' must be a tuple");
+      while (!eat(')')) {
+        ws();
+        size_t b = i;
+        int64_t v = 0;
+        while (i < h.size() && h[i] >= '0' && h[i] <= '9') {
+          if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, h[i] - '0', &v))
+            return bad("a shape entry does not fit in 64 bits");
+          ++i;
+        }
+        if (i == b)
+          return bad("'shape' entries must be non-negative integers");
+        if (i < h.size() && h[i] == 'L') // Python 2's long suffix
+          ++i;
+        out.shape.push_back(v);
+        if (!eat(',')) {
+          if (!eat(')'))
+            return bad("expected ',' or ')' in 'shape'");
+          break;
+        }
+      }
+    } else {
+      return bad(fmt::format("unexpected key '{}' (a .npy header has 'descr', 'fortran_order' "
+                             "and 'shape')",
+                             key));
+    }
+    if (!eat(',')) {
+      if (!eat('}'))
+        return bad("expected ',' or '}'");
+      break;
+    }
   }
-  if (hdr[v] == '(') {
-    end = hdr.find(')', v);
-    return end == std::string_view::npos ? std::nullopt
-                                         : std::optional(hdr.substr(v + 1, end - v - 1));
-  }
-  end = hdr.find_first_of(",}", v);
-  return end == std::string_view::npos ? std::nullopt : std::optional(hdr.substr(v, end - v));
+  ws();
+  if (i != h.size())
+    return bad("text after the closing '}'");
+  for (const char *k : {"descr", "fortran_order", "shape"})
+    if (!seen.count(k)) {
+      error = fmt::format("header lacks '{}'", k);
+      return std::nullopt;
+    }
+  return out;
 }
 } // namespace
 
@@ -293,6 +397,11 @@ std::optional<OwnedTensor> linnet::rt::readNpy(const std::string &path, std::str
     error = fmt::format("{}: {}", path, msg);
     return std::nullopt;
   };
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return fail(fmt::format("cannot open: {}", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    return fail(S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return fail(fmt::format("cannot open: {}", std::strerror(errno)));
@@ -324,11 +433,11 @@ std::optional<OwnedTensor> linnet::rt::readNpy(const std::string &path, std::str
   std::string hdr(hdrLen, '\0');
   if (!in.read(hdr.data(), static_cast<std::streamsize>(hdrLen)))
     return fail("truncated header");
-  auto descr = npyField(hdr, "descr");
-  auto fortran = npyField(hdr, "fortran_order");
-  auto shape = npyField(hdr, "shape");
-  if (!descr || !fortran || !shape)
-    return fail("header lacks 'descr', 'fortran_order' or 'shape'");
+  std::string herr;
+  std::optional<NpyHeader> header = parseNpyHeader(hdr, herr);
+  if (!header)
+    return fail(herr);
+  const std::string *descr = &header->descr;
   OwnedTensor t;
   const DTypeInfo *di = nullptr;
   for (const DTypeInfo &d : kDTypes)
@@ -340,25 +449,9 @@ std::optional<OwnedTensor> linnet::rt::readNpy(const std::string &path, std::str
                             "<f2 <f4 <f8)",
                             *descr));
   t.dtype = di->dtype;
-  if (*fortran != "False")
+  if (header->fortran)
     return fail("Fortran-ordered arrays are not supported; save with C order");
-  std::string_view s = *shape;
-  while (!s.empty()) {
-    size_t b = s.find_first_not_of(" ,");
-    if (b == std::string_view::npos)
-      break;
-    size_t e = s.find_first_of(" ,", b);
-    std::string_view num = s.substr(b, e == std::string_view::npos ? e : e - b);
-    int64_t v = 0;
-    for (char c : num) {
-      if (c < '0' || c > '9' || mulOverflow(v, 10, v) || __builtin_add_overflow(v, c - '0', &v))
-        return fail(fmt::format("malformed shape '({})'", *shape));
-    }
-    t.shape.push_back(v);
-    if (e == std::string_view::npos)
-      break;
-    s = s.substr(e);
-  }
+  t.shape = header->shape;
   std::optional<int64_t> bytes = byteSize(t.shape, t.dtype);
   uint64_t available = fileSize - hdrStart - hdrLen;
   if (!bytes)

@@ -22,16 +22,74 @@ static Dtype litInt() { return Dtype{"{integer}", ""}; }
 static Dtype litFloat() { return Dtype{"{float}", ""}; }
 static bool isLit(const Dtype &d) { return d.name.starts_with("{"); }
 
+/// Reports a numeric literal `e` (possibly negated, possibly suffixed) whose
+/// value does not fit `dtype`: `const S: i8 = 300`, `70000.0` as f16. An
+/// untyped literal takes its dtype from the use, so this runs at each use
+/// with a known dtype. Returns false after reporting.
+static bool literalFits(const ast::Expr &e, const std::string &dtype, DiagnosticEngine &diag) {
+  const ast::Expr *x = &e;
+  bool neg = false;
+  while (auto *u = llvm::dyn_cast<ast::UnaryExpr>(x)) {
+    if (u->op != ast::UnaryOp::Neg)
+      return true;
+    neg = !neg;
+    x = u->operand.get();
+  }
+  if (auto *i = llvm::dyn_cast<ast::IntLitExpr>(x)) {
+    struct Range { const char *name; int64_t lo; uint64_t hi; };
+    static constexpr Range kRanges[] = {
+        {"i8", INT8_MIN, INT8_MAX},    {"i16", INT16_MIN, INT16_MAX}, {"i32", INT32_MIN, INT32_MAX},
+        {"i64", INT64_MIN, INT64_MAX}, {"index", INT64_MIN, INT64_MAX}, {"u8", 0, UINT8_MAX},
+        {"u16", 0, UINT16_MAX},        {"u32", 0, UINT32_MAX},        {"u64", 0, UINT64_MAX}};
+    for (const Range &r : kRanges) {
+      if (dtype != r.name)
+        continue;
+      // |lo| as uint64 (INT64_MIN has no int64 negation).
+      uint64_t loMag = r.lo < 0 ? 0 - static_cast<uint64_t>(r.lo) : 0;
+      bool ok = neg ? i->value <= loMag : i->value <= r.hi;
+      if (!ok)
+        diag.error(e.loc, fmt::format("integer literal {}{} is out of range for {} ({} to {})",
+                                      neg ? "-" : "", i->digits, dtype, r.lo, r.hi));
+      return ok;
+    }
+    return true;
+  }
+  if (auto *f = llvm::dyn_cast<ast::FloatLitExpr>(x)) {
+    double max = dtype == "f16"    ? 65504.0
+                 : dtype == "bf16" ? 3.3895313892515355e38
+                 : dtype == "f32"  ? 3.4028234663852886e38
+                                   : 0;
+    if (max != 0 && std::fabs(f->value) > max) {
+      diag.error(e.loc, fmt::format("float literal {}{} is out of range for {} (largest {:g})",
+                                    neg ? "-" : "", f->digits, dtype, max));
+      return false;
+    }
+  }
+  return true;
+}
+
 class BodyChecker {
 public:
   BodyChecker(Analyzer &a, FunctionInfo *fn, ModuleInfo &m, const Env &env)
       : a_(a), diag_(a.diag_), fn_(fn), m_(m), env_(env) {}
 
+  /// literalFits() against a concrete scalar or tensor dtype (a generic
+  /// dtype's range is not known here).
+  void fits(const ast::Expr &value, const Type &target) {
+    if ((target.kind == Type::Kind::Scalar || target.kind == Type::Kind::Tensor) &&
+        !target.dtype.isVar() && !isLit(target.dtype))
+      literalFits(value, target.dtype.name, diag_);
+  }
+
   void checkFunction(const ast::FunctionDecl &d, const std::vector<ParamInfo> &params,
                      TypeRef result) {
     scopes_.emplace_back();
-    for (const ParamInfo &p : params)
-      scopes_.back().push_back({Local::Kind::Param, p.name, p.type, std::nullopt});
+    for (size_t i = 0; i < params.size(); ++i) {
+      const ParamInfo &p = params[i];
+      bool block = p.type && p.type->kind == Type::Kind::Block;
+      scopes_.back().push_back({Local::Kind::Param, p.name, p.type, std::nullopt,
+                                block ? fmt::format("%p{}.", i) : std::string()});
+    }
     result_ = result;
     TypeRef t = checkBlock(d.body);
     if (result && t && !returned_ && !sameType(*result, *t) &&
@@ -81,11 +139,9 @@ private:
     switch (e.kind) {
     case ast::Expr::Kind::IntLit: {
       auto &i = llvm::cast<ast::IntLitExpr>(e);
-      try {
-        return Dim(std::stoll(i.digits, nullptr, 0));
-      } catch (...) {
+      if (i.value > uint64_t(INT64_MAX))
         return std::nullopt;
-      }
+      return Dim(static_cast<int64_t>(i.value));
     }
     case ast::Expr::Kind::Name: {
       const std::string &n = llvm::cast<ast::NameExpr>(e).name;
@@ -114,14 +170,24 @@ private:
       std::optional<Dim> l = asDim(*b.lhs, false), r = asDim(*b.rhs, false);
       if (!l || !r)
         break;
+      Dim::OverflowCheck check;
+      std::optional<Dim> out;
       switch (b.op) {
-      case ast::BinaryOp::Add: return *l + *r;
-      case ast::BinaryOp::Sub: return *l - *r;
-      case ast::BinaryOp::Mul: return *l * *r;
-      case ast::BinaryOp::Div: if (r->constant() != 0) return Dim::floorDiv(*l, *r); break;
-      case ast::BinaryOp::Mod: if (r->constant() != 0) return Dim::mod(*l, *r); break;
+      case ast::BinaryOp::Add: out = *l + *r; break;
+      case ast::BinaryOp::Sub: out = *l - *r; break;
+      case ast::BinaryOp::Mul: out = *l * *r; break;
+      case ast::BinaryOp::Div: if (r->constant() != 0) out = Dim::floorDiv(*l, *r); break;
+      case ast::BinaryOp::Mod: if (r->constant() != 0) out = Dim::mod(*l, *r); break;
       default: break;
       }
+      if (out && check.overflowed()) {
+        if (report)
+          diag_.error(b.loc, fmt::format("dimension '{} {} {}' overflows 64-bit integers", l->str(),
+                                         ast::spelling(b.op), r->str()));
+        return std::nullopt;
+      }
+      if (out)
+        return out;
       break;
     }
     default:
@@ -153,6 +219,7 @@ private:
       TypeRef t = check(*l.init);
       if (l.type) {
         TypeRef decl = a_.resolveType(*l.type, m_, env_);
+        fits(*l.init, *decl);
         if (!sameType(*decl, *t))
           diag_.error(l.init->loc, fmt::format("'let' declares type {}, but the value has type {}",
                                                describe(*decl), describe(*t)));
@@ -175,6 +242,8 @@ private:
     case ast::Stmt::Kind::Return: {
       auto &r = llvm::cast<ast::ReturnStmt>(s);
       TypeRef t = r.value ? check(*r.value) : Type::none();
+      if (result_ && r.value)
+        fits(*r.value, *result_);
       if (result_ && !sameType(*result_, *t))
         diag_.error(r.loc, fmt::format("return value has type {}, expected {}", describe(*t),
                                        describe(*result_)));
@@ -291,7 +360,15 @@ private:
                                             ast::spelling(mem->kind), n->name));
             return;
           }
+          if (unordered_ > 0) {
+            diag_.error(n->loc, fmt::format("cannot write state '{}' inside a {} body: its "
+                                           "iterations run in no defined order; compute the value "
+                                           "and assign it after",
+                                           n->name, unorderedWhat_));
+            return;
+          }
           fn_->states.insert(n->name);
+          fits(*s.value, *mem->type);
           if (!sameType(*mem->type, *value))
             diag_.error(s.value->loc, fmt::format("state '{}' has type {}, but the assigned "
                                                   "value has type {}",
@@ -352,14 +429,18 @@ private:
     switch (e.kind) {
     case ast::Expr::Kind::IntLit: {
       auto &i = llvm::cast<ast::IntLitExpr>(e);
-      if (!i.suffix.empty())
+      if (!i.suffix.empty()) {
+        literalFits(e, i.suffix, diag_);
         return Type::scalar(Dtype{i.suffix, ""});
+      }
       return Type::scalar(litInt());
     }
     case ast::Expr::Kind::FloatLit: {
       auto &f = llvm::cast<ast::FloatLitExpr>(e);
-      if (!f.suffix.empty())
+      if (!f.suffix.empty()) {
+        literalFits(e, f.suffix, diag_);
         return Type::scalar(Dtype{f.suffix, ""});
+      }
       return Type::scalar(litFloat());
     }
     case ast::Expr::Kind::BoolLit:
@@ -563,12 +644,21 @@ private:
       return t.kind == Type::Kind::Scalar && (t.dtype.name == "index" || t.dtype.name == "{integer}" ||
                                               dtypeClassOf(t.dtype.name) == "int");
     };
-    if (ls && rs && isIntLike(*l) && isIntLike(*r))
+    if (ls && rs && isIntLike(*l) && isIntLike(*r)) {
+      if (isLit(l->dtype))
+        fits(*b.lhs, *r);
+      else if (isLit(r->dtype))
+        fits(*b.rhs, *l);
       return l->dtype.name == "index" || isLit(l->dtype) ? r : l;
-    if (ls && isLit(l->dtype))
+    }
+    if (ls && isLit(l->dtype)) {
+      fits(*b.lhs, *r); // `x + 300` with x: i8
       return r;
-    if (rs && isLit(r->dtype))
+    }
+    if (rs && isLit(r->dtype)) {
+      fits(*b.rhs, *l);
       return l;
+    }
     if (lt && rt && !(l->shape == r->shape)) {
       diag_.error(b.loc, fmt::format("shape mismatch in '{}': Tensor[{}] and Tensor[{}] (write "
                                      "the broadcast as a comprehension)",
@@ -714,8 +804,12 @@ private:
   TypeRef checkCallTo(const FunctionInfo &f, const Bindings &outer, const ast::CallExpr &c,
                       const std::string &statePrefix) {
     if (fn_) {
-      a_.calls_[fn_].push_back({statePrefix, &f});
+      std::vector<std::string> argPaths;
+      for (const ast::ExprPtr &x : c.args)
+        argPaths.push_back(subPath(*x));
+      a_.calls_[fn_].push_back({statePrefix, &f, std::move(argPaths)});
       fn_->callees.push_back(&f);
+      fn_->calleeLocs.push_back(c.loc);
     }
     std::string callee = f.block ? f.block->name + "." + f.name : f.name;
     if (c.args.size() != f.params.size()) {
@@ -771,7 +865,7 @@ private:
       if (it == b.end())
         continue;
       if (g.kind == ast::GenericKind::Dtype && !g.dtypeClass.empty() && g.dtypeClass != "any" &&
-          !it->second.dtype.isVar() && dtypeClassOf(it->second.dtype.name) != g.dtypeClass)
+          !it->second.dtype.isVar() && !dtypeInClass(it->second.dtype.name, g.dtypeClass))
         diag_.error(c.loc, fmt::format("'{}' needs {} to be a {} dtype, found {}", callee, g.name,
                                        g.dtypeClass, it->second.dtype.name));
     }
@@ -832,9 +926,15 @@ private:
 
   /// The member path of a sub-block expression, for state effects:
   /// `attn` -> "attn.", `layers[i]` -> "layers[*].".
-  static std::string subPath(const ast::Expr &e) {
-    if (auto *n = llvm::dyn_cast<ast::NameExpr>(&e))
+  /// The member path (with a trailing '.') of a sub-block expression:
+  /// `layers[*].attn.`; a local that stands for a sub gives the path it
+  /// stands for; empty when `e` is no sub of this block.
+  std::string subPath(const ast::Expr &e) {
+    if (auto *n = llvm::dyn_cast<ast::NameExpr>(&e)) {
+      if (const Local *l = lookupLocal(n->name))
+        return l->memberPath;
       return n->name + ".";
+    }
     if (auto *i = llvm::dyn_cast<ast::IndexExpr>(&e)) {
       std::string b = subPath(*i->base);
       return b.empty() ? b : b.substr(0, b.size() - 1) + "[*].";
@@ -1033,7 +1133,8 @@ private:
         return Type::unknown();
       }
       if (mem->kind == ast::MemberKind::State && fn_)
-        fn_->states.insert(subPath(*f.base) + f.field.name);
+        if (std::string sp = subPath(*f.base); !sp.empty())
+          fn_->states.insert(sp + f.field.name);
       return substType(mem->type, bindingsOf(blk->generics, base->args));
     }
     if (base->kind == Type::Kind::Struct) {
@@ -1069,7 +1170,11 @@ private:
         shape.push_back(Unit{*d, "", ""});
       bind({Local::Kind::Index, b.name.name, indexType(), d});
     }
-    TypeRef body = check(*c.body);
+    TypeRef body;
+    {
+      Unordered in(*this, "comprehension");
+      body = check(*c.body);
+    }
     scopes_.pop_back();
     if (!ok || body->kind == Type::Kind::Unknown)
       return Type::unknown();
@@ -1102,9 +1207,13 @@ private:
       for (const ast::Ident &n : g.names)
         bind({relation ? Local::Kind::Binder : Local::Kind::Index, n.name, indexType(), d});
     }
-    if (r.filter)
-      expectBool(*r.filter);
-    TypeRef body = check(*r.body);
+    TypeRef body;
+    {
+      Unordered in(*this, "reduction");
+      if (r.filter)
+        expectBool(*r.filter);
+      body = check(*r.body);
+    }
     scopes_.pop_back();
     std::vector<ast::Ident> path;
     if (auto *n = llvm::dyn_cast<ast::NameExpr>(r.reducer.get()))
@@ -1121,8 +1230,19 @@ private:
     size_t used = 0;
     const Symbol *s = a_.lookupPath(m_, path, used, false);
     if (!s || used != path.size()) {
-      if (path.size() == 1 && kBuiltinReducers.count(path[0].name))
+      if (path.size() == 1 && kBuiltinReducers.count(path[0].name)) {
+        // any/all combine with || and &&: the message is a bool. A
+        // comparison ends the body (`any(i: N) x[i] > 0.0` is
+        // `(any(i: N) x[i]) > 0.0`), so say how to write it.
+        if ((path[0].name == "any" || path[0].name == "all") && body->kind != Type::Kind::Unknown &&
+            !(body->kind == Type::Kind::Scalar && body->dtype.name == "bool")) {
+          diag_.error(r.body->loc, fmt::format("'{}' reduces bool values, found {} (parenthesize a "
+                                               "comparison: {}(...) (a > b))",
+                                               path[0].name, describe(*body), path[0].name));
+          return Type::scalar(Dtype{"bool", ""});
+        }
         return body;
+      }
       diag_.error(path[0].loc, fmt::format("unknown reducer '{}' (built in: sum, prod, max, min, "
                                            "mean, any, all; or declare a 'reducer')",
                                            ast::joinPath(path)));
@@ -1224,6 +1344,14 @@ private:
     for (const ast::MatchArm &arm : m.arms) {
       scopes_.emplace_back();
       bindPattern(*arm.pattern, s, Local::Kind::Let);
+      // `some(h)` of an optional sub: `h` is that sub, for state paths.
+      if (auto *c = llvm::dyn_cast<ast::CtorPattern>(arm.pattern.get());
+          c && c->path.size() == 1 && c->path[0].name == "some" && c->args.size() == 1)
+        if (auto *b = llvm::dyn_cast<ast::BindingPattern>(c->args[0].get()))
+          if (std::string path = subPath(*m.scrutinee); !path.empty())
+            for (Local &l : scopes_.back())
+              if (l.name == b->name)
+                l.memberPath = path;
       if (auto *c = llvm::dyn_cast<ast::CtorPattern>(arm.pattern.get())) {
         some |= c->path[0].name == "some";
         none |= c->path[0].name == "none";
@@ -1247,6 +1375,22 @@ private:
   ModuleInfo &m_;
   const Env &env_;
   std::vector<std::vector<Local>> scopes_;
+  /// Inside a comprehension or reduction body (nesting count, innermost
+  /// kind): its iterations have no order, so state writes are refused.
+  unsigned unordered_ = 0;
+  const char *unorderedWhat_ = "";
+  struct Unordered {
+    BodyChecker &c;
+    const char *saved;
+    Unordered(BodyChecker &checker, const char *what) : c(checker), saved(checker.unorderedWhat_) {
+      ++c.unordered_;
+      c.unorderedWhat_ = what;
+    }
+    ~Unordered() {
+      --c.unordered_;
+      c.unorderedWhat_ = saved;
+    }
+  };
   TypeRef result_;
   bool returned_ = false;
 };
@@ -1277,6 +1421,8 @@ void Analyzer::checkBodies() {
       TypeRef t = bc.checkConst(*c->decl->init);
       if (c->decl->type) {
         TypeRef d = resolveType(*c->decl->type, *m, Env{});
+        if ((d->kind == Type::Kind::Scalar || d->kind == Type::Kind::Tensor) && !d->dtype.isVar())
+          literalFits(*c->decl->init, d->dtype.name, diag_);
         if (!sameType(*d, *t))
           diag_.error(c->decl->init->loc, fmt::format("constant '{}' is declared {}, but its value "
                                                       "has type {}",
@@ -1288,20 +1434,142 @@ void Analyzer::checkBodies() {
       }
     }
   }
+  checkRecursion();
   // States reached through calls: close over the call graph.
   std::map<const FunctionInfo *, int> visiting;
   std::function<void(FunctionInfo *)> close = [&](FunctionInfo *f) {
     if (visiting[f])
       return;
     visiting[f] = 1;
-    for (auto &[prefix, callee] : calls_[f]) {
-      auto *c = const_cast<FunctionInfo *>(callee);
+    for (const CallEdge &e : calls_[f]) {
+      auto *c = const_cast<FunctionInfo *>(e.callee);
       close(c);
-      for (const std::string &s : c->states)
-        f->states.insert(prefix + s);
+      for (const std::string &s : c->states) {
+        if (!s.starts_with("%p")) {
+          f->states.insert(e.prefix + s);
+          continue;
+        }
+        // A state of the callee's block-typed parameter N: the argument's.
+        size_t dot = s.find('.');
+        size_t n = std::strtoul(s.c_str() + 2, nullptr, 10);
+        if (dot != std::string::npos && n < e.argPaths.size() && !e.argPaths[n].empty())
+          f->states.insert(e.argPaths[n] + s.substr(dot + 1));
+      }
     }
   };
   for (auto &m : prog_.modules)
     for (auto &f : m->functions)
       close(f.get());
+  // Parameter-relative states were resolved at each call; they are no
+  // member paths of the function's own block.
+  for (auto &m : prog_.modules)
+    for (auto &f : m->functions)
+      std::erase_if(f->states, [](const std::string &s) { return s.starts_with("%p"); });
+}
+
+namespace {
+/// Finds the cycles of a directed graph without recursion (the graph comes
+/// from the input), and reports each back edge once with the path that
+/// closes it. `edges(n)` lists (successor, where the edge is written).
+template <typename Node, typename Edges, typename Report>
+void findCycles(const std::vector<Node *> &nodes, Edges edges, Report report) {
+  enum Color { White, Grey, Black };
+  std::map<Node *, Color> color;
+  struct Frame {
+    Node *node;
+    std::vector<std::pair<Node *, SourceLoc>> out;
+    size_t next = 0;
+  };
+  for (Node *root : nodes) {
+    if (color[root] != White)
+      continue;
+    std::vector<Frame> stack;
+    stack.push_back({root, edges(root)});
+    color[root] = Grey;
+    while (!stack.empty()) {
+      Frame &f = stack.back();
+      if (f.next == f.out.size()) {
+        color[f.node] = Black;
+        stack.pop_back();
+        continue;
+      }
+      auto [succ, loc] = f.out[f.next++];
+      Color c = color[succ];
+      if (c == Grey) {
+        std::vector<Node *> chain;
+        size_t k = stack.size();
+        while (k > 0 && stack[k - 1].node != succ)
+          --k;
+        for (size_t i = k - 1; i < stack.size(); ++i)
+          chain.push_back(stack[i].node);
+        chain.push_back(succ);
+        report(chain, loc);
+      } else if (c == White) {
+        color[succ] = Grey;
+        std::vector<std::pair<Node *, SourceLoc>> out = edges(succ);
+        stack.push_back({succ, std::move(out)});
+      }
+    }
+  }
+}
+} // namespace
+
+/// Recursion is refused (§7): `build` inlines every call and instantiates
+/// every sub, so a cycle of calls or of blocks would never end. Reported
+/// here, by `check`, with the chain that closes the cycle.
+void Analyzer::checkRecursion() {
+  std::vector<FunctionInfo *> fns;
+  for (auto &m : prog_.modules)
+    for (auto &f : m->functions)
+      fns.push_back(f.get());
+  auto fnName = [](const FunctionInfo *f) { return f->block ? f->block->name + "." + f->name : f->name; };
+  findCycles<FunctionInfo>(
+      fns,
+      [](FunctionInfo *f) {
+        std::vector<std::pair<FunctionInfo *, SourceLoc>> out;
+        for (size_t i = 0; i < f->callees.size(); ++i)
+          out.push_back({const_cast<FunctionInfo *>(f->callees[i]),
+                         i < f->calleeLocs.size() ? f->calleeLocs[i] : f->decl->loc});
+        return out;
+      },
+      [&](const std::vector<FunctionInfo *> &chain, SourceLoc loc) {
+        std::string s;
+        for (const FunctionInfo *f : chain)
+          s += (s.empty() ? "" : " -> ") + fnName(f);
+        diag_.error(loc, fmt::format("recursive call: {} (functions may not call themselves, "
+                                     "directly or through others)",
+                                     s));
+      });
+
+  std::vector<BlockInfo *> blocks;
+  for (auto &m : prog_.modules)
+    for (auto &n : m->nominals)
+      if (n->kind == NominalInfo::Kind::Block)
+        blocks.push_back(static_cast<BlockInfo *>(n.get()));
+  findCycles<BlockInfo>(
+      blocks,
+      [](BlockInfo *b) {
+        std::vector<std::pair<BlockInfo *, SourceLoc>> out;
+        for (const MemberInfo &m : b->members) {
+          if (m.kind != ast::MemberKind::Sub || !m.type)
+            continue;
+          const Type *t = m.type.get();
+          // `sub x: B?`, `sub xs: [B; N]` and their combinations.
+          while ((t->kind == Type::Kind::Optional || t->kind == Type::Kind::Array) && !t->elems.empty())
+            t = t->elems[0].get();
+          // A block that names itself directly is reported where its members
+          // are resolved ("contains itself through sub").
+          if (t->kind == Type::Kind::Block && t->decl && t->decl != b)
+            out.push_back({const_cast<BlockInfo *>(static_cast<const BlockInfo *>(t->decl)), m.loc});
+        }
+        return out;
+      },
+      [&](const std::vector<BlockInfo *> &chain, SourceLoc loc) {
+        std::string s;
+        for (const BlockInfo *b : chain)
+          s += (s.empty() ? "" : " -> ") + b->name;
+        diag_.error(loc, fmt::format("recursive block: {} (a block may not contain itself, "
+                                     "directly or through its subs)",
+                                     s));
+      });
 }

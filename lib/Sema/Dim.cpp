@@ -5,18 +5,27 @@
 
 using namespace linnet::sema;
 
+thread_local uint64_t Dim::overflows_ = 0;
+
 namespace {
-// Wrapping arithmetic: dims come from user input and must never be UB.
+// Checked arithmetic: dims come from user input and must never be UB. An
+// overflow wraps (so the result is still defined) and is counted, and the
+// caller that formed the dim reports it (Dim::OverflowCheck).
 int64_t addW(int64_t a, int64_t b) {
   int64_t r;
-  __builtin_add_overflow(a, b, &r);
+  if (__builtin_add_overflow(a, b, &r))
+    Dim::noteOverflow();
   return r;
 }
 int64_t mulW(int64_t a, int64_t b) {
   int64_t r;
-  __builtin_mul_overflow(a, b, &r);
+  if (__builtin_mul_overflow(a, b, &r))
+    Dim::noteOverflow();
   return r;
 }
+// INT64_MIN / -1 and INT64_MIN % -1 are UB in C++.
+int64_t divI(int64_t a, int64_t b) { return b == -1 ? mulW(a, -1) : a / b; }
+int64_t remI(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
 int64_t floorDivI(int64_t a, int64_t b) {
   if (b == -1)
     return mulW(a, -1);
@@ -150,12 +159,12 @@ static std::optional<Dim> exactDiv(const Dim &a, const Dim &b) {
     if (*cb == 0)
       return std::nullopt;
     for (const Dim::Term &t : a.terms()) {
-      if (t.coeff % *cb != 0)
+      if (remI(t.coeff, *cb) != 0)
         return std::nullopt;
     }
     Dim r;
     for (const Dim::Term &t : a.terms()) {
-      Dim m = t.coeff / *cb;
+      Dim m = divI(t.coeff, *cb);
       for (const AtomRef &x : t.atoms)
         m = m * Dim::atom(x);
       r = r + m;
@@ -170,7 +179,7 @@ static std::optional<Dim> exactDiv(const Dim &a, const Dim &b) {
   const Dim::Term &d = b.terms()[0];
   Dim r;
   for (const Dim::Term &t : a.terms()) {
-    if (t.coeff % d.coeff != 0)
+    if (remI(t.coeff, d.coeff) != 0)
       return std::nullopt;
     std::vector<AtomRef> rest = t.atoms;
     for (const AtomRef &f : d.atoms) {
@@ -181,7 +190,7 @@ static std::optional<Dim> exactDiv(const Dim &a, const Dim &b) {
         return std::nullopt;
       rest.erase(it);
     }
-    Dim m = t.coeff / d.coeff;
+    Dim m = divI(t.coeff, d.coeff);
     for (const AtomRef &x : rest)
       m = m * Dim::atom(x);
     r = r + m;
@@ -281,14 +290,17 @@ static bool isSimple(const Dim &d) {
 }
 
 static std::string monoStr(const Dim::Term &t, bool absCoeff) {
-  int64_t c = absCoeff && t.coeff < 0 ? -t.coeff : t.coeff;
+  // Magnitude in uint64: -INT64_MIN does not fit in int64.
+  bool neg = t.coeff < 0 && !absCoeff;
+  uint64_t mag = t.coeff < 0 ? 0 - static_cast<uint64_t>(t.coeff) : static_cast<uint64_t>(t.coeff);
+  std::string cs = (neg ? "-" : "") + std::to_string(mag);
   std::string s;
   if (t.atoms.empty())
-    return std::to_string(c);
-  if (c == -1)
+    return cs;
+  if (neg && mag == 1)
     s = "-";
-  else if (c != 1)
-    s = std::to_string(c) + " * ";
+  else if (mag != 1)
+    s = cs + " * ";
   for (size_t i = 0; i < t.atoms.size(); ++i) {
     if (i)
       s += " * ";

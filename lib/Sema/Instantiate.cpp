@@ -2,6 +2,7 @@
 #include "SemaImpl.h"
 #include "linnet/Sema/Instantiate.h"
 
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 
@@ -52,7 +53,15 @@ public:
                         const std::string &path) {
     bool ok = true;
     for (const Constraint &c : b.constraints) {
+      Dim::OverflowCheck check;
       Constraint s{substDim(c.lhs, bind), substDim(c.rhs, bind), c.op, c.loc};
+      if (check.overflowed()) {
+        diag_.error(at, fmt::format("constraint '{}' of block '{}' overflows 64-bit integers for {}",
+                                    c.str(), b.name, path.empty() ? "the root" : "'" + path + "'"));
+        diag_.note(c.loc, "constraint declared here");
+        ok = false;
+        continue;
+      }
       std::optional<bool> v = evalConstraint(s);
       if (v && *v)
         continue;
@@ -74,6 +83,13 @@ public:
     return ok;
   }
 
+  void overflow(SourceLoc at, const std::string &what, const std::string &type,
+                const std::string &prefix) {
+    diag_.error(at, fmt::format("{} has type {}, whose dimensions overflow 64-bit integers with "
+                                "these generics (at '{}')",
+                                what, type, prefix.empty() ? "the root" : prefix.substr(0, prefix.size() - 1)));
+  }
+
   void visit(const BlockInfo &b, const Bindings &bind, const std::string &prefix,
              const std::vector<Dim> &repeat, bool optional, unsigned depth) {
     ++out_.instances;
@@ -84,10 +100,34 @@ public:
                               b.name));
       return;
     }
+    // Method signatures are instantiated by lowering; an overflow there
+    // (`Tensor[N * N]` with N = 2^32) is reported here, where the bindings
+    // are known, instead of wrapping to a wrong shape.
+    for (const FunctionInfo *f : b.methods) {
+      for (const ParamInfo &p : f->params) {
+        Dim::OverflowCheck check;
+        (void)substType(p.type, bind);
+        if (check.overflowed())
+          overflow(p.loc, fmt::format("parameter '{}' of '{}.{}'", p.name, b.name, f->name),
+                   p.type->str(), prefix);
+      }
+      if (f->result) {
+        Dim::OverflowCheck check;
+        (void)substType(f->result, bind);
+        if (check.overflowed())
+          overflow(f->decl->loc, fmt::format("the result of '{}.{}'", b.name, f->name), f->result->str(),
+                   prefix);
+      }
+    }
     for (const MemberInfo &m : b.members) {
       if (diag_.limitReached())
         return;
+      Dim::OverflowCheck check;
       TypeRef t = substType(m.type, bind);
+      if (check.overflowed()) {
+        overflow(m.loc, fmt::format("{} '{}'", ast::spelling(m.kind), m.name), m.type->str(), prefix);
+        continue;
+      }
       bool opt = optional || t->kind == Type::Kind::Optional;
       const Type &inner = t->kind == Type::Kind::Optional ? *t->elems[0] : *t;
       if (m.kind != ast::MemberKind::Sub) {
@@ -145,7 +185,10 @@ std::optional<GenericValue> parseDefine(const GenericParam &g, const std::string
   case ast::GenericKind::Dim: {
     int64_t x;
     if (!parseInt(v, x) || x < 0) {
-      err = fmt::format("dim generic '{}' needs a non-negative integer, found '{}'", g.name, v);
+      bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+      err = digits ? fmt::format("dim generic '{}': '{}' does not fit in 64 bits (at most {})", g.name,
+                                 v, INT64_MAX)
+                   : fmt::format("dim generic '{}' needs a non-negative integer, found '{}'", g.name, v);
       return std::nullopt;
     }
     r.dim = x;
@@ -175,7 +218,7 @@ std::optional<GenericValue> parseDefine(const GenericParam &g, const std::string
       err = fmt::format("dtype generic '{}' needs a dtype such as f32, found '{}'", g.name, v);
       return std::nullopt;
     }
-    if (!g.dtypeClass.empty() && g.dtypeClass != "any" && dtypeClassOf(v) != g.dtypeClass) {
+    if (!dtypeInClass(v, g.dtypeClass)) {
       err = fmt::format("dtype generic '{}' needs a {} dtype, found '{}'", g.name, g.dtypeClass, v);
       return std::nullopt;
     }

@@ -60,6 +60,20 @@ std::string linnet::sema::dtypeClassOf(const std::string &n) {
   return n == "bool" ? "bool" : "";
 }
 
+bool linnet::sema::dtypeInClass(const std::string &dtype, const std::string &cls) {
+  if (cls.empty() || cls == "any")
+    return true;
+  // §4.3: `signed` is the signed integers.
+  if (cls == "signed")
+    return dtype == "i8" || dtype == "i16" || dtype == "i32" || dtype == "i64";
+  return dtypeClassOf(dtype) == cls;
+}
+bool linnet::sema::classWithin(const std::string &inner, const std::string &outer) {
+  auto norm = [](const std::string &c) { return c.empty() ? std::string("any") : c; };
+  std::string i = norm(inner), o = norm(outer);
+  return o == "any" || i == o || (i == "signed" && o == "int");
+}
+
 //===----------------------------------------------------------------------===//
 // Loading
 //===----------------------------------------------------------------------===//
@@ -372,13 +386,21 @@ std::optional<Dim> Analyzer::resolveDim(const ast::DimExpr &d, const Env &env) {
                                      b.op, r->str()));
       return std::nullopt;
     }
+    Dim::OverflowCheck check;
+    Dim out;
     switch (b.op) {
-    case '+': return *l + *r;
-    case '-': return *l - *r;
-    case '*': return *l * *r;
-    case '/': return Dim::floorDiv(*l, *r);
-    default: return Dim::mod(*l, *r);
+    case '+': out = *l + *r; break;
+    case '-': out = *l - *r; break;
+    case '*': out = *l * *r; break;
+    case '/': out = Dim::floorDiv(*l, *r); break;
+    default: out = Dim::mod(*l, *r); break;
     }
+    if (check.overflowed()) {
+      diag_.error(b.loc, fmt::format("dimension '{} {} {}' overflows 64-bit integers", l->str(), b.op,
+                                     r->str()));
+      return std::nullopt;
+    }
+    return out;
   }
   case ast::DimExpr::Kind::MinMax: {
     auto &mm = llvm::cast<ast::MinMaxDim>(d);
@@ -391,7 +413,13 @@ std::optional<Dim> Analyzer::resolveDim(const ast::DimExpr &d, const Env &env) {
     std::optional<Dim> o = resolveDim(*llvm::cast<ast::NegDim>(d).operand, env);
     if (!o)
       return std::nullopt;
-    return -*o;
+    Dim::OverflowCheck check;
+    Dim out = -*o;
+    if (check.overflowed()) {
+      diag_.error(d.loc, fmt::format("dimension '-({})' overflows 64-bit integers", o->str()));
+      return std::nullopt;
+    }
+    return out;
   }
   }
   return std::nullopt;
@@ -512,11 +540,11 @@ std::optional<GenericValue> Analyzer::resolveGenericArg(const ast::GenericArg &a
     }
     if (!p.dtypeClass.empty() && p.dtypeClass != "any") {
       if (!v.dtype.isVar()) {
-        if (dtypeClassOf(v.dtype.name) != p.dtypeClass)
+        if (!dtypeInClass(v.dtype.name, p.dtypeClass))
           return wrongKind(fmt::format("dtype '{}', which is not in class {}", v.dtype.name,
                                        p.dtypeClass)),
                  std::nullopt;
-      } else if (named->dtypeClass != p.dtypeClass) {
+      } else if (!classWithin(named->dtypeClass, p.dtypeClass)) {
         diag_.error(a.loc, fmt::format("generic '{}' of '{}' needs dtype class {}, but '{}' "
                                        "is declared with class {}",
                                        p.name, owner, p.dtypeClass, named->name,
@@ -695,9 +723,9 @@ void Analyzer::resolveGenerics(const std::vector<ast::GenericParam> &in, const s
     p.loc = g.name.loc;
     if (!g.dtypeClass.name.empty()) {
       const std::string &c = g.dtypeClass.name;
-      if (c != "float" && c != "int" && c != "any" && c != "bool")
+      if (c != "float" && c != "int" && c != "signed" && c != "any" && c != "bool")
         diag_.error(g.dtypeClass.loc, fmt::format("unknown dtype class '{}': expected float, "
-                                                  "int, bool or any",
+                                                  "int, signed, bool or any",
                                                   c));
       else
         p.dtypeClass = c;

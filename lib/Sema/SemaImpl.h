@@ -15,6 +15,10 @@ namespace linnet::sema {
 
 bool isDtypeName(const std::string &n);
 std::string dtypeClassOf(const std::string &n);
+/// Whether dtype `dtype` is in class `cls` (float, int, signed, bool, any).
+bool dtypeInClass(const std::string &dtype, const std::string &cls);
+/// Whether every dtype of class `inner` is in class `outer`.
+bool classWithin(const std::string &inner, const std::string &outer);
 
 /// Generic parameters in scope: a function's, then its block's.
 struct Env {
@@ -29,9 +33,21 @@ struct Local {
   std::string name;
   TypeRef type;
   std::optional<Dim> dim; // indices: the domain
+  /// A name for a sub block: the member path it denotes (`head.` for `h` in
+  /// `match head { some(h) => ... }`), or `%pN.` for the function's block-typed
+  /// parameter N, replaced by the caller's argument path. Empty otherwise.
+  std::string memberPath = {};
   /// A `var` bound to an untyped literal value: its initializer, whose
   /// recorded type the first assignment of a typed value decides.
   const ast::Expr *init = nullptr;
+};
+
+/// A call recorded for the state closure: the receiver's member path, the
+/// callee, and the member path of each argument (empty: not a sub block).
+struct CallEdge {
+  std::string prefix;
+  const FunctionInfo *callee;
+  std::vector<std::string> argPaths;
 };
 
 class Analyzer {
@@ -39,6 +55,7 @@ public:
   Analyzer(SourceManager &sm, DiagnosticEngine &diag, const SemaOptions &opts, Program &prog);
   ModuleInfo *loadRoot(uint32_t buffer, const std::string &file);
   void checkBodies();
+  void checkRecursion();
 
   // Signatures (Sema.cpp)
   std::optional<Dim> resolveDim(const ast::DimExpr &d, const Env &env);
@@ -80,7 +97,7 @@ private:
   std::map<const FunctionInfo *, Env> fnEnvs_;
   std::map<const ConstInfo *, bool> constDone_;
   // State effects: direct member names, and calls with the path prefix.
-  std::map<const FunctionInfo *, std::vector<std::pair<std::string, const FunctionInfo *>>> calls_;
+  std::map<const FunctionInfo *, std::vector<CallEdge>> calls_;
 };
 
 } // namespace linnet::sema

@@ -239,9 +239,44 @@ Token Lexer::lexIdentifier(const char *start, bool newline) {
   return make(kKeywordTable.lookup(text), start, newline);
 }
 
+/// Length of the well-formed UTF-8 sequence at `p` (RFC 3629: no overlong
+/// forms, no surrogates, at most U+10FFFF), or 0.
+static size_t utf8Length(const unsigned char *p, const unsigned char *end) {
+  unsigned char c = p[0];
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (n == 0 || static_cast<size_t>(end - p) < n)
+    return 0;
+  uint32_t cp = n == 1 ? c : c & (0x7f >> n);
+  for (size_t i = 1; i < n; ++i) {
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (p[i] & 0x3f);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return n;
+}
+
 Token Lexer::lexString(const char *start, bool newline) {
   ++cur_; // opening quote
+  bool badUtf8 = false;
   while (cur_ < end_ && *cur_ != '"' && *cur_ != '\n') {
+    if (static_cast<unsigned char>(*cur_) >= 0x80) {
+      // Strings reach the JSON plan, which must be valid UTF-8.
+      size_t n = utf8Length(reinterpret_cast<const unsigned char *>(cur_),
+                            reinterpret_cast<const unsigned char *>(end_));
+      if (n == 0) {
+        if (!badUtf8)
+          diag_.error(locOf(cur_), fmt::format("invalid UTF-8 in string literal (byte 0x{:02x})",
+                                               static_cast<unsigned char>(*cur_)));
+        badUtf8 = true;
+        ++cur_;
+      } else {
+        cur_ += n;
+      }
+      continue;
+    }
     if (*cur_ == '\\') {
       const char *esc = cur_;
       ++cur_;

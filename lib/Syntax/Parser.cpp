@@ -13,7 +13,10 @@
 
 #include <llvm/ADT/STLFunctionalExtras.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <type_traits>
 #include <climits>
 
@@ -23,6 +26,10 @@ using namespace linnet::ast;
 namespace {
 
 constexpr unsigned kMaxNesting = 200;
+/// Operators in one chain (`a + b + ... `), counted along the whole path from
+/// the statement: a left-associative chain is a tree as deep as it is long,
+/// and the checker, lowering and printer walk it recursively.
+constexpr unsigned kMaxChain = 1000;
 
 class Parser {
 public:
@@ -173,6 +180,23 @@ private:
     return true;
   }
   bool failed() const { return speculating_ ? specFailed_ : false; }
+
+  /// Restores the chain count when a binary loop ends.
+  struct ChainScope {
+    Parser &p;
+    unsigned saved;
+    explicit ChainScope(Parser &parser) : p(parser), saved(parser.chain_) {}
+    ~ChainScope() { p.chain_ = saved; }
+    /// Counts one more operator; false (after reporting) past the limit.
+    bool link(SourceLoc loc) {
+      if (++p.chain_ <= kMaxChain)
+        return true;
+      p.error(loc, fmt::format("expression too long: more than {} operators in a chain; split it "
+                               "with 'let'",
+                               kMaxChain));
+      return false;
+    }
+  };
 
   struct DepthGuard {
     Parser &p;
@@ -330,6 +354,7 @@ private:
   bool specFailed_ = false;
   bool noStructLit_ = false;
   unsigned depth_ = 0;
+  unsigned chain_ = 0;
   std::vector<Tok> open_; // brackets opened and not yet closed (for recovery)
 };
 
@@ -833,9 +858,12 @@ DimExprPtr Parser::parseDim() {
   if (!guard.ok)
     return nullptr;
   DimExprPtr lhs = parseDimMul();
+  ChainScope chain(*this);
   while (lhs && (at(Tok::plus) || at(Tok::minus))) {
     char op = at(Tok::plus) ? '+' : '-';
     SourceLoc loc = tok().loc;
+    if (!chain.link(loc))
+      return nullptr;
     advance();
     DimExprPtr rhs = parseDimMul();
     if (!rhs)
@@ -847,9 +875,12 @@ DimExprPtr Parser::parseDim() {
 
 DimExprPtr Parser::parseDimMul() {
   DimExprPtr lhs = parseDimUnary();
+  ChainScope chain(*this);
   while (lhs && (at(Tok::star) || at(Tok::slash) || at(Tok::percent))) {
     char op = at(Tok::star) ? '*' : at(Tok::slash) ? '/' : '%';
     SourceLoc loc = tok().loc;
+    if (!chain.link(loc))
+      return nullptr;
     advance();
     DimExprPtr rhs = parseDimUnary();
     if (!rhs)
@@ -1209,8 +1240,11 @@ ExprPtr Parser::parseExpr() {
 
 ExprPtr Parser::parseOr() {
   ExprPtr lhs = parseAnd();
+  ChainScope chain(*this);
   while (lhs && at(Tok::pipe_pipe)) {
     SourceLoc loc = tok().loc;
+    if (!chain.link(loc))
+      return nullptr;
     advance();
     ExprPtr rhs = parseAnd();
     if (!rhs)
@@ -1222,8 +1256,11 @@ ExprPtr Parser::parseOr() {
 
 ExprPtr Parser::parseAnd() {
   ExprPtr lhs = parseCmp();
+  ChainScope chain(*this);
   while (lhs && at(Tok::amp_amp)) {
     SourceLoc loc = tok().loc;
+    if (!chain.link(loc))
+      return nullptr;
     advance();
     ExprPtr rhs = parseCmp();
     if (!rhs)
@@ -1267,9 +1304,12 @@ ExprPtr Parser::parseCmp() {
 
 ExprPtr Parser::parseAdd() {
   ExprPtr lhs = parseMul();
+  ChainScope chain(*this);
   while (lhs && (at(Tok::plus) || at(Tok::minus))) {
     BinaryOp op = at(Tok::plus) ? BinaryOp::Add : BinaryOp::Sub;
     SourceLoc loc = tok().loc;
+    if (!chain.link(loc))
+      return nullptr;
     advance();
     ExprPtr rhs = parseMul();
     if (!rhs)
@@ -1281,9 +1321,12 @@ ExprPtr Parser::parseAdd() {
 
 ExprPtr Parser::parseMul() {
   ExprPtr lhs = parseCast();
+  ChainScope chain(*this);
   while (lhs && (at(Tok::star) || at(Tok::slash) || at(Tok::percent))) {
     BinaryOp op = at(Tok::star) ? BinaryOp::Mul : at(Tok::slash) ? BinaryOp::Div : BinaryOp::Mod;
     SourceLoc loc = tok().loc;
+    if (!chain.link(loc))
+      return nullptr;
     advance();
     ExprPtr rhs = parseCast();
     if (!rhs)
@@ -1295,8 +1338,11 @@ ExprPtr Parser::parseMul() {
 
 ExprPtr Parser::parseCast() {
   ExprPtr e = parseUnary();
+  ChainScope chain(*this);
   while (e && at(Tok::kw_as)) {
     SourceLoc loc = tok().loc;
+    if (!chain.link(loc))
+      return nullptr;
     advance();
     TypeExprPtr t = parseType();
     if (!t)
@@ -1568,7 +1614,7 @@ ExprPtr Parser::parseNumber() {
   SourceLoc loc = tok().loc;
   auto [digits, suffix] = splitNumberSuffix(tok().text);
   if (at(Tok::int_lit) && (suffix.empty() || suffix[0] != 'f') && suffix != "bf16") {
-    int64_t v;
+    int64_t v = -1; // stays -1 (from_chars leaves it) for 2^63
     if (!parseInt64(digits, v)) {
       uint64_t u;
       std::string clean;
@@ -1585,12 +1631,27 @@ ExprPtr Parser::parseNumber() {
     auto e = std::make_unique<IntLitExpr>(loc);
     e->digits = std::string(digits);
     e->suffix = std::string(suffix);
+    e->value = v >= 0 ? static_cast<uint64_t>(v) : uint64_t(1) << 63; // only 2^63 fails parseInt64
     advance();
     return e;
   }
   auto e = std::make_unique<FloatLitExpr>(loc);
   e->digits = std::string(digits);
   e->suffix = std::string(suffix);
+  std::string clean;
+  for (char c : digits)
+    if (c != '_')
+      clean += c;
+  // strtod, not std::stod: out of range is a diagnostic here, not an
+  // exception later. Underflow to 0 or a subnormal is accepted.
+  errno = 0;
+  char *end = nullptr;
+  e->value = std::strtod(clean.c_str(), &end);
+  if (std::isinf(e->value) || (errno == ERANGE && std::fabs(e->value) > 1.0)) {
+    error(loc, fmt::format("float literal '{}' is out of range (the largest f64 is about 1.8e308)",
+                           tok().text));
+    return nullptr;
+  }
   advance();
   return e;
 }

@@ -1,5 +1,6 @@
 //===- SourceManager.cpp --------------------------------------------------===//
 #include "linnet/Syntax/SourceManager.h"
+#include "linnet/Support/Input.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,18 +12,17 @@ using namespace linnet;
 
 std::optional<uint32_t> SourceManager::addFile(const std::string &path,
                                                std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = std::strerror(errno);
+  // Bounded (LINNET_MAX_SOURCE_BYTES): `/dev/zero` or a huge file stops at
+  // the limit; a directory is refused rather than read as an empty module.
+  std::string text;
+  if (!input::readFile(path, input::maxSourceBytes(), "LINNET_MAX_SOURCE_BYTES", text, error))
+    return std::nullopt;
+  // Offsets are 32-bit (SourceLoc).
+  if (text.size() >= UINT32_MAX) {
+    error = "larger than 4 GiB";
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    error = "read error";
-    return std::nullopt;
-  }
-  return addBuffer(path, ss.str());
+  return addBuffer(path, std::move(text));
 }
 
 uint32_t SourceManager::addBuffer(std::string name, std::string text,

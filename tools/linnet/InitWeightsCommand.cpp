@@ -11,6 +11,7 @@
 //   integer dtypes: zeros.
 //
 //===----------------------------------------------------------------------===//
+#include "linnet/Support/Input.h"
 #include "FrontEnd.h"
 #include "InitWeightsCommand.h"
 
@@ -83,6 +84,9 @@ void expandPath(const std::string &path, const std::vector<int64_t> &repeat, siz
     expandPath(path.substr(0, star) + "." + std::to_string(i) + path.substr(star + 3), repeat,
                k + 1, out);
 }
+
+/// Default bound on what init-weights writes; LINNET_MAX_WEIGHTS_BYTES overrides.
+constexpr uint64_t kDefaultMaxWeightsBytes = 16ull << 30;
 
 rt::OwnedTensor randomTensor(rt::DType dtype, const std::vector<int64_t> &shape,
                              uint64_t stream) {
@@ -178,6 +182,26 @@ int tool::runInitWeights() {
     }
     for (const sema::Dim &r : e.repeat)
       repeat.push_back(r.constant().value_or(0));
+    // Capacity before allocation: shapes and repeats come from the source
+    // and -D, so their product may overflow or exceed memory.
+    uint64_t one = rt::dtypeSize(*dt), count = 1;
+    bool overflow = false;
+    for (int64_t d : shape)
+      overflow |= d < 0 || __builtin_mul_overflow(one, static_cast<uint64_t>(d), &one);
+    for (int64_t r : repeat)
+      overflow |= r < 0 || __builtin_mul_overflow(count, static_cast<uint64_t>(r), &count);
+    uint64_t all = 0;
+    overflow |= __builtin_mul_overflow(one, count, &all) || __builtin_add_overflow(bytes, all, &all);
+    uint64_t limit = input::limitFromEnv("LINNET_MAX_WEIGHTS_BYTES", kDefaultMaxWeightsBytes);
+    if (overflow || all > limit) {
+      std::cerr << fmt::format("linnet init-weights: error: '{}' ({}[{}], {} time{}) would bring "
+                               "the weights to {} bytes, more than the {} byte limit (set "
+                               "LINNET_MAX_WEIGHTS_BYTES to raise it)\n",
+                               e.path, e.dtype.name, sema::shapeStr(e.shape), count,
+                               count == 1 ? "" : "s", overflow ? std::string("over 2^64") : std::to_string(all),
+                               limit);
+      return 1;
+    }
     std::vector<std::string> paths;
     expandPath(e.path, repeat, 0, paths);
     for (const std::string &p : paths) {

@@ -7,6 +7,7 @@
 #include "linnet/Plan/PlanWriter.h"
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
+#include "linnet/Support/Input.h"
 #include "linnet/ir/ir.hpp"
 
 #include <fmt/format.h>
@@ -32,13 +33,14 @@ struct IrOptions {
   bool all = false;
 } gIr;
 
+/// Reads a JSON document (plan, binding manifest), at most
+/// LINNET_MAX_JSON_BYTES long.
 bool readFile(const std::string &path, std::string &text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << fmt::format("linnet: error: cannot read '{}'\n", path);
+  std::string err;
+  if (!input::readFile(path, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, err)) {
+    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", path, err);
     return false;
   }
-  text.assign(std::istreambuf_iterator<char>(in), {});
   return true;
 }
 
@@ -136,12 +138,13 @@ int tool::runPlan() {
     std::string text;
     if (!readFile(gPlan.binding, text))
       return 1;
-    nlohmann::json b = nlohmann::json::parse(text, nullptr, false);
+    std::string where, error;
+    std::optional<nlohmann::json> b = input::parseJson(text, where, error);
     std::vector<ir::Problem> problems;
-    if (b.is_discarded())
-      problems.push_back({"$", "not valid JSON"});
+    if (!b)
+      problems.push_back({where, error});
     else
-      plan::checkBinding(b, plan::manifestOf(doc), problems);
+      plan::checkBinding(*b, plan::manifestOf(doc), problems);
     for (const ir::Problem &pr : problems)
       std::cerr << fmt::format("{}: error: {}\n", gPlan.binding, pr.str());
     if (!problems.empty())

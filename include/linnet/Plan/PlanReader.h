@@ -57,9 +57,13 @@ struct Plan {
   const Function *function(const std::string &name) const;
 };
 
+/// At most this many problems are reported, then "too many errors".
+inline constexpr size_t kMaxProblems = 50;
+
 /// Loads and checks a plan; on failure returns nullopt with the problems.
 std::optional<Plan> readPlan(const json &doc, std::vector<ir::Problem> &problems);
-/// Parses `text` first (a JSON syntax error is a problem at path "$").
+/// Parses `text` first, strictly (input::parseJson: a syntax error, a
+/// duplicate key or nesting deeper than 512 is a problem at its JSON path).
 std::optional<Plan> readPlanText(const std::string &text, std::vector<ir::Problem> &problems);
 json writePlan(const Plan &p);
 

@@ -74,7 +74,17 @@ public:
 
   static Dim atom(AtomRef a);
 
+  /// Overflow: coefficients are int64; an operation that overflows wraps
+  /// and is counted here. A caller that forms a dim from user input takes
+  /// an OverflowCheck before and asks it afterwards.
+  static void noteOverflow() { ++overflows_; }
+  struct OverflowCheck {
+    uint64_t before = overflows_;
+    bool overflowed() const { return overflows_ != before; }
+  };
+
 private:
+  static thread_local uint64_t overflows_;
   static Dim fromAtom(AtomRef a);
   static Dim minMax(const Dim &a, const Dim &b, bool isMax);
   void normalize();

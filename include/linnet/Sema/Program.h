@@ -78,7 +78,7 @@ struct GenericParam {
   std::string name;
   ast::GenericKind kind;
   std::string id;         // stable symbol id ("module::Owner::Name")
-  std::string dtypeClass; // dtype generics: "float", "int", "any" or empty
+  std::string dtypeClass; // dtype generics: "float", "int", "signed", "bool", "any" or empty
   std::optional<GenericValue> defaultValue;
   SourceLoc loc;
 };
@@ -154,6 +154,7 @@ struct FunctionInfo {
   TypeRef result;               // null: no result
   std::set<std::string> states; // relative member paths, read or written
   std::vector<const FunctionInfo *> callees;
+  std::vector<SourceLoc> calleeLocs; // where each callee is called, parallel to callees
   std::string qualified() const;
 };
 

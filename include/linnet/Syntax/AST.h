@@ -172,12 +172,14 @@ struct Expr {
 struct IntLitExpr : Expr {
   std::string digits; // as written, without suffix
   std::string suffix; // dtype suffix or empty
+  uint64_t value = 0; // the magnitude, checked by the parser: at most 2^63
   IntLitExpr(SourceLoc l) : Expr(Kind::IntLit, l) {}
   static bool classof(const Expr *e) { return e->kind == Kind::IntLit; }
 };
 struct FloatLitExpr : Expr {
   std::string digits;
   std::string suffix;
+  double value = 0; // checked by the parser: finite
   FloatLitExpr(SourceLoc l) : Expr(Kind::FloatLit, l) {}
   static bool classof(const Expr *e) { return e->kind == Kind::FloatLit; }
 };

@@ -110,6 +110,11 @@ struct Problem {
 /// of arithmetic, yields against results, comprehension shapes against
 /// their domains). `path` prefixes every reported path.
 std::vector<Problem> verify(const Region &body, const std::string &path = "");
+/// verify() for a function body: it must end with `return`, and every
+/// `return` gives as many values as `results` (a JSON array of plan types)
+/// with compatible types.
+std::vector<Problem> verifyFunction(const Region &body, const json &results,
+                                    const std::string &path = "");
 
 /// The textual form printed by `linnet ir`: one op a line, nested regions
 /// indented, types in source spelling (`Tensor[B, Out; T]`).

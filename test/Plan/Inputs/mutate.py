@@ -40,6 +40,29 @@ elif case == "no-yield":
     comp["regions"][0]["ops"].pop()
 elif case == "manifest":
     plan["manifest"][0]["kind"] = "weight"
+elif case == "version-float":
+    plan["version"] = 1.0
+elif case == "no-return":
+    f = next(f for f in plan["functions"] if f["body"]["ops"] and f["results"])
+    f["body"]["ops"].pop()
+elif case == "wrong-result":
+    f = next(f for f in plan["functions"] if f["body"]["ops"] and f["results"])
+    f["results"] = [{"kind": "scalar", "dtype": "bool"}]
+elif case == "dup-manifest":
+    plan["manifest"].append(dict(plan["manifest"][0]))
+elif case == "dup-function":
+    plan["functions"].append(json.loads(json.dumps(plan["functions"][0])))
+elif case == "many-errors":
+    for f in plan["functions"]:
+        f["kind"] = "method"
+    plan["functions"] = plan["functions"] * 20
+elif case == "dup-key":
+    text = json.dumps(plan)
+    sys.stdout.write('{"module": "x", ' + text[1:])
+    sys.exit(0)
+elif case == "deep":
+    sys.stdout.write('{"version": 1, "root": ' + "[" * 100000 + "]" * 100000 + "}")
+    sys.exit(0)
 elif case == "truncated":
     sys.stdout.write(json.dumps(plan)[:100])
     sys.exit(0)

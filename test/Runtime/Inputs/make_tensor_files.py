@@ -57,3 +57,25 @@ npy("bad-magic.npy", "<f4", [1], f32(1), magic=b"\x93NUMPX")
 npy("fortran.npy", "<f4", [2, 2], f32(1, 2, 3, 4), fortran=True)
 npy("big-endian.npy", ">f4", [1], f32(1))
 npy("version9.npy", "<f4", [1], f32(1), version=9)
+
+# Hostile cases (docs/security.md): a repeated tensor name, bytes no tensor
+# owns, a repeated or unknown .npy header key, deep JSON.
+st("duplicate-name.safetensors", None, f32(1, 2),
+   raw_header=b'{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+              b'"w": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}')
+st("trailing.safetensors", {"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, f32(1, 2))
+st("gap.safetensors", {"w": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, f32(1, 2))
+st("deep.safetensors", None, raw_header=b'{"__metadata__": ' + b"[" * 100000 + b"]" * 100000 + b"}")
+
+
+def npy_raw(name, hdr, data):
+    hdr = hdr.encode()
+    hdr += b" " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + b"\n"
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(b"\x93NUMPY" + bytes([1, 0]) + struct.pack("<H", len(hdr)) + hdr + data)
+
+
+npy_raw("duplicate-key.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (2,), }", f32(1, 2))
+npy_raw("extra-key.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1, }", f32(1))
+npy_raw("double-quotes.npy", '{"descr": "<f4", "fortran_order": False, "shape": (2,)}', f32(1, 2))
+npy_raw("garbage-shape.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, x), }", f32(1))

@@ -89,4 +89,19 @@ TEST(Dim, NoOverflowUB) {
   EXPECT_TRUE(Dim::floorDiv(INT64_MIN, -1).isConstant());
   EXPECT_FALSE(Dim::floorDiv(A, 0).isConstant());
 }
+TEST(Dim, OverflowIsCounted) {
+  Dim::OverflowCheck wrapped;
+  Dim big = INT64_MAX;
+  (void)(big + 1);
+  EXPECT_TRUE(wrapped.overflowed());
+  Dim::OverflowCheck square;
+  (void)(Dim(int64_t(1) << 32) * Dim(int64_t(1) << 32));
+  EXPECT_TRUE(square.overflowed());
+  Dim::OverflowCheck fine;
+  (void)(Dim(3037000499) * Dim(3037000499));
+  (void)Dim::floorDiv(INT64_MIN + 1, -1);
+  EXPECT_FALSE(fine.overflowed());
+  // -INT64_MIN is printed, not negated.
+  EXPECT_EQ((Dim(INT64_MIN) * A).str(), "-9223372036854775808 * A");
+}
 } // namespace

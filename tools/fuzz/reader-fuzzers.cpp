@@ -1,0 +1,94 @@
+//===- reader-fuzzers.cpp - libFuzzer targets for linnet's file readers ---===//
+//
+// One source, one target per reader, chosen by LINNET_FUZZ_TARGET at compile
+// time. Every input must be accepted or refused with an error message:
+// never a crash, a hang, an uncaught exception or a sanitizer report.
+//
+//   plan      plan::readPlanText (strict JSON, Core IR, verifier)
+//   safetensors  rt::SafeTensorsFile::open
+//   npy       rt::readNpy
+//   binding   rt::BindingMap::parse and plan::checkBinding against a manifest
+//
+//===----------------------------------------------------------------------===//
+#include "linnet/Plan/Binding.h"
+#include "linnet/Plan/PlanReader.h"
+#include "linnet/Runtime/Binding.h"
+#include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/Input.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+using namespace linnet;
+
+namespace {
+/// The tensor readers take a path: the input goes to one private file.
+[[maybe_unused]] std::string writeTemp(const uint8_t *data, size_t size) {
+  static std::string path = [] {
+    char tmpl[] = "/tmp/linnet-fuzz-XXXXXX";
+    int fd = ::mkstemp(tmpl);
+    if (fd < 0)
+      std::abort();
+    ::close(fd);
+    return std::string(tmpl);
+  }();
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    std::abort();
+  if (size)
+    std::fwrite(data, 1, size, f);
+  std::fclose(f);
+  return path;
+}
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string text(reinterpret_cast<const char *>(data), size);
+#if LINNET_FUZZ_TARGET_plan
+  std::vector<ir::Problem> problems;
+  std::optional<plan::Plan> p = plan::readPlanText(text, problems);
+  if (!p && problems.empty())
+    std::abort(); // a refusal always says why
+  if (p)
+    (void)input::dumpJson(plan::writePlan(*p));
+#elif LINNET_FUZZ_TARGET_safetensors
+  std::string error;
+  std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(writeTemp(data, size), error);
+  if (f)
+    for (auto &[name, t] : f->tensors()) // every view lies inside the file
+      for (std::byte b : t.data)
+        (void)b;
+  else if (error.empty())
+    std::abort();
+#elif LINNET_FUZZ_TARGET_npy
+  std::string error;
+  std::optional<rt::OwnedTensor> t = rt::readNpy(writeTemp(data, size), error);
+  if (!t && error.empty())
+    std::abort();
+#elif LINNET_FUZZ_TARGET_binding
+  std::string error;
+  std::unique_ptr<rt::BindingMap> m = rt::BindingMap::parse(text, "fuzz.json", error);
+  if (m) {
+    (void)m->externalName("cells.0.proj.weight");
+    (void)m->maps("head.weight");
+  } else if (error.empty()) {
+    std::abort();
+  }
+  static const std::vector<plan::ManifestEntry> manifest = {
+      {"cells[*].proj.weight", "param", "f32", nlohmann::json::array({8, 4}), nlohmann::json::array({3}), false},
+      {"cells[*].h", "state", "f32", nlohmann::json::array({5}), nlohmann::json::array({3}), false},
+      {"head.weight", "param", "bf16", nlohmann::json::array({10, 4}), nlohmann::json::array(), false},
+      {"head.bias", "param", "bf16", nlohmann::json::array({10}), nlohmann::json::array(), true},
+  };
+  std::string where, jerr;
+  if (std::optional<nlohmann::json> doc = input::parseJson(text, where, jerr)) {
+    std::vector<ir::Problem> problems;
+    (void)plan::checkBinding(*doc, manifest, problems);
+  }
+#else
+#error "define LINNET_FUZZ_TARGET_<name>"
+#endif
+  return 0;
+}
