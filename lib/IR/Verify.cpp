@@ -65,7 +65,25 @@ bool known(const json &t) {
   return !k.empty() && k != "unknown" && k != "literal";
 }
 /// Equal where both are known; tensor dtypes compared, literal dtypes pass.
-bool compatible(const json &a, const json &b) { return !known(a) || !known(b) || a == b; }
+/// An index value (a comprehension or reduction binder) is an integer: the
+/// language types it i64, and it converts to any integer dtype it meets.
+bool isIndexAndInt(const json &a, const json &b) {
+  auto scalar = [](const json &t, const char *d) {
+    return t.is_object() && t.value("kind", "") == "scalar" && t.contains("dtype") &&
+           t["dtype"].is_string() && t["dtype"].get<std::string>() == d;
+  };
+  auto isInt = [](const json &t) {
+    if (!t.is_object() || t.value("kind", "") != "scalar" || !t.contains("dtype") ||
+        !t["dtype"].is_string())
+      return false;
+    std::string d = t["dtype"];
+    return d == "i8" || d == "i16" || d == "i32" || d == "i64" || d == "u8";
+  };
+  return (scalar(a, "index") && isInt(b)) || (scalar(b, "index") && isInt(a));
+}
+bool compatible(const json &a, const json &b) {
+  return !known(a) || !known(b) || a == b || isIndexAndInt(a, b);
+}
 
 class Verifier {
 public:
