@@ -161,6 +161,9 @@ private:
   // function built for each specialization key.
   std::set<std::string> elementPaths_;
   std::map<std::string, std::string> outlined_;
+  // Per function: the states whose current value has been read (it may
+  // still be used after a call that updates the state's memref in place).
+  std::set<std::string> observed_;
   std::string where_; // "function F, op K (name)" for errors
   int nest_ = 0;      // > 0 inside a loop body or a linalg.generic body
   // Values given to specific ops instead of evaluating them: the block
@@ -486,6 +489,7 @@ private:
         stateVal_[present[i]->path] = t;
     }
     stateBase_ = stateVal_;
+    observed_.clear();
 
     // Inputs, and the entry generics bound from their shapes.
     std::vector<V> args;
@@ -661,8 +665,9 @@ private:
   /// allocates, state read and written in place through the element's state
   /// memrefs (the KV-cache append stays in place). Returns nullopt, having
   /// emitted nothing the caller keeps, when the call cannot be outlined
-  /// (block, optional, aggregate or relation arguments or results) or the
-  /// body fails to import outlined; the caller then inlines it.
+  /// (block, optional, aggregate or relation arguments or results; the
+  /// caller has read the element's state) or the body fails to import
+  /// outlined; the caller then inlines it.
   std::optional<std::vector<V>> callOutlined(const plan::Function &fn, const Frame &callee,
                                              const std::vector<V> &args) {
     const std::string self = *callee.self;
@@ -684,13 +689,14 @@ private:
       if (t.present)
         own.push_back(&t);
     }
-    // An argument aliasing the element's state would be read while the
-    // body updates that state in place.
-    for (const V &a : args)
-      for (const ModelTensor *t : own)
-        if (t->kind == "state" && a.k == V::Tensor &&
-            (a.v == stateVal_[t->path] || a.v == tensorVal_[t->path]))
-          return std::nullopt;
+    // The body updates the element's state in its memref, in place: the
+    // caller's value of that state must be the memref's contents (no write
+    // pending) and unread so far (a read value may be used after the call,
+    // and must not see the update). Otherwise the call is inlined.
+    for (const ModelTensor *t : own)
+      if (t->kind == "state" &&
+          (observed_.count(t->path) || stateVal_[t->path] != stateBase_[t->path]))
+        return std::nullopt;
     std::vector<std::string> dynDims;
     for (const auto &[sym, d] : callee.dims) {
       key += fmt::format("|{}={}", sym, d.c ? std::to_string(*d.c) : "?");
@@ -729,17 +735,6 @@ private:
       it = outlined_.emplace(key, *name).first;
     }
 
-    // Pending writes of the element's state reach its memref before the call.
-    for (const ModelTensor *t : own)
-      if (t->kind == "state" && stateVal_[t->path] != stateBase_[t->path]) {
-        Value m = memrefVal_.at(t->path);
-        auto mt = cast<MemRefType>(m.getType());
-        Value v = convert(stateVal_[t->path],
-                          RankedTensorType::get(mt.getShape(), mt.getElementType()));
-        auto mat = b_.create<bufferization::MaterializeInDestinationOp>(loc_, v, m);
-        mat.setWritable(true);
-        mat.setRestrict(true);
-      }
     SmallVector<Value> operands;
     for (const V &a : args) {
       if (a.k == V::Scalar) {
@@ -762,7 +757,8 @@ private:
     operands.append(outs.begin(), outs.end());
     b_.create<func::CallOp>(loc_, it->second, TypeRange{}, operands);
 
-    // The element's state now lives in its memrefs.
+    // The element's state is now its memrefs' contents: a later read sees
+    // the update (a fresh, so far unread, value).
     for (const ModelTensor *t : own)
       if (t->kind == "state") {
         Value m = memrefVal_.at(t->path);
@@ -835,15 +831,16 @@ private:
     // The function has its own tensors; the caller's are restored after.
     auto saved = std::make_tuple(std::move(tensorVal_), std::move(stateVal_),
                                  std::move(memrefVal_), std::move(stateBase_),
-                                 std::move(preset_), nest_, where_, loc_);
+                                 std::move(observed_), std::move(preset_), nest_, where_, loc_);
     auto restore = [&] {
-      std::tie(tensorVal_, stateVal_, memrefVal_, stateBase_, preset_, nest_, where_, loc_) =
-          std::move(saved);
+      std::tie(tensorVal_, stateVal_, memrefVal_, stateBase_, observed_, preset_, nest_, where_,
+               loc_) = std::move(saved);
     };
     tensorVal_.clear();
     stateVal_.clear();
     memrefVal_.clear();
     stateBase_.clear();
+    observed_.clear();
     preset_.clear();
     nest_ = 0;
     try {
@@ -1064,6 +1061,8 @@ private:
       std::string base = op.operands.empty() ? f.self.value_or("") : operand(0).path;
       std::string path = joinPath(base, op.attrs["member"]);
       auto it = tensorVal_.find(path);
+      if (stateVal_.count(path))
+        observed_.insert(path);
       bool optional = rt.value("kind", "") == "optional";
       if (optional) {
         V o;
@@ -1083,6 +1082,7 @@ private:
       auto it = stateVal_.find(path);
       if (it == stateVal_.end())
         fail(fmt::format("{}: state '{}' is not in the build", where_, path));
+      observed_.insert(path);
       return {V::tensor(it->second)};
     }
     if (k == ir::kind::StateWrite) {
