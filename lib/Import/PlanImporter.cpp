@@ -671,6 +671,10 @@ private:
   std::optional<std::vector<V>> callOutlined(const plan::Function &fn, const Frame &callee,
                                              const std::vector<V> &args) {
     const std::string self = *callee.self;
+    // Calls are emitted at a function's top level only (not inside a loop,
+    // an scf.if or a linalg body).
+    if (!isa<func::FuncOp>(b_.getBlock()->getParentOp()))
+      return std::nullopt;
     for (const V &a : args)
       if (a.k != V::Scalar && a.k != V::Tensor)
         return std::nullopt;
