@@ -337,8 +337,8 @@ int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::Implem
       sec.bytes = int64_t(lib.size());
       sec.digest = libDigest;
     }
-  // Generated kernels are inlined into their entry: the entry function is
-  // their symbol; each entry exports its C interface too.
+  // Generated kernels are inlined into their function, which is their
+  // symbol (for an entry, its C interface: see below).
   std::set<std::string> have;
   std::vector<Symbol> unique;
   for (const Symbol &sy : machine.symbols)
