@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -25,9 +26,11 @@
 #include "mlir/IR/Verifier.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -149,6 +152,18 @@ private:
   // current value of every state tensor (writes replace it).
   std::map<std::string, Value> tensorVal_;
   std::map<std::string, Value> stateVal_;
+  // Per function: the memref of every present model tensor, and for each
+  // state the value equal to its memref's contents (no write pending).
+  std::map<std::string, Value> memrefVal_;
+  std::map<std::string, Value> stateBase_;
+  // Outlined methods of array elements (docs/importer.md "Arrays of sub
+  // blocks"): the canonical paths of the elements `index` produced, and the
+  // function built for each specialization key.
+  std::set<std::string> elementPaths_;
+  std::map<std::string, std::string> outlined_;
+  // Per function: the states whose current value has been read (it may
+  // still be used after a call that updates the state's memref in place).
+  std::set<std::string> observed_;
   std::string where_; // "function F, op K (name)" for errors
   int nest_ = 0;      // > 0 inside a loop body or a linalg.generic body
   // Values given to specific ops instead of evaluating them: the block
@@ -495,13 +510,16 @@ private:
     };
     tensorVal_.clear();
     stateVal_.clear();
+    memrefVal_.clear();
     for (size_t i = 0; i < present.size(); ++i) {
       Value t = toTensor(body->getArgument(firstTensor + i), present[i]->kind == "state");
       tensorVal_[present[i]->path] = t;
+      memrefVal_[present[i]->path] = body->getArgument(firstTensor + i);
       if (present[i]->kind == "state")
         stateVal_[present[i]->path] = t;
     }
-    std::map<std::string, Value> initialState = stateVal_;
+    stateBase_ = stateVal_;
+    observed_.clear();
 
     // Inputs, and the entry generics bound from their shapes.
     std::vector<V> args;
@@ -562,7 +580,7 @@ private:
     // State writes, in the order the state tensors are listed, then results.
     for (size_t i = 0; i < present.size(); ++i) {
       const std::string &p = present[i]->path;
-      if (present[i]->kind != "state" || stateVal_[p] == initialState[p])
+      if (present[i]->kind != "state" || stateVal_[p] == stateBase_[p])
         continue;
       Value m = body->getArgument(firstTensor + i);
       Value v = convert(stateVal_[p], RankedTensorType::get(cast<MemRefType>(m.getType()).getShape(),
@@ -650,6 +668,286 @@ private:
     std::vector<V> rs = region(fn.body, callee, args);
     where_ = saved;
     return rs;
+  }
+
+  //===--------------------------------------------------------------===//
+  // Outlined methods of array elements
+  //===--------------------------------------------------------------===//
+
+  static std::string typeText(Type t) {
+    std::string s;
+    llvm::raw_string_ostream(s) << t;
+    return s;
+  }
+
+  /// A method called on an element of an array of sub blocks (`layers[l]
+  /// .forward(h, start)`) becomes a private function, built once per
+  /// specialization and called once per element with that element's tensors
+  /// as memref arguments, so the layer body is compiled once rather than
+  /// once per layer. The specialization key holds everything the body's
+  /// import depends on besides those tensors: the callee, its generics
+  /// (constants, or dynamic and passed as index arguments), the element's
+  /// tensors relative to its path (kind, dtype, shape, presence), and the
+  /// arguments' types and build-time integers (a known integer is bound
+  /// inside, not passed, so `start = 0` still folds in prefill's layers).
+  /// Tensors cross as memrefs in destination-passing style: inputs read
+  /// through `to_tensor restrict`, results written into buffers the caller
+  /// allocates, state read and written in place through the element's state
+  /// memrefs (the KV-cache append stays in place). Returns nullopt, having
+  /// emitted nothing the caller keeps, when the call cannot be outlined
+  /// (block, optional, aggregate or relation arguments or results; the
+  /// caller has read the element's state) or the body fails to import
+  /// outlined; the caller then inlines it.
+  std::optional<std::vector<V>> callOutlined(const plan::Function &fn, const Frame &callee,
+                                             const std::vector<V> &args) {
+    const std::string self = *callee.self;
+    // Calls are emitted at a function's top level only (not inside a loop,
+    // an scf.if or a linalg body).
+    if (!isa<func::FuncOp>(b_.getBlock()->getParentOp()))
+      return std::nullopt;
+    for (const V &a : args)
+      if (a.k != V::Scalar && a.k != V::Tensor)
+        return std::nullopt;
+    if (!fn.results.is_array())
+      return std::nullopt;
+    for (const json &r : fn.results)
+      if (r.value("kind", "") != "tensor" && r.value("kind", "") != "scalar")
+        return std::nullopt;
+    std::vector<const ModelTensor *> own;
+    std::string key = fn.name;
+    for (const ModelTensor &t : tensors_) {
+      if (t.path.rfind(self + ".", 0) != 0)
+        continue;
+      key += fmt::format("|{} {} {} [{}] {}", t.path.substr(self.size()), t.kind, t.dtype,
+                         fmt::join(t.shape, ","), t.present);
+      if (t.present)
+        own.push_back(&t);
+    }
+    // The body updates the element's state in its memref, in place: the
+    // caller's value of that state must be the memref's contents (no write
+    // pending) and unread so far (a read value may be used after the call,
+    // and must not see the update). Otherwise the call is inlined.
+    for (const ModelTensor *t : own)
+      if (t->kind == "state" &&
+          (observed_.count(t->path) || stateVal_[t->path] != stateBase_[t->path]))
+        return std::nullopt;
+    std::vector<std::string> dynDims;
+    for (const auto &[sym, d] : callee.dims) {
+      key += fmt::format("|{}={}", sym, d.c ? std::to_string(*d.c) : "?");
+      if (!d.c)
+        dynDims.push_back(sym);
+    }
+    for (const auto &[var, t] : callee.dtypes)
+      key += fmt::format("|{}:{}", var, t);
+    for (const V &a : args)
+      key += fmt::format("|{}{}", typeText(a.v.getType()),
+                         a.k == V::Scalar && a.c ? "=" + std::to_string(*a.c) : "");
+
+    // The result buffers' types, in the caller's terms (its dynamic dims).
+    Frame inCaller = callee;
+    std::vector<MemRefType> resultTypes;
+    std::vector<SmallVector<Value>> resultDyn;
+    try {
+      for (const json &r : fn.results) {
+        SmallVector<Value> dyn;
+        Type t = type(r, inCaller, &dyn);
+        if (auto tt = dyn_cast<RankedTensorType>(t))
+          resultTypes.push_back(MemRefType::get(tt.getShape(), tt.getElementType()));
+        else
+          resultTypes.push_back(MemRefType::get({}, t));
+        resultDyn.push_back(dyn);
+      }
+    } catch (const ImportError &) {
+      return std::nullopt;
+    }
+
+    auto it = outlined_.find(key);
+    if (it == outlined_.end()) {
+      std::optional<std::string> name = buildOutlined(fn, callee, args, own, dynDims, resultTypes);
+      if (!name)
+        return std::nullopt;
+      it = outlined_.emplace(key, *name).first;
+    }
+
+    SmallVector<Value> operands;
+    for (const V &a : args) {
+      if (a.k == V::Scalar) {
+        if (!a.c)
+          operands.push_back(a.v);
+        continue;
+      }
+      auto tt = cast<RankedTensorType>(a.v.getType());
+      operands.push_back(b_.create<bufferization::ToMemrefOp>(
+          loc_, MemRefType::get(tt.getShape(), tt.getElementType()), a.v, /*read_only=*/true));
+    }
+    for (const std::string &sym : dynDims)
+      operands.push_back(callee.dims.at(sym).v);
+    for (const ModelTensor *t : own)
+      operands.push_back(memrefVal_.at(t->path));
+    SmallVector<Value> outs;
+    for (size_t i = 0; i < resultTypes.size(); ++i)
+      outs.push_back(b_.create<memref::AllocOp>(loc_, resultTypes[i], resultDyn[i],
+                                                b_.getI64IntegerAttr(64)));
+    operands.append(outs.begin(), outs.end());
+    b_.create<func::CallOp>(loc_, it->second, TypeRange{}, operands);
+
+    // The element's state is now its memrefs' contents: a later read sees
+    // the update (a fresh, so far unread, value).
+    for (const ModelTensor *t : own)
+      if (t->kind == "state") {
+        Value m = memrefVal_.at(t->path);
+        auto mt = cast<MemRefType>(m.getType());
+        Value v = b_.create<bufferization::ToTensorOp>(
+            loc_, RankedTensorType::get(mt.getShape(), mt.getElementType()), m,
+            /*restrict=*/true, /*writable=*/true);
+        tensorVal_[t->path] = stateVal_[t->path] = stateBase_[t->path] = v;
+      }
+    std::vector<V> results;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (resultTypes[i].getRank() == 0 && fn.results[i].value("kind", "") == "scalar") {
+        results.push_back(V::scalar(b_.create<memref::LoadOp>(loc_, outs[i], ValueRange{})));
+        continue;
+      }
+      results.push_back(V::tensor(b_.create<bufferization::ToTensorOp>(
+          loc_, RankedTensorType::get(resultTypes[i].getShape(), resultTypes[i].getElementType()),
+          outs[i], /*restrict=*/true, /*writable=*/true)));
+    }
+    return results;
+  }
+
+  /// Builds the function of callOutlined's specialization; its arguments:
+  /// the call's runtime scalars and tensors, the dynamic generics, the
+  /// element's present tensors (manifest order), the result buffers.
+  std::optional<std::string> buildOutlined(const plan::Function &fn, const Frame &callee,
+                                           const std::vector<V> &args,
+                                           const std::vector<const ModelTensor *> &own,
+                                           const std::vector<std::string> &dynDims,
+                                           const std::vector<MemRefType> &resultTypes) {
+    SmallVector<Type> argTypes;
+    for (const V &a : args) {
+      if (a.k == V::Scalar) {
+        if (!a.c)
+          argTypes.push_back(a.v.getType());
+        continue;
+      }
+      auto tt = cast<RankedTensorType>(a.v.getType());
+      argTypes.push_back(MemRefType::get(tt.getShape(), tt.getElementType()));
+    }
+    for (size_t i = 0; i < dynDims.size(); ++i)
+      argTypes.push_back(b_.getIndexType());
+    for (const ModelTensor *t : own)
+      argTypes.push_back(MemRefType::get(SmallVector<int64_t>(t->shape.begin(), t->shape.end()),
+                                         elemType(t->dtype)));
+    argTypes.append(resultTypes.begin(), resultTypes.end());
+
+    // `examples.llama::LlamaDecoderLayer.forward` → @LlamaDecoderLayer.forward,
+    // then .1, .2 ... for further specializations.
+    std::string base = fn.name.substr(fn.name.rfind("::") == std::string::npos
+                                          ? 0
+                                          : fn.name.rfind("::") + 2);
+    ModuleOp module = b_.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    std::string name = base;
+    for (int n = 1; module.lookupSymbol(name); ++n)
+      name = fmt::format("{}.{}", base, n);
+
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToEnd(module.getBody());
+    auto func = b_.create<func::FuncOp>(loc_, name, b_.getFunctionType(argTypes, {}));
+    func.setPrivate();
+    // One body for every element: LLVM must not paste it back per call.
+    // Internal, so that LLVM drops the arguments every call passes alike
+    // (the static sizes, strides and offsets of the memref descriptors).
+    func->setAttr("passthrough", b_.getArrayAttr({b_.getStringAttr("noinline")}));
+    func->setAttr("llvm.linkage", LLVM::LinkageAttr::get(&ctx_, LLVM::Linkage::Internal));
+    Block *body = func.addEntryBlock();
+    b_.setInsertionPointToStart(body);
+
+    // The function has its own tensors; the caller's are restored after.
+    auto saved = std::make_tuple(std::move(tensorVal_), std::move(stateVal_),
+                                 std::move(memrefVal_), std::move(stateBase_),
+                                 std::move(observed_), std::move(preset_), nest_, where_, loc_);
+    auto restore = [&] {
+      std::tie(tensorVal_, stateVal_, memrefVal_, stateBase_, observed_, preset_, nest_, where_,
+               loc_) = std::move(saved);
+    };
+    tensorVal_.clear();
+    stateVal_.clear();
+    memrefVal_.clear();
+    stateBase_.clear();
+    observed_.clear();
+    preset_.clear();
+    nest_ = 0;
+    try {
+      unsigned pos = 0;
+      std::vector<V> inner;
+      for (const V &a : args) {
+        if (a.k == V::Scalar) {
+          inner.push_back(a.c ? V::scalar(constant(a.v.getType(), (double)*a.c), a.c)
+                              : V::scalar(body->getArgument(pos++)));
+          continue;
+        }
+        Value m = body->getArgument(pos++);
+        auto mt = cast<MemRefType>(m.getType());
+        inner.push_back(V::tensor(b_.create<bufferization::ToTensorOp>(
+            loc_, RankedTensorType::get(mt.getShape(), mt.getElementType()), m,
+            /*restrict=*/true)));
+      }
+      Frame g;
+      g.self = callee.self;
+      g.dtypes = callee.dtypes;
+      for (const auto &[sym, d] : callee.dims)
+        if (d.c)
+          g.dims[sym] = d;
+      for (const std::string &sym : dynDims)
+        g.dims[sym] = {std::nullopt, body->getArgument(pos++)};
+      for (const ModelTensor *t : own) {
+        Value m = body->getArgument(pos++);
+        auto mt = cast<MemRefType>(m.getType());
+        bool state = t->kind == "state";
+        Value v = b_.create<bufferization::ToTensorOp>(
+            loc_, RankedTensorType::get(mt.getShape(), mt.getElementType()), m,
+            /*restrict=*/true, /*writable=*/state);
+        tensorVal_[t->path] = v;
+        memrefVal_[t->path] = m;
+        if (state)
+          stateVal_[t->path] = stateBase_[t->path] = v;
+      }
+      std::vector<V> results = call(fn, std::move(g), inner);
+      if (results.size() != resultTypes.size())
+        fail(fmt::format("{}: returns {} values, its signature says {}", fn.name, results.size(),
+                         resultTypes.size()));
+      for (const ModelTensor *t : own)
+        if (t->kind == "state" && stateVal_[t->path] != stateBase_[t->path]) {
+          Value m = memrefVal_[t->path];
+          auto mt = cast<MemRefType>(m.getType());
+          Value v = convert(stateVal_[t->path],
+                            RankedTensorType::get(mt.getShape(), mt.getElementType()));
+          auto mat = b_.create<bufferization::MaterializeInDestinationOp>(loc_, v, m);
+          mat.setWritable(true);
+          mat.setRestrict(true);
+        }
+      for (size_t i = 0; i < results.size(); ++i) {
+        Value m = body->getArgument(pos++);
+        MemRefType mt = resultTypes[i];
+        if (results[i].k == V::Scalar && mt.getRank() == 0) {
+          b_.create<memref::StoreOp>(loc_, convert(results[i].v, mt.getElementType()), m,
+                                     ValueRange{});
+          continue;
+        }
+        Value v = convert(tensorOf(results[i]),
+                          RankedTensorType::get(mt.getShape(), mt.getElementType()));
+        auto mat = b_.create<bufferization::MaterializeInDestinationOp>(loc_, v, m);
+        mat.setWritable(true);
+        mat.setRestrict(true);
+      }
+      b_.create<func::ReturnOp>(loc_);
+    } catch (const ImportError &) {
+      restore();
+      func.erase();
+      return std::nullopt;
+    }
+    restore();
+    return name;
   }
 
   //===--------------------------------------------------------------===//
@@ -797,6 +1095,8 @@ private:
       std::string base = op.operands.empty() ? f.self.value_or("") : operand(0).path;
       std::string path = joinPath(base, op.attrs["member"]);
       auto it = tensorVal_.find(path);
+      if (stateVal_.count(path))
+        observed_.insert(path);
       bool optional = rt.value("kind", "") == "optional";
       if (optional) {
         V o;
@@ -816,6 +1116,7 @@ private:
       auto it = stateVal_.find(path);
       if (it == stateVal_.end())
         fail(fmt::format("{}: state '{}' is not in the build", where_, path));
+      observed_.insert(path);
       return {V::tensor(it->second)};
     }
     if (k == ir::kind::StateWrite) {
@@ -846,6 +1147,11 @@ private:
       }
       for (size_t i = first; i < op.operands.size(); ++i)
         args.push_back(operand(i));
+      // A method of an element of an array of sub blocks is one function
+      // per specialization, called once per element.
+      if (first == 1 && nest_ == 0 && elementPaths_.count(*callee.self))
+        if (std::optional<std::vector<V>> rs = callOutlined(*it->second, callee, args))
+          return *rs;
       std::vector<V> rs = call(*it->second, std::move(callee), args);
       if (op.results.size() > 1 && rs.size() == 1 && rs[0].k == V::Agg)
         return rs[0].elems;
@@ -1061,6 +1367,7 @@ private:
       V r;
       r.k = V::Block;
       r.path = base.path + "." + std::to_string(*i.c);
+      elementPaths_.insert(r.path);
       return r;
     }
     Value t = tensorOf(base);

@@ -320,6 +320,10 @@ int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::Implem
         r.capability = c.kind == "library" ? "library-class.gemm" : "generated.dense-row";
         r.routine = c.routine;
         r.symbol = c.kind == "library" ? "" : c.function;
+        // An entry is inlined into its C interface (docs/cpu-abi.md).
+        if (auto f = imported.lookupSymbol<mlir::func::FuncOp>(c.function);
+            !r.symbol.empty() && f && !f.isPrivate())
+          r.symbol = "_mlir_ciface_" + c.function;
         r.library = c.kind == "library" ? "openblas" : "";
         r.soname = c.kind == "library" ? "libopenblas.so.0" : "";
       }
@@ -333,20 +337,27 @@ int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::Implem
       sec.bytes = int64_t(lib.size());
       sec.digest = libDigest;
     }
-  // Generated kernels are inlined into their entry: the entry function is
-  // their symbol; each entry exports its C interface too.
+  // Generated kernels are inlined into their function, which is their
+  // symbol (for an entry, its C interface: see below).
   std::set<std::string> have;
   std::vector<Symbol> unique;
   for (const Symbol &sy : machine.symbols)
     if (have.insert(sy.name).second)
       unique.push_back(sy);
   machine.symbols = std::move(unique);
-  for (auto fn : imported.getOps<mlir::func::FuncOp>())
-    if (!fn.isExternal())
-      for (std::string sym : {fn.getSymName().str(), "_mlir_ciface_" + fn.getSymName().str(),
-                              "linnet_entry_" + fn.getSymName().str()})
-        if (have.insert(sym).second)
-          machine.symbols.push_back({sym, ".text", "function", ""});
+  // A private function (a layer body called once per layer) is a local
+  // symbol; an entry exports its interfaces, into which it is inlined.
+  for (auto fn : imported.getOps<mlir::func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    std::string name = fn.getSymName().str();
+    std::vector<std::string> syms = {name};
+    if (!fn.isPrivate())
+      syms = {"_mlir_ciface_" + name, "linnet_entry_" + name};
+    for (const std::string &sym : syms)
+      if (have.insert(sym).second)
+        machine.symbols.push_back({sym, ".text", "function", ""});
+  }
   Diagnostics d = verifyMachine(machine, &concrete, &in.target);
   if (report(d, file))
     return 1;

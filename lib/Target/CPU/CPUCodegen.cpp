@@ -59,6 +59,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <cstring>
 #include <mutex>
@@ -300,6 +301,33 @@ void addPackedEntries(llvm::Module &module) {
   }
 }
 
+/// Inlines each function `F` whose only caller is its C interface
+/// `_mlir_ciface_F` into it, before optimization; the library exports the
+/// interface (and `linnet_entry_F`), not `F`. `F` takes every field of every
+/// memref descriptor as an argument (about seven per tensor: thousands for
+/// a deep model's entry), and the interprocedural passes that run before
+/// LLVM's own inliner (called-value propagation, IPSCCP) take time that
+/// grows with that count. Inlined, the interface loads only the fields used.
+void inlineIntoInterfaces(llvm::Module &module) {
+  SmallVector<llvm::Function *> interfaces;
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration() && f.getName().starts_with("_mlir_ciface_"))
+      interfaces.push_back(&f);
+  for (llvm::Function *f : interfaces) {
+    llvm::Function *inner =
+        module.getFunction(f->getName().drop_front(strlen("_mlir_ciface_")));
+    if (!inner || inner->isDeclaration() || !inner->hasOneUse())
+      continue;
+    auto *call = llvm::dyn_cast<llvm::CallBase>(inner->user_back());
+    if (!call || call->getFunction() != f || call->getCalledFunction() != inner)
+      continue;
+    inner->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::InlineFunctionInfo info;
+    if (llvm::InlineFunction(*call, info).isSuccess() && inner->use_empty())
+      inner->eraseFromParent();
+  }
+}
+
 /// Collects MLIR diagnostics so they can travel in an llvm::Error.
 struct DiagnosticCapture {
   std::string text;
@@ -332,6 +360,7 @@ translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   if (!llvmModule)
     return diags.error("translation to LLVM IR failed");
   addPackedEntries(*llvmModule);
+  inlineIntoInterfaces(*llvmModule);
   auto tm = makeTargetMachine(options);
   if (!tm)
     return tm.takeError();
