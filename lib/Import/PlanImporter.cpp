@@ -129,6 +129,8 @@ public:
     return "";
   }
 
+  bool checks = true; // ImportOptions::runtimeChecks
+
   OwningOpRef<ModuleOp> run() {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc_);
     b_.setInsertionPointToEnd(module->getBody());
@@ -136,6 +138,8 @@ public:
       if (f.kind == "entry" && f.block && plan_.root.is_object() &&
           *f.block == plan_.root.value("name", ""))
         entry(f);
+    if (!checks_.empty())
+      (*module)->setAttr("linnet.checks", b_.getStringAttr(json(checks_).dump()));
     return module;
   }
 
@@ -148,6 +152,11 @@ private:
   std::map<std::string, const plan::Function *> fns_;
   std::map<std::string, const plan::Constant *> consts_;
   std::map<std::string, const ModelTensor *> byPath_;
+  // Run-time checks emitted so far (runtime.json `checks`), and the
+  // function that reports a failed one.
+  std::vector<json> checks_;
+  bool statusGlobal_ = false;
+  std::map<ir::ValueId, std::string> names_;
   // Per entry: the tensor value of every present model tensor, and the
   // current value of every state tensor (writes replace it).
   std::map<std::string, Value> tensorVal_;
@@ -201,6 +210,104 @@ private:
   }
 
   Value cIndex(int64_t v) { return b_.create<arith::ConstantIndexOp>(loc_, v); }
+
+  //===--------------------------------------------------------------===//
+  // Run-time checks (docs/runtime-abi.md, "Run-time checks")
+  //===--------------------------------------------------------------===//
+
+  /// Names for messages: a `let` name, or the member a read names.
+  void nameValues(const ir::Op &op) {
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      std::string n = op.results[i].name;
+      if (n.empty() && i == 0 && op.attrs.is_object())
+        for (const char *k : {"name", "member", "path"})
+          if (op.attrs.contains(k) && op.attrs[k].is_string()) {
+            n = op.attrs[k].get<std::string>();
+            break;
+          }
+      if (!n.empty())
+        names_[op.results[i].id] = n;
+    }
+  }
+  std::string valueName(ir::ValueId id) const {
+    auto it = names_.find(id);
+    return it == names_.end() ? "a tensor" : it->second;
+  }
+
+  /// The location of the op being imported as "file:line:col", or "".
+  std::string locText() const {
+    std::string p = sourcePrefix();
+    return p.size() >= 2 ? p.substr(0, p.size() - 2) : p;
+  }
+
+  /// @linnet_report(id, value, bound): the first failed check of a call wins
+  /// the library's `linnet_status` (id, value, bound); the runtime reads it
+  /// after the call and clears it. Atomic: kernels may run on threads.
+  /// The status word the runtime reads after each call: `linnet_status`,
+  /// int64_t[4] = {check id, value, bound, failure count}.
+  MemRefType statusType() { return MemRefType::get({4}, b_.getI64Type()); }
+  void ensureStatusGlobal() {
+    if (statusGlobal_)
+      return;
+    statusGlobal_ = true;
+    ModuleOp module = b_.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(module.getBody());
+    Type i64 = b_.getI64Type();
+    b_.create<memref::GlobalOp>(
+        UnknownLoc::get(&ctx_), "linnet_status", b_.getStringAttr("public"), statusType(),
+        DenseElementsAttr::get(RankedTensorType::get({4}, i64), b_.getI64IntegerAttr(0)),
+        /*constant=*/false, /*alignment=*/nullptr);
+  }
+
+  /// Reports check `c` (a row of runtime.json's `checks`) when `failed`
+  /// holds, with `value` and `bound` (any integer or index type). Inline,
+  /// not a helper function: it may sit in any kernel body, and every
+  /// function of the module is a task for the planner.
+  void report(Value failed, json c, Value value, Value bound) {
+    if (!checks)
+      return;
+    int64_t id = static_cast<int64_t>(checks_.size()) + 1;
+    c["id"] = id;
+    c["loc"] = locText();
+    checks_.push_back(std::move(c));
+    ensureStatusGlobal();
+    auto ifo = b_.create<scf::IfOp>(loc_, failed, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(&ifo.getThenRegion().front());
+    Type i64 = b_.getI64Type();
+    auto asI64 = [&](Value v) -> Value {
+      if (v.getType().isIndex())
+        return b_.create<arith::IndexCastOp>(loc_, i64, v);
+      if (v.getType().getIntOrFloatBitWidth() < 64)
+        return b_.create<arith::ExtSIOp>(loc_, i64, v);
+      return v;
+    };
+    // First failure wins: an atomic add on the count (region-free, which
+    // buffer deallocation requires); the thread that finds it 0 records.
+    Value m = b_.create<memref::GetGlobalOp>(loc_, statusType(), "linnet_status");
+    Value prev = b_.create<memref::AtomicRMWOp>(loc_, arith::AtomicRMWKind::addi,
+                                                b_.create<arith::ConstantIntOp>(loc_, 1, 64), m,
+                                                ValueRange{cIndex(3)});
+    Value won = b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::eq, prev,
+                                         b_.create<arith::ConstantIntOp>(loc_, 0, 64));
+    auto first = b_.create<scf::IfOp>(loc_, won, /*withElseRegion=*/false);
+    b_.setInsertionPointToStart(&first.getThenRegion().front());
+    Value vals[3] = {b_.create<arith::ConstantIntOp>(loc_, id, 64), asI64(value), asI64(bound)};
+    for (int k = 0; k < 3; ++k)
+      b_.create<memref::StoreOp>(loc_, vals[k], m, ValueRange{cIndex(k)});
+  }
+
+  /// `i` (index) checked against `size` (index): out of range reports check
+  /// `c` and reads at 0 instead, so that nothing outside the tensor is read.
+  Value checkedIndex(Value i, Value size, json c) {
+    if (auto ci = getConstantIntValue(i), cs = getConstantIntValue(size); ci && cs && *ci >= 0 && *ci < *cs)
+      return i;
+    Value ok = b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::ult, i, size);
+    Value bad = b_.create<arith::XOrIOp>(loc_, ok, b_.create<arith::ConstantIntOp>(loc_, 1, 1));
+    report(bad, std::move(c), i, size);
+    return b_.create<arith::SelectOp>(loc_, ok, i, cIndex(0));
+  }
 
   Value dimValue(const DimV &d) { return d.c ? cIndex(*d.c) : d.v; }
 
@@ -355,7 +462,16 @@ private:
       if (op == "sub") return b_.create<arith::SubIOp>(loc_, a, c);
       if (op == "mul") return b_.create<arith::MulIOp>(loc_, a, c);
       // Integer `/` and `%` floor (docs/language/06-expressions.md), as
-      // dims do: -7 / 2 == -4, -7 % 2 == 1.
+      // dims do: -7 / 2 == -4, -7 % 2 == 1. A zero divisor is a run-time
+      // error (the division goes on with 1 so that it cannot trap).
+      if (op == "div" || op == "mod")
+        if (auto k = getConstantIntValue(c); !k || *k == 0) {
+          Value zero = b_.create<arith::ConstantOp>(loc_, t, b_.getZeroAttr(t));
+          Value isZero = b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::eq, c, zero);
+          report(isZero, {{"kind", "division"}}, c, zero);
+          c = b_.create<arith::SelectOp>(
+              loc_, isZero, b_.create<arith::ConstantOp>(loc_, t, b_.getIntegerAttr(t, 1)), c);
+        }
       if (op == "div") return b_.create<arith::FloorDivSIOp>(loc_, a, c);
       if (op == "mod") {
         Value r = b_.create<arith::RemSIOp>(loc_, a, c);
@@ -613,6 +729,9 @@ private:
                        args.size()));
     for (size_t i = 0; i < args.size(); ++i)
       f.env[r.args[i].id] = args[i];
+    for (const ir::Value &a : r.args)
+      if (!a.name.empty())
+        names_[a.id] = a.name;
     for (const ir::Op &op : r.ops) {
       if (op.kind == ir::kind::Yield || op.kind == ir::kind::Return) {
         std::vector<V> out;
@@ -637,6 +756,7 @@ private:
       where_ = saved;
       for (size_t i = 0; i < op.results.size() && i < rs.size(); ++i)
         f.env[op.results[i].id] = rs[i];
+      nameValues(op);
     }
     return {};
   }
@@ -1377,6 +1497,12 @@ private:
     auto tt = cast<RankedTensorType>(t.getType());
     if ((int64_t)idx.size() != tt.getRank())
       fail(fmt::format("{}: {} indices into a rank-{} tensor", where_, idx.size(), tt.getRank()));
+    for (size_t a = 0; a < idx.size(); ++a) {
+      Value size = tt.isDynamicDim(a) ? b_.create<tensor::DimOp>(loc_, t, a).getResult()
+                                      : cIndex(tt.getDimSize(a));
+      idx[a] = checkedIndex(idx[a], size,
+                            {{"kind", "index"}, {"tensor", valueName(op.operands[0])}, {"axis", a}});
+    }
     return V::scalar(b_.create<tensor::ExtractOp>(loc_, t, idx));
   }
 
@@ -2502,8 +2628,17 @@ std::vector<ModelTensor> expandManifest(const plan::Plan &p,
   return out;
 }
 
-nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &tensors) {
+nlohmann::json runtimeChecks(ModuleOp module) {
+  if (auto a = module->getAttrOfType<StringAttr>("linnet.checks"))
+    return json::parse(a.getValue().str(), nullptr, false);
+  return json::array();
+}
+
+nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
+                           const nlohmann::json &checks) {
   json doc = {{"abi", "linnet-cpu-packed-v1"}, {"library", "model.so"}};
+  if (checks.is_array() && !checks.empty())
+    doc["checks"] = checks;
   json ts = json::array();
   for (const ModelTensor &t : tensors)
     ts.push_back({{"path", t.path}, {"kind", t.kind}, {"dtype", t.dtype}, {"shape", t.shape},
@@ -2614,6 +2749,23 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
     for (const json &r : f.results)
       res.push_back(sig(r, ""));
     e["results"] = res;
+    // The entry's `where` clause, checked by the runtime on every call: each
+    // side folded like a shape dim, over entry generics and integer scalar
+    // inputs; `text` is the clause as written, for the message.
+    json where = json::array();
+    static const std::map<std::string, std::string> cmp = {
+        {"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
+    for (const json &c : f.constraints) {
+      auto op = cmp.find(c.value("op", ""));
+      if (op == cmp.end())
+        continue;
+      json l = dimSig(c["lhs"]), r = dimSig(c["rhs"]);
+      where.push_back({{"lhs", l}, {"op", op->second}, {"rhs", r},
+                       {"text", fmt::format("{} {} {}", ir::dimStr(c["lhs"]), op->second,
+                                            ir::dimStr(c["rhs"]))}});
+    }
+    if (!where.empty())
+      e["where"] = where;
     entries.push_back(e);
   }
   doc["entries"] = entries;
@@ -2621,7 +2773,8 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
 }
 
 OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
-                                 MLIRContext &context, std::string &error) {
+                                 MLIRContext &context, std::string &error,
+                                 const ImportOptions &options) {
   DialectRegistry registry;
   registerImportDialects(registry);
   context.appendDialectRegistry(registry);
@@ -2631,6 +2784,7 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
     return {};
   }
   Importer imp(p, tensors, context);
+  imp.checks = options.runtimeChecks;
   try {
     OwningOpRef<ModuleOp> m = imp.run();
     if (failed(verify(*m))) {

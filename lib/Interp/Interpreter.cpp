@@ -1201,7 +1201,7 @@ struct Interpreter::Impl {
       throw EvalError(fmt::format("'{}' takes {} arguments, given {}", fn.name, body.args.size(), args.size()));
     for (size_t i = 0; i < args.size(); ++i)
       unify(body.args[i].type, args[i], env);
-    checkConstraints(fn, env, fmt::format("'{}'", fn.name));
+    checkConstraints(fn, withValueParams(fn, args, env), fmt::format("'{}'", fn.name));
     if (++depth > 2000) {
       --depth;
       throw EvalError(fmt::format("call depth exceeds 2000 in '{}' (unbounded recursion?)", fn.name));
@@ -1223,6 +1223,28 @@ struct Interpreter::Impl {
     if (fn.results.size() == 1)
       r = conform(r, fn.results[0], nf.env);
     return r;
+  }
+
+  /// `env` with the integer scalar parameters an entry's `where` compares
+  /// bound to the arguments (they appear there as symbols named like them).
+  static Env withValueParams(const plan::Function &fn, const std::vector<Val> &args, Env env) {
+    std::function<void(const json &)> visit = [&](const json &d) {
+      if (!d.is_object())
+        return;
+      if (d.contains("sym") && !env.dims.count(d["sym"].get<std::string>()))
+        for (size_t i = 0; i < args.size() && i < fn.body.args.size(); ++i)
+          if (fn.body.args[i].name == d.value("name", "") && args[i].k == Val::Scalar &&
+              !isFloat(args[i].dt) && args[i].dt != DT::Bool)
+            env.dims[d["sym"].get<std::string>()] = args[i].s.i;
+      if (d.contains("args"))
+        for (const json &a : d["args"])
+          visit(a);
+    };
+    for (const json &c : fn.constraints) {
+      visit(c["lhs"]);
+      visit(c["rhs"]);
+    }
+    return env;
   }
 
   void checkConstraints(const plan::Function &fn, const Env &env, const std::string &who) {

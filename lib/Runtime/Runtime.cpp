@@ -3,6 +3,7 @@
 #include "linnet/Planning/Common.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -192,6 +193,58 @@ std::optional<int64_t> evalDim(const SigDim &d, const DimBindings &b) {
   if (std::holds_alternative<int64_t>(d))
     return std::get<int64_t>(d);
   return evalExpr(std::get<std::string>(d), b);
+}
+
+/// The value of a rank-0 integer input (inputs were checked against the
+/// signature's dtype and shape already).
+std::optional<int64_t> scalarValue(const TensorView &v) {
+  if (!v.shape.empty() || v.data.size() != dtypeSize(v.dtype))
+    return std::nullopt;
+  auto as = [&](auto x) {
+    std::memcpy(&x, v.data.data(), sizeof x);
+    return static_cast<int64_t>(x);
+  };
+  switch (v.dtype) {
+  case DType::U8: return as(uint8_t{});
+  case DType::I8: return as(int8_t{});
+  case DType::I16: return as(int16_t{});
+  case DType::I32: return as(int32_t{});
+  case DType::I64: return as(int64_t{});
+  default: return std::nullopt;
+  }
+}
+
+std::vector<std::string> namesIn(const std::string &text);
+
+/// Checks the entry's `where` clause with its generics and its integer
+/// scalar inputs bound, before anything runs.
+bool checkWhere(const EntrySig &sig, std::span<const TensorView> inputs, DimBindings b,
+                std::string &error) {
+  for (size_t i = 0; i < inputs.size() && i < sig.inputs.size(); ++i)
+    if (std::optional<int64_t> v = scalarValue(inputs[i]))
+      b[sig.inputs[i].name] = {*v, sig.inputs[i].name};
+  for (const WhereSig &w : sig.where) {
+    std::optional<int64_t> l = evalDim(w.lhs, b), r = evalDim(w.rhs, b);
+    if (!l || !r) {
+      error = fmt::format("entry '{}': cannot evaluate its constraint `{}` from the inputs",
+                          sig.name, w.text);
+      return false;
+    }
+    bool ok = w.op == "==" ? *l == *r : w.op == "!=" ? *l != *r : w.op == "<" ? *l < *r
+            : w.op == "<=" ? *l <= *r : w.op == ">" ? *l > *r : *l >= *r;
+    if (ok)
+      continue;
+    std::vector<std::string> with;
+    std::set<std::string> shown;
+    for (const std::string &name : namesIn(w.text))
+      if (auto it = b.find(name); it != b.end() && shown.insert(name).second)
+        with.push_back(fmt::format("{} = {}", name, it->second.first));
+    error = fmt::format("entry '{}': the constraint `{}` does not hold ({} {} {}{}{})", sig.name,
+                        w.text, *l, w.op, *r, with.empty() ? "" : " with ",
+                        fmt::join(with, ", "));
+    return false;
+  }
+  return true;
 }
 
 /// Names that occur in a dim expression.
@@ -387,7 +440,68 @@ bool linnet::rt::parseArtifactInfo(const std::string &path, ArtifactInfo &out,
         (std::string(list) == "inputs" ? sig.inputs : sig.results).push_back(std::move(s));
       }
     }
+    if (e.contains("where")) {
+      static const std::set<std::string> ops = {"==", "!=", "<", "<=", ">", ">="};
+      const json &w = e["where"];
+      if (!w.is_array()) {
+        err = where + ".where: expected an array";
+        return fail();
+      }
+      for (size_t k = 0; k < w.size(); ++k) {
+        std::string at = fmt::format("{}.where[{}]", where, k);
+        WhereSig c;
+        if (!w[k].is_object() || !field(w[k], "op", c.op, at, err) ||
+            !field(w[k], "text", c.text, at, err))
+        {
+          if (err.empty())
+            err = at + ": expected an object";
+          return fail();
+        }
+        if (!ops.count(c.op)) {
+          err = fmt::format("{}.op: expected a comparison, found '{}'", at, c.op);
+          return fail();
+        }
+        for (auto [key, dst] : {std::pair{"lhs", &c.lhs}, std::pair{"rhs", &c.rhs}}) {
+          const json &d = w[k].contains(key) ? w[k][key] : json();
+          if (d.is_number_integer())
+            *dst = d.get<int64_t>();
+          else if (d.is_string())
+            *dst = d.get<std::string>();
+          else {
+            err = fmt::format("{}.{}: expected an integer or an expression", at, key);
+            return fail();
+          }
+        }
+        sig.where.push_back(std::move(c));
+      }
+    }
     out.entries.push_back(std::move(sig));
+  }
+  if (j.contains("checks")) {
+    const json &cs = j["checks"];
+    if (!cs.is_array()) {
+      err = "runtime.checks: expected an array";
+      return fail();
+    }
+    for (size_t i = 0; i < cs.size(); ++i) {
+      std::string at = fmt::format("checks[{}]", i);
+      CheckInfo c;
+      int64_t id = 0;
+      if (!cs[i].is_object()) {
+        err = at + ": expected an object";
+        return fail();
+      }
+      if (!field(cs[i], "id", id, at, err) || !field(cs[i], "kind", c.kind, at, err))
+        return fail();
+      if ((cs[i].contains("loc") && !field(cs[i], "loc", c.loc, at, err)) ||
+          (cs[i].contains("tensor") && !field(cs[i], "tensor", c.tensor, at, err)) ||
+          (cs[i].contains("axis") && !field(cs[i], "axis", c.axis, at, err)))
+        return fail();
+      if (id <= 0 || !out.checks.emplace(id, std::move(c)).second) {
+        err = fmt::format("{}.id: expected a positive id not used before, found {}", at, id);
+        return fail();
+      }
+    }
   }
   return true;
 }
@@ -558,6 +672,15 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     }
     m->symbols_[e.name] = reinterpret_cast<void (*)(void **)>(sym);
   }
+  if (!m->info_.checks.empty()) {
+    m->status_ = static_cast<int64_t *>(::dlsym(m->library_, "linnet_status"));
+    if (!m->status_) {
+      error = fmt::format("{}: runtime.json lists run-time checks but the library has no "
+                          "'linnet_status'",
+                          lib);
+      return nullptr;
+    }
+  }
   return m;
 }
 
@@ -622,6 +745,8 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
       }
   if (!checkRelations(*sig, inputs, bound, error))
     return false;
+  if (!checkWhere(*sig, inputs, bound, error))
+    return false;
 
   results.assign(sig->results.size(), OwnedTensor{});
   for (size_t r = 0; r < sig->results.size(); ++r) {
@@ -654,5 +779,21 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
   for (auto &d : descs)
     args.push_back(d.data());
   symbols_.at(entry)(args.data());
+  if (status_ && status_[0] != 0) {
+    int64_t id = status_[0], value = status_[1], bound = status_[2];
+    status_[0] = status_[1] = status_[2] = status_[3] = 0;
+    auto it = info_.checks.find(id);
+    std::string at = it == info_.checks.end() || it->second.loc.empty() ? "" : it->second.loc + ": ";
+    if (it == info_.checks.end())
+      error = fmt::format("entry '{}': run-time check {} failed (value {}, bound {})", entry, id,
+                          value, bound);
+    else if (it->second.kind == "division")
+      error = fmt::format("{}integer division by zero in entry '{}'", at, entry);
+    else
+      error = fmt::format("{}index {} is out of range for axis {} of {} (size {}) in entry '{}'",
+                          at, value, it->second.axis, it->second.tensor, bound, entry);
+    results.clear();
+    return false;
+  }
   return true;
 }

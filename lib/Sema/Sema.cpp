@@ -357,6 +357,26 @@ std::optional<Dim> Analyzer::resolveDim(const ast::DimExpr &d, const Env &env) {
       diag_.error(d.loc, fmt::format("expected a dim, found {} generic '{}'", kindName(g->kind), n));
       return std::nullopt;
     }
+    if (whereParams_)
+      for (const ParamInfo &p : whereParams_->params)
+        if (p.name == n) {
+          const Type &t = *p.type;
+          if (whereParams_->kind != ast::FunctionKind::Entry) {
+            diag_.error(d.loc, fmt::format("'{}' is a parameter: only an entry's `where` may "
+                                           "compare its parameters (checked on every call)",
+                                           n));
+            return std::nullopt;
+          }
+          if (t.kind != Type::Kind::Scalar || t.dtype.isVar() ||
+              !dtypeInClass(t.dtype.name, "int")) {
+            diag_.error(d.loc, fmt::format("an entry's `where` may compare integer scalar "
+                                           "parameters only; '{}' has type '{}'",
+                                           n, t.str()));
+            return std::nullopt;
+          }
+          // A value symbol: bound by the argument when the entry is called.
+          return Dim::sym(whereParams_->qualified() + "::" + n, n);
+        }
     if (isDtypeName(n))
       diag_.error(d.loc, fmt::format("expected a dim, found dtype '{}'", n));
     else
@@ -930,13 +950,15 @@ void Analyzer::resolveFunctionSig(FunctionInfo &f) {
     env.parent = &envs_[f.block];
   }
   resolveGenerics(f.decl->generics, f.qualified(), f.generics, env);
-  resolveConstraints(f.decl->constraints, env, f.constraints);
   for (const ast::Param &p : f.decl->params) {
     for (const ParamInfo &prev : f.params)
       if (prev.name == p.name.name)
         diag_.error(p.name.loc, fmt::format("parameter '{}' is declared twice", p.name.name));
     f.params.push_back({p.name.name, resolveType(*p.type, *f.module, env), p.name.loc});
   }
+  whereParams_ = &f;
+  resolveConstraints(f.decl->constraints, env, f.constraints);
+  whereParams_ = nullptr;
   if (f.decl->result)
     f.result = resolveType(*f.decl->result, *f.module, env);
   if (f.kind == ast::FunctionKind::Entry && !f.block)

@@ -96,6 +96,9 @@ private:
   std::map<const NominalInfo *, Env> envs_;
   std::map<const FunctionInfo *, Env> fnEnvs_;
   std::map<const ConstInfo *, bool> constDone_;
+  // While an entry's `where` clause is resolved: its parameters, which the
+  // clause may compare (integer scalars only; checked on every call).
+  const FunctionInfo *whereParams_ = nullptr;
   // State effects: direct member names, and calls with the path prefix.
   std::map<const FunctionInfo *, std::vector<CallEdge>> calls_;
 };

@@ -46,6 +46,10 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
   c->add_option("--binding", o.binding, "Binding manifest mapping canonical paths to weight names");
   c->add_flag("--serial", o.serial, "No OpenMP: run every loop in the calling thread");
   c->add_flag("--emit-mlir", o.emitMlir, "Also write model.mlir and model.loops.mlir");
+  c->add_option("--runtime-checks", o.runtimeChecks,
+                "on (default): indices read from data and integer divisors are checked at run "
+                "time; off: unchecked, to measure what the checks cost")
+      ->transform(CLI::IsMember(std::map<std::string, bool>{{"on", true}, {"off", false}}));
   c->add_option("--impl", o.impl,
                  "Contractions: auto (BLAS where installed), generated (libraries disabled), blas")
       ->check(CLI::IsMember({"auto", "generated", "blas"}));
@@ -145,7 +149,7 @@ std::optional<ImportedModel> importModel(const BuildCpuOptions &o, mlir::MLIRCon
     return std::nullopt;
   }
 
-  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(*p, tensors, context, err);
+  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(*p, tensors, context, err, {o.runtimeChecks});
   if (!module) {
     // A located error already reads `file:line:col: error: ...`.
     if (err.find(": error: ") != std::string::npos)
@@ -190,6 +194,7 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
   };
   if (o.emitMlir && !dump("model.mlir"))
     return 1;
+  nlohmann::json checks = import::runtimeChecks(*module);
   if (mlir::failed(import::lowerImportedToLoops(*module))) {
     std::cerr << fmt::format("linnet build: error: {}: bufferization of the imported model failed\n",
                              o.file);
@@ -209,7 +214,7 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(std::move(e)));
     return 1;
   }
-  if (!writeFile(o.output + "/runtime.json", import::runtimeJson(*p, tensors).dump(2) + "\n") ||
+  if (!writeFile(o.output + "/runtime.json", import::runtimeJson(*p, tensors, checks).dump(2) + "\n") ||
       !writeFile(o.output + "/plan.json", plan::printPlan(*doc)))
     return 1;
   if (o.writeManifest)

@@ -23,6 +23,7 @@ struct BuildCpuOptions {
   std::string file, root, weights, binding, output;
   std::vector<std::string> defines, includeDirs;
   bool serial = false;
+  bool runtimeChecks = true; // --runtime-checks=off: only to measure their cost
   bool emitMlir = false; // also write model.mlir (tensors) and model.loops.mlir
   /// Implementation policy of linalg contractions: auto | generated | blas.
   std::string impl = "auto";

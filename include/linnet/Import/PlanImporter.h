@@ -48,16 +48,26 @@ std::vector<ModelTensor> expandManifest(const plan::Plan &p,
                                         std::string &error);
 
 /// The `runtime.json` document of a CPU artifact built from `p`.
-nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &tensors);
+/// The run-time checks the importer put into `module` (its `linnet.checks`
+/// attribute): runtime.json's `checks`.
+nlohmann::json runtimeChecks(mlir::ModuleOp module);
+nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
+                           const nlohmann::json &checks = nlohmann::json::array());
 
 /// Registers every dialect and interface the importer and lowerToLoops use.
 void registerImportDialects(mlir::DialectRegistry &registry);
 
 /// Imports every entry of the plan's root. On failure returns null and sets
 /// `error` (naming the function, the op and the construct).
+struct ImportOptions {
+  /// Compile the run-time checks (data-dependent indices, integer divisors;
+  /// docs/runtime-abi.md). Off only to measure what they cost.
+  bool runtimeChecks = true;
+};
 mlir::OwningOpRef<mlir::ModuleOp> importPlan(const plan::Plan &p,
                                              const std::vector<ModelTensor> &tensors,
-                                             mlir::MLIRContext &context, std::string &error);
+                                             mlir::MLIRContext &context, std::string &error,
+                                             const ImportOptions &options = {});
 
 /// Tensors to memrefs: one-shot bufferization and ownership-based buffer
 /// deallocation. The result (scf, memref-level linalg) is what

@@ -32,10 +32,19 @@ struct TensorSig {
   std::string numSrc;   // col_idx: the relation's source count (a dim expression)
 };
 
+/// One comparison of an entry's `where` clause, over its generics and its
+/// integer scalar inputs; checked before every call.
+struct WhereSig {
+  SigDim lhs, rhs;
+  std::string op;   // == != < <= > >=
+  std::string text; // as written, for the message
+};
+
 struct EntrySig {
   std::string name, symbol;
   std::vector<std::string> generics;
   std::vector<TensorSig> inputs, results;
+  std::vector<WhereSig> where;
 };
 
 enum class TensorKind { Param, Buffer, State };
@@ -49,11 +58,21 @@ struct ModelTensor {
   std::string block; // optional sub block it belongs to, if any
 };
 
+/// A run-time check compiled into the library (an index against its bound,
+/// an integer divisor against zero): what a failed one reports.
+struct CheckInfo {
+  std::string kind;   // index, division
+  std::string loc;    // file:line:col of the source expression
+  std::string tensor; // index: the tensor read
+  int64_t axis = 0;   // index: its axis
+};
+
 /// The parsed runtime.json of an artifact.
 struct ArtifactInfo {
   std::string abi, library;
   std::vector<ModelTensor> tensors;
   std::vector<EntrySig> entries;
+  std::map<int64_t, CheckInfo> checks; // by id (1, 2, ...)
 };
 bool parseArtifactInfo(const std::string &path, ArtifactInfo &out, std::string &error);
 
@@ -88,6 +107,9 @@ private:
   std::unique_ptr<SafeTensorsFile> weights_;
   void *library_ = nullptr;
   std::map<std::string, void (*)(void **)> symbols_;
+  /// The library's `linnet_status` (failed check id, value, bound), when it
+  /// has checks.
+  int64_t *status_ = nullptr;
   /// One view per present tensor, in ABI order; state views point into state_.
   std::vector<TensorView> bound_;
   std::map<std::string, OwnedTensor> state_;
