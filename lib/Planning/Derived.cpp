@@ -730,10 +730,17 @@ Json toJson(const ProgramManifest &m) {
           {"runtime_libraries", m.runtimeLibraries},
           {"lineage", lineage}};
   if (m.libraryFile) doc["library"] = *m.libraryFile;
+  if (!m.files.empty()) {
+    Json files = Json::array();
+    for (const ProgramManifest::File &f : m.files)
+      files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"bytes", f.bytes}});
+    doc["files"] = files;
+  }
   return doc;
 }
 
 ProgramManifest manifestFromJson(const Json &j) {
+  using support::isSha256Hex;
   ObjReader r(j, "");
   expectSchema(r, kManifestSchema);
   ProgramManifest m;
@@ -783,6 +790,14 @@ ProgramManifest manifestFromJson(const Json &j) {
   }
   m.runtimeLibraries = r.strs("runtime_libraries");
   if (r.has("library")) m.libraryFile = r.str("library");
+  if (r.has("files"))
+    r.each("files", [&](const Json &e, const std::string &p) {
+      ObjReader o(e, p);
+      ProgramManifest::File f{o.str("path"), o.str("sha256"), o.i64("bytes")};
+      if (!isSha256Hex(f.sha256)) throw SchemaError(o.at("sha256"), "not a SHA-256 (64 lowercase hex digits)");
+      o.done();
+      m.files.push_back(std::move(f));
+    });
   r.each("lineage", [&](const Json &e, const std::string &p) {
     ObjReader o(e, p);
     LineageEntry l{o.str("entry_point"), o.str("command"), o.str("portable_task"), {}, {}, {}, {}};

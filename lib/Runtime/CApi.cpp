@@ -54,19 +54,27 @@ extern "C" size_t linnet_model_num_results(const linnet_model *model, const char
 extern "C" int linnet_model_call(linnet_model *model, const char *entry,
                                  const linnet_tensor *inputs, size_t numInputs,
                                  linnet_tensor *outputs, size_t numOutputs) {
-  if (!model || !entry)
-    return fail("linnet_model_call: model and entry are required");
+  if (!model || !entry || (numInputs > 0 && !inputs) || (numOutputs > 0 && !outputs))
+    return fail("linnet_model_call: model, entry, and inputs/outputs for nonzero counts are required");
   std::vector<TensorView> views;
   for (size_t i = 0; i < numInputs; ++i) {
     const linnet_tensor &t = inputs[i];
     if (t.rank < 0 || (t.rank > 0 && !t.shape))
       return fail("linnet_model_call: input " + std::to_string(i) + " has no shape");
+    if (t.dtype < LINNET_BOOL || t.dtype > LINNET_F64)
+      return fail("linnet_model_call: input " + std::to_string(i) + " has an unknown dtype");
     TensorView v;
     v.dtype = static_cast<DType>(t.dtype);
     v.shape.assign(t.shape, t.shape + t.rank);
-    int64_t n = 1;
+    // The element count decides how many bytes the code reads: checked.
+    int64_t n = 1, bytes = 0;
     for (int64_t d : v.shape)
-      n *= d;
+      if (d < 0 || __builtin_mul_overflow(n, d, &n) ||
+          __builtin_mul_overflow(n, int64_t(dtypeSize(v.dtype)), &bytes))
+        return fail("linnet_model_call: input " + std::to_string(i) +
+                    " has a negative or too large shape");
+    if (n > 0 && !t.data)
+      return fail("linnet_model_call: input " + std::to_string(i) + " has no data");
     v.data = {static_cast<const std::byte *>(t.data), static_cast<size_t>(n) * dtypeSize(v.dtype)};
     views.push_back(std::move(v));
   }

@@ -1,14 +1,21 @@
 //===- Runtime.cpp - Load and run a CPU ProgramArtifact -------------------===//
 #include "linnet/Runtime/Runtime.h"
-#include "linnet/Planning/Common.h"
+#include "linnet/Runtime/Artifact.h"
+
+#include "DimExpr.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <functional>
 #include <fstream>
 #include <set>
@@ -26,59 +33,6 @@ std::string sigShapeStr(const std::vector<SigDim> &s) {
     parts.push_back(std::holds_alternative<int64_t>(d) ? std::to_string(std::get<int64_t>(d))
                                                        : std::get<std::string>(d));
   return fmt::format("[{}]", fmt::join(parts, ", "));
-}
-
-/// Reads `j[key]` as T, or reports "runtime.json: <where>.<key>: ..." .
-template <typename T>
-bool field(const json &j, const char *key, T &out, const std::string &where, std::string &error) {
-  auto it = j.find(key);
-  if (it == j.end()) {
-    error = fmt::format("{}.{}: missing", where, key);
-    return false;
-  }
-  try {
-    out = it->get<T>();
-  } catch (const json::exception &e) {
-    error = fmt::format("{}.{}: {}", where, key, e.what());
-    return false;
-  }
-  return true;
-}
-
-bool parseDType(const std::string &name, DType &out, const std::string &where,
-                std::string &error) {
-  std::optional<DType> d = dtypeFromName(name);
-  if (!d) {
-    error = fmt::format("{}: unknown dtype '{}'", where, name);
-    return false;
-  }
-  out = *d;
-  return true;
-}
-
-bool parseSig(const json &j, TensorSig &out, const std::string &where, std::string &error) {
-  std::string dt;
-  if (!field(j, "dtype", dt, where, error) || !parseDType(dt, out.dtype, where, error))
-    return false;
-  out.name = j.value("name", "");
-  out.relation = j.value("relation", "");
-  out.numSrc = j.value("num_src", "");
-  auto sh = j.find("shape");
-  if (sh == j.end() || !sh->is_array()) {
-    error = where + ".shape: expected an array";
-    return false;
-  }
-  for (const json &d : *sh) {
-    if (d.is_number_integer())
-      out.shape.emplace_back(d.get<int64_t>());
-    else if (d.is_string())
-      out.shape.emplace_back(d.get<std::string>());
-    else {
-      error = where + ".shape: entries are integers or generic names";
-      return false;
-    }
-  }
-  return true;
 }
 
 /// MLIR's strided memref descriptor for any rank, as a flat int64 buffer:
@@ -101,92 +55,15 @@ std::vector<int64_t> descriptor(const void *data, const std::vector<int64_t> &sh
 /// Generic values bound so far, with the input each came from.
 using DimBindings = std::map<std::string, std::pair<int64_t, std::string>>;
 
-/// Evaluates a signature dim: an integer, a name, `+ - * / %` over both
-/// (`/` and `%` floor, as dims do) and `min(a, b)`, `max(a, b)`. Returns
-/// nullopt if a name is unbound, a divisor is zero or the text is malformed.
+/// Evaluates a signature dim (DimExpr.h): nullopt if a name is unbound,
+/// a divisor is zero, the arithmetic overflows or the text is malformed.
 std::optional<int64_t> evalExpr(std::string_view text, const DimBindings &b) {
-  size_t pos = 0;
-  auto skip = [&] {
-    while (pos < text.size() && text[pos] == ' ')
-      ++pos;
-  };
-  std::function<std::optional<int64_t>()> sum, product, atom;
-  atom = [&]() -> std::optional<int64_t> {
-    skip();
-    if (pos < text.size() && text[pos] == '(') {
-      ++pos;
-      auto v = sum();
-      skip();
-      if (!v || pos >= text.size() || text[pos] != ')')
-        return std::nullopt;
-      ++pos;
-      return v;
-    }
-    size_t start = pos;
-    if (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
-      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
-        ++pos;
-      return std::stoll(std::string(text.substr(start, pos - start)));
-    }
-    while (pos < text.size() && (std::isalnum(static_cast<unsigned char>(text[pos])) || text[pos] == '_'))
-      ++pos;
-    if (pos == start)
-      return std::nullopt;
-    std::string_view word = text.substr(start, pos - start);
-    if ((word == "min" || word == "max") && pos < text.size() && text[pos] == '(') {
-      ++pos;
-      auto x = sum();
-      skip();
-      if (!x || pos >= text.size() || text[pos] != ',')
-        return std::nullopt;
-      ++pos;
-      auto y = sum();
-      skip();
-      if (!y || pos >= text.size() || text[pos] != ')')
-        return std::nullopt;
-      ++pos;
-      return word == "min" ? std::min(*x, *y) : std::max(*x, *y);
-    }
-    auto it = b.find(std::string(word));
+  return dimexpr::eval(text, [&](std::string_view n) -> std::optional<int64_t> {
+    auto it = b.find(std::string(n));
     if (it == b.end())
       return std::nullopt;
     return it->second.first;
-  };
-  product = [&]() -> std::optional<int64_t> {
-    auto v = atom();
-    for (skip(); v && pos < text.size() && (text[pos] == '*' || text[pos] == '/' || text[pos] == '%');
-         skip()) {
-      char op = text[pos++];
-      auto r = atom();
-      if (!r || (op != '*' && *r == 0))
-        return std::nullopt;
-      if (op == '*') {
-        *v *= *r;
-      } else {
-        int64_t q = *v / *r, m = *v % *r;
-        if (m != 0 && ((m < 0) != (*r < 0))) {
-          --q;
-          m += *r;
-        }
-        *v = op == '/' ? q : m;
-      }
-    }
-    return v;
-  };
-  sum = [&]() -> std::optional<int64_t> {
-    auto v = product();
-    for (skip(); v && pos < text.size() && (text[pos] == '+' || text[pos] == '-'); skip()) {
-      char op = text[pos++];
-      auto r = product();
-      if (!r)
-        return std::nullopt;
-      *v = op == '+' ? *v + *r : *v - *r;
-    }
-    return v;
-  };
-  auto v = sum();
-  skip();
-  return pos == text.size() ? v : std::nullopt;
+  });
 }
 
 std::optional<int64_t> evalDim(const SigDim &d, const DimBindings &b) {
@@ -214,7 +91,7 @@ std::optional<int64_t> scalarValue(const TensorView &v) {
   }
 }
 
-std::vector<std::string> namesIn(const std::string &text);
+std::vector<std::string> namesIn(const std::string &text) { return dimexpr::names(text); }
 
 /// Checks the entry's `where` clause with its generics and its integer
 /// scalar inputs bound, before anything runs.
@@ -247,24 +124,6 @@ bool checkWhere(const EntrySig &sig, std::span<const TensorView> inputs, DimBind
   return true;
 }
 
-/// Names that occur in a dim expression.
-std::vector<std::string> namesIn(const std::string &text) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < text.size();) {
-    if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
-      size_t j = i;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
-        ++j;
-      std::string word = text.substr(i, j - i);
-      if (!((word == "min" || word == "max") && j < text.size() && text[j] == '('))
-        out.push_back(word);
-      i = j;
-    } else {
-      ++i;
-    }
-  }
-  return out;
-}
 
 /// Binds or checks one input axis against its signature dim. Returns 1 if a
 /// generic was bound, 0 if nothing changed (checked, or not yet solvable),
@@ -301,9 +160,11 @@ int bindDim(const SigDim &d, int64_t actual, const std::string &input, DimBindin
   std::optional<int64_t> f0 = evalExpr(text, trial);
   trial[unknown[0]] = {1, input};
   std::optional<int64_t> f1 = evalExpr(text, trial);
-  if (!f0 || !f1 || *f1 == *f0 || (actual - *f0) % (*f1 - *f0) != 0)
+  int64_t num, den;
+  if (!f0 || !f1 || __builtin_sub_overflow(actual, *f0, &num) || __builtin_sub_overflow(*f1, *f0, &den) ||
+      den == 0 || (den == -1 && num == INT64_MIN) || num % den != 0)
     return 0;
-  int64_t x = (actual - *f0) / (*f1 - *f0);
+  int64_t x = num / den;
   trial[unknown[0]] = {x, input};
   if (x < 0 || evalExpr(text, trial) != actual)
     return -1;
@@ -361,154 +222,75 @@ bool checkRelations(const EntrySig &sig, const std::vector<TensorView> &inputs,
 }
 } // namespace
 
-bool linnet::rt::parseArtifactInfo(const std::string &path, ArtifactInfo &out,
-                                   std::string &error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = fmt::format("{}: cannot open", path);
-    return false;
-  }
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception &e) {
-    error = fmt::format("{}: not valid JSON: {}", path, e.what());
-    return false;
-  }
-  std::string err;
-  auto fail = [&] {
-    error = fmt::format("{}: {}", path, err);
-    return false;
+namespace {
+/// Opens the library from its verified bytes, so that what runs is exactly
+/// what was hashed: an anonymous memory file (memfd) opened through
+/// /proc/self/fd, or where memfd is unavailable a private temporary copy.
+/// `fd` stays open while the library is loaded: glibc recognizes a loaded
+/// object by its path, and a live fd's number is not reused.
+void *openLibraryBytes(const std::string &bytes, const std::string &label, int &fd, std::string &error) {
+  auto writeAll = [&](int f) {
+    for (size_t off = 0; off < bytes.size();) {
+      ssize_t n = ::write(f, bytes.data() + off, bytes.size() - off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return false;
+      off += static_cast<size_t>(n);
+    }
+    return true;
   };
-  if (!field(j, "abi", out.abi, "runtime", err) || !field(j, "library", out.library, "runtime", err))
-    return fail();
-  if (out.abi != "linnet-cpu-packed-v1") {
-    err = fmt::format("runtime.abi: unsupported ABI '{}' (this runtime implements "
-                      "linnet-cpu-packed-v1)",
-                      out.abi);
-    return fail();
-  }
-  if (!j.contains("tensors") || !j["tensors"].is_array() || !j.contains("entries") ||
-      !j["entries"].is_array()) {
-    err = "runtime: 'tensors' and 'entries' must be arrays";
-    return fail();
-  }
-  for (size_t i = 0; i < j["tensors"].size(); ++i) {
-    const json &t = j["tensors"][i];
-    std::string where = fmt::format("tensors[{}]", i), kind, dt;
-    ModelTensor mt;
-    if (!field(t, "path", mt.path, where, err) || !field(t, "kind", kind, where, err) ||
-        !field(t, "dtype", dt, where, err) || !parseDType(dt, mt.dtype, where, err) ||
-        !field(t, "shape", mt.shape, where, err))
-      return fail();
-    if (kind == "param")
-      mt.kind = TensorKind::Param;
-    else if (kind == "buffer")
-      mt.kind = TensorKind::Buffer;
-    else if (kind == "state")
-      mt.kind = TensorKind::State;
-    else {
-      err = fmt::format("{}.kind: expected param, buffer or state, found '{}'", where, kind);
-      return fail();
+  fd = ::memfd_create("linnet-model.so", MFD_CLOEXEC);
+  std::string path, tmp;
+  if (fd >= 0) {
+    path = fmt::format("/proc/self/fd/{}", fd);
+  } else {
+    const char *dir = std::getenv("TMPDIR");
+    tmp = fmt::format("{}/linnet-model-XXXXXX", dir && *dir ? dir : "/tmp");
+    fd = ::mkstemp(tmp.data());
+    if (fd < 0) {
+      error = fmt::format("{}: cannot stage the verified library: {}", label, std::strerror(errno));
+      return nullptr;
     }
-    for (int64_t d : mt.shape)
-      if (d < 0) {
-        err = fmt::format("{}.shape: negative dimension", where);
-        return fail();
-      }
-    mt.optional = t.value("optional", false);
-    mt.present = t.value("present", true);
-    mt.block = t.value("block", "");
-    out.tensors.push_back(std::move(mt));
+    path = tmp;
   }
-  for (size_t i = 0; i < j["entries"].size(); ++i) {
-    const json &e = j["entries"][i];
-    std::string where = fmt::format("entries[{}]", i);
-    EntrySig sig;
-    if (!field(e, "name", sig.name, where, err) || !field(e, "symbol", sig.symbol, where, err))
-      return fail();
-    sig.generics = e.value("generics", std::vector<std::string>{});
-    for (const char *list : {"inputs", "results"}) {
-      if (!e.contains(list) || !e[list].is_array()) {
-        err = fmt::format("{}.{}: expected an array", where, list);
-        return fail();
-      }
-      for (size_t k = 0; k < e[list].size(); ++k) {
-        TensorSig s;
-        if (!parseSig(e[list][k], s, fmt::format("{}.{}[{}]", where, list, k), err))
-          return fail();
-        (std::string(list) == "inputs" ? sig.inputs : sig.results).push_back(std::move(s));
-      }
-    }
-    if (e.contains("where")) {
-      static const std::set<std::string> ops = {"==", "!=", "<", "<=", ">", ">="};
-      const json &w = e["where"];
-      if (!w.is_array()) {
-        err = where + ".where: expected an array";
-        return fail();
-      }
-      for (size_t k = 0; k < w.size(); ++k) {
-        std::string at = fmt::format("{}.where[{}]", where, k);
-        WhereSig c;
-        if (!w[k].is_object() || !field(w[k], "op", c.op, at, err) ||
-            !field(w[k], "text", c.text, at, err))
-        {
-          if (err.empty())
-            err = at + ": expected an object";
-          return fail();
-        }
-        if (!ops.count(c.op)) {
-          err = fmt::format("{}.op: expected a comparison, found '{}'", at, c.op);
-          return fail();
-        }
-        for (auto [key, dst] : {std::pair{"lhs", &c.lhs}, std::pair{"rhs", &c.rhs}}) {
-          const json &d = w[k].contains(key) ? w[k][key] : json();
-          if (d.is_number_integer())
-            *dst = d.get<int64_t>();
-          else if (d.is_string())
-            *dst = d.get<std::string>();
-          else {
-            err = fmt::format("{}.{}: expected an integer or an expression", at, key);
-            return fail();
-          }
-        }
-        sig.where.push_back(std::move(c));
-      }
-    }
-    out.entries.push_back(std::move(sig));
+  if (!writeAll(fd)) {
+    error = fmt::format("{}: cannot stage the verified library: {}", label, std::strerror(errno));
+    ::close(fd);
+    fd = -1;
+    if (!tmp.empty())
+      ::unlink(tmp.c_str());
+    return nullptr;
   }
-  if (j.contains("checks")) {
-    const json &cs = j["checks"];
-    if (!cs.is_array()) {
-      err = "runtime.checks: expected an array";
-      return fail();
-    }
-    for (size_t i = 0; i < cs.size(); ++i) {
-      std::string at = fmt::format("checks[{}]", i);
-      CheckInfo c;
-      int64_t id = 0;
-      if (!cs[i].is_object()) {
-        err = at + ": expected an object";
-        return fail();
-      }
-      if (!field(cs[i], "id", id, at, err) || !field(cs[i], "kind", c.kind, at, err))
-        return fail();
-      if ((cs[i].contains("loc") && !field(cs[i], "loc", c.loc, at, err)) ||
-          (cs[i].contains("tensor") && !field(cs[i], "tensor", c.tensor, at, err)) ||
-          (cs[i].contains("axis") && !field(cs[i], "axis", c.axis, at, err)))
-        return fail();
-      if (id <= 0 || !out.checks.emplace(id, std::move(c)).second) {
-        err = fmt::format("{}.id: expected a positive id not used before, found {}", at, id);
-        return fail();
-      }
-    }
+  void *h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!tmp.empty()) { // the private copy is unlinked once mapped
+    ::unlink(tmp.c_str());
+    ::close(fd);
+    fd = -1;
   }
-  return true;
+  if (!h) {
+    const char *why = ::dlerror();
+    error = fmt::format("{}: cannot load: {}", label, why ? why : "unknown error");
+    if (fd >= 0)
+      ::close(fd);
+    fd = -1;
+  }
+  return h;
 }
+} // namespace
 
 Model::~Model() {
   if (library_)
     ::dlclose(library_);
+  if (libraryFd_ >= 0) {
+    // A library that stays mapped (dlclose may keep it) keeps its fd, so
+    // that no later library is mistaken for it by path.
+    std::string path = fmt::format("/proc/self/fd/{}", libraryFd_);
+    if (void *still = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD))
+      ::dlclose(still);
+    else
+      ::close(libraryFd_);
+  }
 }
 
 const EntrySig *Model::findEntry(const std::string &name) const {
@@ -526,34 +308,22 @@ const OwnedTensor *Model::state(const std::string &path) const {
 std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &opts,
                                    std::string &error) {
   std::unique_ptr<Model> m(new Model());
-  if (!parseArtifactInfo(dir + "/runtime.json", m->info_, error))
+  // Everything the runtime reads comes through the manifest's digests: the
+  // runtime description first, the library only after the weights check.
+  std::unique_ptr<VerifiedArtifact> art = VerifiedArtifact::open(dir, error);
+  if (!art)
     return nullptr;
-  // The manifest, where there is one, records the library's digest: a
-  // library that does not match it is never loaded.
-  if (std::ifstream mf(dir + "/manifest.json"); mf) {
-    nlohmann::json manifest = nlohmann::json::parse(mf, nullptr, false);
-    const nlohmann::json *digests = manifest.is_object() && manifest.contains("digests") ? &manifest["digests"] : nullptr;
-    if (!digests || !digests->is_object()) {
-      error = fmt::format("{}/manifest.json: not a ProgramArtifact manifest (no digests)", dir);
-      return nullptr;
-    }
-    if (digests->contains("library")) {
-      std::string lib = manifest.value("library", std::string("model.so"));
-      std::ifstream in(dir + "/" + lib, std::ios::binary);
-      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      std::string want = (*digests)["library"].is_string() ? (*digests)["library"].get<std::string>() : "";
-      std::string have = "sha256:" + planning::sha256Hex(bytes);
-      if (!in.good() && !in.eof()) {
-        error = fmt::format("{}/{}: cannot read the artifact's library", dir, lib);
-        return nullptr;
-      }
-      if (have != want) {
-        error = fmt::format("{}/{}: artifact whose digest does not match its manifest ({} records {}, the file "
-                            "is {}); rebuild it",
-                            dir, lib, "manifest.json", want, have);
-        return nullptr;
-      }
-    }
+  std::string runtimeText;
+  if (!art->read("runtime.json", runtimeText, error))
+    return nullptr;
+  if (!parseArtifactInfo(runtimeText, m->info_, error)) {
+    error = fmt::format("{}/runtime.json: {}", dir, error);
+    return nullptr;
+  }
+  if (m->info_.library != art->manifest().library) {
+    error = fmt::format("{}/runtime.json: library: '{}' is not the library manifest.json lists ('{}')", dir,
+                        m->info_.library, art->manifest().library);
+    return nullptr;
   }
 
   std::vector<std::string> problems;
@@ -658,12 +428,12 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     return nullptr;
   }
 
-  std::string lib = dir + "/" + m->info_.library;
-  m->library_ = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!m->library_) {
-    error = fmt::format("{}: cannot load: {}", lib, ::dlerror());
+  std::string lib = dir + "/" + m->info_.library, libBytes;
+  if (!art->read(m->info_.library, libBytes, error))
     return nullptr;
-  }
+  m->library_ = openLibraryBytes(libBytes, lib, m->libraryFd_, error);
+  if (!m->library_)
+    return nullptr;
   for (const EntrySig &e : m->info_.entries) {
     void *sym = ::dlsym(m->library_, e.symbol.c_str());
     if (!sym) {
@@ -761,8 +531,12 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
                             sigShapeStr(s.shape));
         return false;
       }
+      if (*v < 0 || __builtin_mul_overflow(n, *v, &n) || n > (int64_t(1) << 48)) {
+        error = fmt::format("result {} of '{}': its shape {} gives {} elements: refused", r, entry,
+                            sigShapeStr(s.shape), *v < 0 ? "a negative count of" : "too many");
+        return false;
+      }
       out.shape.push_back(*v);
-      n *= *v;
     }
     out.data.assign(static_cast<size_t>(n) * dtypeSize(s.dtype), std::byte{0});
   }

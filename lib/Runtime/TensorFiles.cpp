@@ -1,5 +1,6 @@
 //===- TensorFiles.cpp - safetensors and .npy readers and writers ---------===//
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Input.h"
 
 #include <fmt/format.h>
@@ -254,22 +255,19 @@ bool linnet::rt::writeSafeTensors(const std::string &path,
   std::string text = header.dump();
   while ((8 + text.size()) % 8 != 0) // keep the data section 8-byte aligned
     text += ' ';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
-    return false;
-  }
+  // Through a temporary file and a rename: never a truncated output, and
+  // the previous file survives a failure (AtomicFile.h).
+  std::string why;
+  support::AtomicOutput out(path, why);
   uint64_t len = text.size();
-  unsigned char lenBytes[8];
+  char lenBytes[8];
   for (int i = 0; i < 8; ++i)
-    lenBytes[i] = static_cast<unsigned char>(len >> (8 * i));
-  out.write(reinterpret_cast<const char *>(lenBytes), 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    lenBytes[i] = static_cast<char>(len >> (8 * i));
+  bool ok = out.ok() && out.write({lenBytes, 8}, why) && out.write(text, why);
   for (auto &[name, t] : tensors)
-    out.write(reinterpret_cast<const char *>(t.data.data()),
-              static_cast<std::streamsize>(t.data.size()));
-  if (!out) {
-    error = fmt::format("{}: write failed", path);
+    ok = ok && out.write({reinterpret_cast<const char *>(t.data.data()), t.data.size()}, why);
+  if (!ok || !out.commit(why)) {
+    error = fmt::format("{}: {}", path, why);
     return false;
   }
   return true;
@@ -480,20 +478,13 @@ bool linnet::rt::writeNpy(const std::string &path, const TensorView &t, std::str
   while ((10 + hdr.size() + 1) % 64 != 0)
     hdr += ' ';
   hdr += '\n';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
-    return false;
-  }
-  out.write("\x93NUMPY\x01\x00", 8);
-  unsigned char len[2] = {static_cast<unsigned char>(hdr.size() & 0xff),
-                          static_cast<unsigned char>(hdr.size() >> 8)};
-  out.write(reinterpret_cast<const char *>(len), 2);
-  out << hdr;
-  out.write(reinterpret_cast<const char *>(t.data.data()),
-            static_cast<std::streamsize>(t.data.size()));
-  if (!out) {
-    error = fmt::format("{}: write failed", path);
+  std::string why;
+  support::AtomicOutput out(path, why);
+  char len[2] = {static_cast<char>(hdr.size() & 0xff), static_cast<char>(hdr.size() >> 8)};
+  if (!out.ok() || !out.write({"\x93NUMPY\x01\x00", 8}, why) || !out.write({len, 2}, why) ||
+      !out.write(hdr, why) ||
+      !out.write({reinterpret_cast<const char *>(t.data.data()), t.data.size()}, why) || !out.commit(why)) {
+    error = fmt::format("{}: {}", path, why);
     return false;
   }
   return true;

@@ -8,13 +8,20 @@
 //   safetensors  rt::SafeTensorsFile::open
 //   npy       rt::readNpy
 //   binding   rt::BindingMap::parse and plan::checkBinding against a manifest
+//   artifact  rt::parseArtifactManifest and rt::parseArtifactInfo (an
+//             artifact's manifest.json and runtime.json, split at the first
+//             NUL byte; without one the input is given to both), then every
+//             signature dim evaluated with the entry's generics bound
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/Plan/Binding.h"
 #include "linnet/Plan/PlanReader.h"
+#include "linnet/Runtime/Artifact.h"
 #include "linnet/Runtime/Binding.h"
+#include "linnet/Runtime/Runtime.h"
 #include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Support/Input.h"
+#include "../../lib/Runtime/DimExpr.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -87,8 +94,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::vector<ir::Problem> problems;
     (void)plan::checkBinding(*doc, manifest, problems);
   }
-#else
-#error "define LINNET_FUZZ_TARGET_<name>"
+#elif LINNET_FUZZ_TARGET_artifact
+  size_t nul = text.find('\0');
+  std::string manifestText = nul == std::string::npos ? text : text.substr(0, nul);
+  std::string runtimeText = nul == std::string::npos ? text : text.substr(nul + 1);
+  std::string error;
+  rt::ArtifactManifest m;
+  if (rt::parseArtifactManifest(manifestText, m, error)) {
+    for (const rt::ArtifactFileEntry &f : m.files)
+      if (!rt::checkArtifactPath(f.path).empty())
+        std::abort(); // the reader let a path out of the directory
+    if (!m.find(m.library))
+      std::abort();
+  } else if (error.empty()) {
+    std::abort();
+  }
+  error.clear();
+  rt::ArtifactInfo info;
+  if (rt::parseArtifactInfo(runtimeText, info, error)) {
+    // Accepted signatures evaluate without UB (UBSan watches) for bound
+    // generics, small and huge.
+    for (const rt::EntrySig &e : info.entries) {
+      if (e.symbol != "linnet_entry_" + e.name)
+        std::abort(); // only the ABI's own symbols are ever looked up
+      for (const auto *list : {&e.inputs, &e.results})
+        for (const rt::TensorSig &s : *list)
+          for (const rt::SigDim &d : s.shape)
+            if (const std::string *text = std::get_if<std::string>(&d))
+              for (int64_t v : {int64_t(3), int64_t(1) << 62})
+                (void)rt::dimexpr::eval(*text, [&](std::string_view) -> std::optional<int64_t> { return v; });
+    }
+  } else if (error.empty()) {
+    std::abort();
+  }
 #endif
   return 0;
 }

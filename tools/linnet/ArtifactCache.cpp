@@ -5,8 +5,8 @@
 // .ln file the module search could reach (the model's folder, -I folders,
 // the standard library), the options, and the names of the tensors in the
 // weights (they decide which optional tensors are compiled in). A hit is a
-// directory that finished building: builds go to a temporary directory that
-// is renamed into place.
+// directory that finished building: builds go to a staging directory that
+// is renamed into place (linnet/Support/AtomicFile.h).
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactCache.h"
@@ -111,9 +111,6 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
     return dir.string();
 
   fs::create_directories(cacheRoot(), ec);
-  fs::path tmp = dir;
-  tmp += fmt::format(".tmp{}", ::getpid());
-  fs::remove_all(tmp, ec);
   BuildCpuOptions b;
   b.file = model;
   b.root = opts.root;
@@ -121,17 +118,11 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   b.includeDirs = opts.includeDirs;
   b.weights = weights;
   b.binding = binding;
-  b.output = tmp.string();
+  // The build stages beside `dir` and renames into place: a concurrent
+  // build of the same key replaces it with an identical whole artifact.
+  b.output = dir.string();
   std::cerr << fmt::format("linnet {}: building {} into {}\n", command, model, dir.string());
-  if (int rc = buildCpuArtifactWithManifest(b); rc != 0) {
-    fs::remove_all(tmp, ec);
+  if (buildCpuArtifactWithManifest(b) != 0)
     return std::nullopt;
-  }
-  fs::rename(tmp, dir, ec);
-  if (ec) { // another process finished first: use its build
-    fs::remove_all(tmp, ec);
-    if (!fs::exists(dir / "runtime.json", ec))
-      return std::nullopt;
-  }
   return dir.string();
 }

@@ -22,6 +22,7 @@
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
 
+#include "linnet/Support/AtomicFile.h"
 #include "linnet/Target/CPU/CPUCodegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -110,10 +111,9 @@ bool writeOutput(const std::string &text, const std::string &path) {
     std::cout << text;
     return true;
   }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    std::cerr << fmt::format("linnet build: error: cannot write '{}'\n", path);
+  std::string err;
+  if (!support::writeFileAtomic(path, text, err)) {
+    std::cerr << fmt::format("linnet build: error: cannot write '{}': {}\n", path, err);
     return false;
   }
   return true;
@@ -171,7 +171,7 @@ int checkSourceOptions(const std::string &file) {
 }
 
 int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
-                          const std::string &dir);
+                          ArtifactOutputs &out);
 
 /// Every candidate bound, costed and projected; the PlanSet picks one.
 struct Selection {
@@ -271,10 +271,10 @@ std::string readText(const std::string &path);
 /// beside it): the model imported again through planning, bound for the
 /// CPU target; the linalg stage's choices become the contraction tasks'
 /// ImplementationRefs; MachineIR's code section is model.so (size and
-/// digest) with the exported entry symbols; the manifest records the
-/// library's digest, which the runtime checks.
+/// digest) with the exported entry symbols; the manifest lists every
+/// file with the digest of the bytes written, which the runtime checks.
 int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
-                          const std::string &dir) {
+                          ArtifactOutputs &out) {
   const std::string &file = gBuild.file;
   Diagnostics diags;
   std::optional<PortablePlan> plan = buildPortablePlanFromImport(imported, file, readText(file), diags);
@@ -329,7 +329,7 @@ int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::Implem
       }
   }
   MachineIR machine = lowerToMachine(concrete, in.target);
-  std::string lib = readText(dir + "/model.so");
+  const std::string &lib = out.library;
   std::string libDigest = "sha256:" + sha256Hex(lib);
   for (Section &sec : machine.sections)
     if (sec.name == ".text") {
@@ -371,12 +371,13 @@ int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::Implem
                            m.runtimeLibraries.end());
   m.libraryFile = "model.so";
   m.libraryDigest = libDigest;
-  return writeOutput(canonicalDump(toJson(prod->portable)), dir + "/portable.json") &&
-                 writeOutput(canonicalDump(toJson(concrete)), dir + "/concrete.json") &&
-                 writeOutput(canonicalDump(toJson(machine)), dir + "/machine.json") &&
-                 writeOutput(canonicalDump(toJson(m)), dir + "/manifest.json")
-             ? 0
-             : 1;
+  if (!out.write("portable.json", canonicalDump(toJson(prod->portable))) ||
+      !out.write("concrete.json", canonicalDump(toJson(concrete))) ||
+      !out.write("machine.json", canonicalDump(toJson(machine))))
+    return 1;
+  for (const ArtifactOutputs::File &f : out.files)
+    m.files.push_back({f.path, f.sha256, f.bytes});
+  return writeOutput(canonicalDump(toJson(m)), out.dir + "/manifest.json") ? 0 : 1;
 }
 
 std::string readText(const std::string &path) {
@@ -438,8 +439,42 @@ int buildCpuArtifactWithManifest(const BuildCpuOptions &opts) {
   return buildCpuArtifact(o);
 }
 
+/// An output that is one of the build's inputs (or, for an artifact
+/// directory, holds one) would destroy it: refused before anything is read.
+bool checkBuildOutput(bool artifactDir) {
+  const BuildCpuOptions &o = buildCpuOptions();
+  std::vector<std::string> inputs = {gBuild.file, o.weights, o.binding, gBuild.deployment,
+                                     gBuild.implementationPolicy, gBuild.evidencePolicy, gBuild.simulationPolicy,
+                                     gBuild.supersedes};
+  if (gBuild.output == "-" || gBuild.output.empty())
+    return true;
+  if (!support::checkOutputIsNotInput("build", gBuild.output, inputs))
+    return false;
+  if (artifactDir || gBuild.emit == "all") {
+    std::error_code ec;
+    fs::path out = fs::weakly_canonical(gBuild.output, ec);
+    for (const std::string &in : inputs) {
+      if (in.empty())
+        continue;
+      fs::path p = fs::weakly_canonical(in, ec);
+      auto [a, b] = std::mismatch(out.begin(), out.end(), p.begin(), p.end());
+      if (!ec && a == out.end() && b != p.end()) {
+        std::cerr << fmt::format("linnet build: error: the output directory '{}' holds the input '{}': "
+                                 "refusing to replace it (write the artifact elsewhere)\n",
+                                 gBuild.output, in);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 int runBuild() {
   const std::string &file = gBuild.file;
+  bool artifactDir = endsWith(file, ".ln") && !gBuild.emitOpt->count() && !gBuild.verifyOnly &&
+                     gBuild.checkProducts.empty();
+  if (!checkBuildOutput(artifactDir))
+    return 2;
   if (gBuild.ownsLnOptions && endsWith(file, ".ln"))
     if (int rc = checkSourceOptions(file))
       return rc;

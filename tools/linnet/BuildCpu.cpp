@@ -12,7 +12,10 @@
 #include "linnet/Plan/Binding.h"
 #include "linnet/Plan/PlanReader.h"
 #include "linnet/Plan/PlanWriter.h"
+#include "linnet/Runtime/Artifact.h"
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/AtomicFile.h"
+#include "linnet/Support/Digest.h"
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
 #include "linnet/Syntax/Diagnostics.h"
@@ -57,14 +60,22 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
 
 namespace {
 
-bool writeFile(const std::string &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    std::cerr << fmt::format("linnet build: error: cannot write '{}'\n", path);
-    return false;
+/// manifest.json for a build with no planning manifest writer: the files
+/// and their digests, which is all the runtime reads.
+int writeFilesManifest(ArtifactOutputs &out) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const ArtifactOutputs::File &f : out.files)
+    files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"bytes", f.bytes}});
+  nlohmann::json m = {{"schema", rt::kArtifactManifestSchema},
+                      {"abi", {{"runtime_abi", rt::kCpuRuntimeAbi}}},
+                      {"library", "model.so"},
+                      {"files", files}};
+  std::string text = m.dump(2) + "\n", err;
+  if (!support::writeFileAtomic(out.dir + "/manifest.json", text, err)) {
+    std::cerr << fmt::format("linnet build: error: cannot write '{}/manifest.json': {}\n", out.dir, err);
+    return 1;
   }
-  return true;
+  return 0;
 }
 
 std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
@@ -98,6 +109,16 @@ std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
 }
 
 } // namespace
+
+bool ArtifactOutputs::write(const std::string &name, std::string_view bytes) {
+  std::string err;
+  if (!support::writeFileAtomic(dir + "/" + name, bytes, err)) {
+    std::cerr << fmt::format("linnet build: error: cannot write '{}/{}': {}\n", dir, name, err);
+    return false;
+  }
+  files.push_back({name, support::sha256Hex(bytes), static_cast<int64_t>(bytes.size())});
+  return true;
+}
 
 std::optional<ImportedModel> importModel(const BuildCpuOptions &o, mlir::MLIRContext &context) {
   std::optional<nlohmann::json> doc = planOf(o);
@@ -175,10 +196,15 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
   std::optional<ImportedModel> im = importModel(o, context);
   if (!im)
     return 1;
-  if (std::error_code ec = llvm::sys::fs::create_directories(o.output)) {
-    std::cerr << fmt::format("linnet build: error: cannot create '{}': {}\n", o.output, ec.message());
+  // Built beside the destination and moved into place whole (AtomicFile.h).
+  std::string err;
+  support::StagingDir staging(o.output, err);
+  if (staging.path().empty()) {
+    std::cerr << fmt::format("linnet build: error: {}\n", err);
     return 1;
   }
+  ArtifactOutputs out;
+  out.dir = staging.path();
   mlir::OwningOpRef<mlir::ModuleOp> &module = im->module;
   const std::vector<import::ModelTensor> &tensors = im->tensors;
   const plan::Plan *p = &im->plan;
@@ -190,7 +216,7 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
-    return writeFile(o.output + "/" + name, text);
+    return out.write(name, text);
   };
   if (o.emitMlir && !dump("model.mlir"))
     return 1;
@@ -210,15 +236,22 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     return 2;
   }
   std::vector<cpu::ImplementationChoice> choices;
-  if (llvm::Error e = cpu::compileToSharedLibrary(*module, o.output + "/model.so", cg, &choices)) {
-    std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(std::move(e)));
+  llvm::Expected<std::string> lib = cpu::compileToSharedLibraryBytes(*module, cg, &choices);
+  if (!lib) {
+    std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(lib.takeError()));
     return 1;
   }
-  if (!writeFile(o.output + "/runtime.json", import::runtimeJson(*p, tensors, checks).dump(2) + "\n") ||
-      !writeFile(o.output + "/plan.json", plan::printPlan(*doc)))
+  out.library = std::move(*lib);
+  if (!out.write("model.so", out.library) ||
+      !out.write("runtime.json", import::runtimeJson(*p, tensors, checks).dump(2) + "\n") ||
+      !out.write("plan.json", plan::printPlan(*doc)))
     return 1;
-  if (o.writeManifest)
-    return o.writeManifest(*imported, choices, o.output);
+  if (int rc = o.writeManifest ? o.writeManifest(*imported, choices, out) : writeFilesManifest(out))
+    return rc;
+  if (!staging.commit(err)) {
+    std::cerr << fmt::format("linnet build: error: {}\n", err);
+    return 1;
+  }
   return 0;
 }
 

@@ -15,9 +15,26 @@
 #include <optional>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace linnet::tool {
+
+/// The files of an artifact being built, written into its staging
+/// directory: each file's digest is taken from the bytes written, never
+/// read back from disk.
+struct ArtifactOutputs {
+  struct File {
+    std::string path, sha256;
+    int64_t bytes = 0;
+  };
+  std::string dir;     // the staging directory
+  std::string library; // model.so's bytes, as linked
+  std::vector<File> files;
+  /// Writes `bytes` to dir/name and records its digest; false after
+  /// reporting to stderr.
+  bool write(const std::string &name, std::string_view bytes);
+};
 
 struct BuildCpuOptions {
   std::string file, root, weights, binding, output;
@@ -27,12 +44,13 @@ struct BuildCpuOptions {
   bool emitMlir = false; // also write model.mlir (tensors) and model.loops.mlir
   /// Implementation policy of linalg contractions: auto | generated | blas.
   std::string impl = "auto";
-  /// Called after model.so is written, with the imported module (tensors,
-  /// before bufferization), the linalg stage's implementation choices and
-  /// the artifact directory: writes the ProgramArtifact manifest. Returns an
-  /// exit status.
+  /// Called after model.so, runtime.json and plan.json are written, with
+  /// the imported module (tensors, before bufferization), the linalg
+  /// stage's implementation choices and the artifact's outputs so far:
+  /// writes the planning documents and manifest.json (listing `files`).
+  /// Returns an exit status. Unset: a manifest with the files only.
   std::function<int(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
-                    const std::string &dir)>
+                    ArtifactOutputs &outputs)>
       writeManifest;
 };
 
@@ -50,6 +68,8 @@ std::optional<ImportedModel> importModel(const BuildCpuOptions &opts, mlir::MLIR
 void addBuildCpuOptions(CLI::App *build, BuildCpuOptions &opts);
 
 /// Compiles a .ln model into a CPU ProgramArtifact directory (docs/runtime-abi.md).
+/// The artifact is built in a staging directory beside opts.output and moved
+/// into place only when whole: a failed build leaves the previous one.
 /// Returns the exit status; errors go to stderr.
 int buildCpuArtifact(const BuildCpuOptions &opts);
 

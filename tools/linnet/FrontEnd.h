@@ -11,10 +11,22 @@
 
 namespace linnet::tool {
 
-/// `-D Name=value` flags as a map; reports the first malformed one as
-/// "linnet <command>: error: ..." and returns nullopt.
+/// `-D Name=value` flags as a map; reports the first malformed or repeated
+/// one as "linnet <command>: error: ..." and returns nullopt.
 std::optional<std::map<std::string, std::string>>
 parseDefines(const std::vector<std::string> &defines, const char *command);
+
+/// `--input NAME=FILE.npy` and `--relation NAME=ROW_PTR.npy,COL_IDX.npy`
+/// flags as one map from input name to file (a relation `g` gives
+/// `g.row_ptr` and `g.col_idx`). A malformed or repeated name is reported
+/// as "linnet <command>: error: ..." and gives nullopt.
+std::optional<std::map<std::string, std::string>>
+parseInputFiles(const std::vector<std::string> &inputs, const std::vector<std::string> &relations,
+                const char *command);
+
+/// A non-negative decimal integer (`--seed`): no sign, no wrap-around.
+/// Reports "linnet <command>: error: <flag> ..." and returns nullopt.
+std::optional<uint64_t> parseUnsigned(const std::string &text, const char *flag, const char *command);
 
 /// Sema options for `includeDirs` and the standard library beside the binary.
 sema::SemaOptions semaOptions(const std::vector<std::string> &includeDirs);

@@ -161,7 +161,10 @@ int tool::runGenerate() {
     return 1;
   }
   auto t1 = clock::now();
-  std::vector<int64_t> generated{argmaxRow(out[0], static_cast<int64_t>(prompt.size()) - 1)};
+  // --max-new-tokens 0 runs the prompt and prints no token (an empty line).
+  std::vector<int64_t> generated;
+  if (gOpts.maxNewTokens > 0)
+    generated.push_back(argmaxRow(out[0], static_cast<int64_t>(prompt.size()) - 1));
   int64_t pos = static_cast<int64_t>(prompt.size());
   while (generated.size() < gOpts.maxNewTokens) {
     rt::OwnedTensor tok = i64Tensor({1}, {generated.back()});
@@ -177,7 +180,7 @@ int tool::runGenerate() {
   std::cout << fmt::format("{}\n", fmt::join(generated, ","));
   double prefillS = std::chrono::duration<double>(t1 - t0).count();
   double decodeS = std::chrono::duration<double>(t2 - t1).count();
-  size_t steps = generated.size() - 1;
+  size_t steps = generated.empty() ? 0 : generated.size() - 1;
   std::cerr << fmt::format("prefill: {} tokens in {:.3f} s; decode: {} tokens in {:.3f} s, "
                            "{:.1f} tokens/s\n",
                            prompt.size(), prefillS, steps, decodeS,

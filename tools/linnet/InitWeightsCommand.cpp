@@ -14,6 +14,7 @@
 #include "linnet/Support/Input.h"
 #include "FrontEnd.h"
 #include "InitWeightsCommand.h"
+#include "linnet/Support/AtomicFile.h"
 
 #include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Sema/Instantiate.h"
@@ -31,6 +32,7 @@ namespace {
 struct Options {
   std::string file, root, output;
   std::vector<std::string> defines, includeDirs;
+  std::string seedText = "0";
   uint64_t seed = 0;
   bool withOptional = false;
 } gOpts;
@@ -128,13 +130,19 @@ CLI::App *tool::addInitWeightsCommand(CLI::App &app) {
   c->add_option("--root", gOpts.root, "Root block (default: the module's only pub block)");
   c->add_option("-D", gOpts.defines, "Bind a root generic: -D Name=value")->allow_extra_args(false);
   c->add_option("-I", gOpts.includeDirs, "Add a module search root")->allow_extra_args(false);
-  c->add_option("--seed", gOpts.seed, "Random seed")->default_val(0);
+  c->add_option("--seed", gOpts.seedText, "Random seed, an integer from 0 to 2^64 - 1")->default_val("0");
   c->add_flag("--with-optional", gOpts.withOptional, "Also write optional tensors");
   c->add_option("-o", gOpts.output, "Output .safetensors file")->required();
   return c;
 }
 
 int tool::runInitWeights() {
+  std::optional<uint64_t> seed = parseUnsigned(gOpts.seedText, "--seed", "init-weights");
+  if (!seed)
+    return 2;
+  gOpts.seed = *seed;
+  if (!support::checkOutputIsNotInput("init-weights", gOpts.output, {gOpts.file}))
+    return 2;
   SourceManager sm;
   std::string err;
   std::optional<uint32_t> buf = sm.addFile(gOpts.file, err);

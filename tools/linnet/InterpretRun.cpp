@@ -12,6 +12,7 @@
 #include "linnet/Interp/Interpreter.h"
 #include "linnet/Plan/PlanReader.h"
 #include "linnet/Plan/PlanWriter.h"
+#include "linnet/Runtime/Artifact.h"
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
@@ -76,13 +77,13 @@ std::optional<plan::Plan> planOfSource(const std::string &model, const tool::Sou
 }
 
 std::optional<plan::Plan> planOfArtifact(const std::string &dir) {
-  std::string path = dir + "/plan.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    report(fmt::format("{}: cannot open (an artifact directory holds plan.json)", path));
+  // plan.json is read like the library: through the manifest's digest.
+  std::string path = dir + "/plan.json", text, error;
+  std::unique_ptr<rt::VerifiedArtifact> art = rt::VerifiedArtifact::open(dir, error);
+  if (!art || !art->read("plan.json", text, error)) {
+    report(error);
     return std::nullopt;
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<ir::Problem> problems;
   std::optional<plan::Plan> p = plan::readPlanText(text, problems);
   for (const ir::Problem &pr : problems)
@@ -134,25 +135,10 @@ int tool::runInterpreted(const InterpretRunOptions &o) {
     report(fmt::format("no entry '{}' (entries: {})", o.entry, fmt::join(in->entries(), ", ")));
     return 1;
   }
-  std::map<std::string, std::string> files;
-  for (const std::string &s : o.inputs) {
-    size_t eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      report(fmt::format("--input expects NAME=FILE.npy, found '{}'", s));
-      return 2;
-    }
-    files[s.substr(0, eq)] = s.substr(eq + 1);
-  }
-  for (const std::string &rel : o.relations) {
-    size_t eq = rel.find('='), comma = rel.find(',', eq);
-    if (eq == std::string::npos || eq == 0 || comma == std::string::npos) {
-      report(fmt::format("--relation expects NAME=ROW_PTR.npy,COL_IDX.npy, found '{}'", rel));
-      return 2;
-    }
-    std::string name = rel.substr(0, eq);
-    files[name + ".row_ptr"] = rel.substr(eq + 1, comma - eq - 1);
-    files[name + ".col_idx"] = rel.substr(comma + 1);
-  }
+  std::optional<std::map<std::string, std::string>> parsed = tool::parseInputFiles(o.inputs, o.relations, "run");
+  if (!parsed)
+    return 2;
+  std::map<std::string, std::string> files = std::move(*parsed);
   std::vector<rt::OwnedTensor> owned;
   std::vector<std::string> problems;
   std::set<std::string> missingRelations;
@@ -167,12 +153,12 @@ int tool::runInterpreted(const InterpretRunOptions &o) {
       continue;
     }
     std::optional<rt::OwnedTensor> t = rt::readNpy(it->second, error);
+    files.erase(it); // given, even if unreadable: not an unknown input
     if (!t) {
       problems.push_back(error);
       continue;
     }
     owned.push_back(std::move(*t));
-    files.erase(it);
   }
   for (auto &[name, file] : files)
     problems.push_back(fmt::format("entry '{}' has no input '{}'", o.entry, name));

@@ -1,5 +1,6 @@
 //===- PlanCommand.cpp - `linnet plan` and Sema in `linnet check` ---------===//
 #include "FrontEnd.h"
+#include "linnet/Support/AtomicFile.h"
 #include "PlanCommand.h"
 
 #include "linnet/Plan/Binding.h"
@@ -118,6 +119,9 @@ static std::optional<nlohmann::json> planOfSource(const std::string &file, const
 }
 
 int tool::runPlan() {
+  if (!gPlan.output.empty() && gPlan.output != "-" &&
+      !support::checkOutputIsNotInput("plan", gPlan.output, {gPlan.file, gPlan.binding}))
+    return 2;
   nlohmann::json doc;
   if (gPlan.file.ends_with(".json")) {
     std::optional<plan::Plan> p = loadPlan(gPlan.file);
@@ -155,10 +159,9 @@ int tool::runPlan() {
     std::cout << text;
     return 0;
   }
-  std::ofstream out(gPlan.output, std::ios::binary);
-  out << text;
-  if (!out) {
-    std::cerr << fmt::format("linnet: error: cannot write '{}'\n", gPlan.output);
+  std::string err;
+  if (!support::writeFileAtomic(gPlan.output, text, err)) {
+    std::cerr << fmt::format("linnet plan: error: cannot write '{}': {}\n", gPlan.output, err);
     return 1;
   }
   return 0;

@@ -11,6 +11,8 @@
 
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
+#include "linnet/Support/AtomicFile.h"
+#include "FrontEnd.h"
 
 #include <fmt/format.h>
 
@@ -52,6 +54,26 @@ CLI::App *tool::addRunCommand(CLI::App &app) {
 }
 
 int tool::runRun() {
+  // Usage first: nothing is loaded, run or written before these pass.
+  std::optional<std::map<std::string, std::string>> inputFiles =
+      tool::parseInputFiles(gOpts.inputs, gOpts.relations, "run");
+  if (!inputFiles)
+    return 2;
+  {
+    std::vector<std::string> readFrom = {gOpts.model, gOpts.weights, gOpts.binding};
+    for (auto &[name, file] : *inputFiles)
+      readFrom.push_back(file);
+    for (size_t i = 0; i < gOpts.outputs.size(); ++i) {
+      if (!support::checkOutputIsNotInput("run", gOpts.outputs[i], readFrom))
+        return 2;
+      for (size_t k = 0; k < i; ++k)
+        if (support::sameFile(gOpts.outputs[i], gOpts.outputs[k])) {
+          std::cerr << fmt::format("linnet run: error: --output '{}' is given for two results\n",
+                                   gOpts.outputs[i]);
+          return 2;
+        }
+    }
+  }
   if (gOpts.interpret)
     return tool::runInterpreted({gOpts.model, gOpts.weights, gOpts.binding, gOpts.entry, gOpts.inputs,
                                  gOpts.relations, gOpts.outputs, gOpts.repeat, gOpts.source});
@@ -85,28 +107,7 @@ int tool::runRun() {
                              fmt::join(names, ", "));
     return 1;
   }
-  std::map<std::string, std::string> files;
-  for (const std::string &in : gOpts.inputs) {
-    size_t eq = in.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << fmt::format("linnet run: error: --input expects NAME=FILE.npy, found '{}'\n", in);
-      return 2;
-    }
-    files[in.substr(0, eq)] = in.substr(eq + 1);
-  }
-  // A relation `g` is the two inputs `g.row_ptr` and `g.col_idx`.
-  for (const std::string &rel : gOpts.relations) {
-    size_t eq = rel.find('='), comma = rel.find(',', eq);
-    if (eq == std::string::npos || eq == 0 || comma == std::string::npos) {
-      std::cerr << fmt::format("linnet run: error: --relation expects "
-                               "NAME=ROW_PTR.npy,COL_IDX.npy, found '{}'\n",
-                               rel);
-      return 2;
-    }
-    std::string name = rel.substr(0, eq);
-    files[name + ".row_ptr"] = rel.substr(eq + 1, comma - eq - 1);
-    files[name + ".col_idx"] = rel.substr(comma + 1);
-  }
+  std::map<std::string, std::string> files = std::move(*inputFiles);
   std::vector<rt::OwnedTensor> owned;
   std::vector<std::string> problems;
   std::set<std::string> missingRelations;
@@ -121,12 +122,12 @@ int tool::runRun() {
       continue;
     }
     std::optional<rt::OwnedTensor> t = rt::readNpy(it->second, error);
+    files.erase(it); // given, even if unreadable: not an unknown input
     if (!t) {
       problems.push_back(error);
       continue;
     }
     owned.push_back(std::move(*t));
-    files.erase(it);
   }
   for (auto &[name, file] : files)
     problems.push_back(fmt::format("entry '{}' has no input '{}'", gOpts.entry, name));

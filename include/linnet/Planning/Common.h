@@ -8,6 +8,8 @@
 #ifndef LINNET_PLANNING_COMMON_H
 #define LINNET_PLANNING_COMMON_H
 
+#include "linnet/Support/Digest.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -48,8 +50,8 @@ Json toJson(const Quantity &q);
 
 /// Two-space indented, keys sorted (nlohmann's std::map), newline-terminated.
 std::string canonicalDump(const Json &j);
-/// SHA-256 of `data` as 64 lowercase hex digits (FIPS 180-4).
-std::string sha256Hex(std::string_view data);
+/// SHA-256 of `data` as 64 lowercase hex digits (linnet's one SHA-256).
+using support::sha256Hex;
 /// "sha256:<hex>" of the canonical serialization of `j`.
 std::string digestOf(const Json &j);
 /// Human-readable bytes: "3.0 KiB", "2.1 GiB".

@@ -213,6 +213,14 @@ struct ProgramManifest {
   /// bytes, which the runtime checks before loading it; absent for a plan
   /// without built code.
   std::optional<std::string> libraryFile, libraryDigest;
+  /// Every file of a built artifact the runtime may read (the library,
+  /// runtime.json, the plans), each with the SHA-256 and size of the bytes
+  /// the build wrote: `files: [{path, sha256, bytes}]` (docs/runtime-abi.md).
+  struct File {
+    std::string path, sha256;
+    int64_t bytes = 0;
+  };
+  std::vector<File> files;
 };
 struct ArtifactInputs {
   const PortablePlan &portable;

@@ -74,7 +74,11 @@ struct ArtifactInfo {
   std::vector<EntrySig> entries;
   std::map<int64_t, CheckInfo> checks; // by id (1, 2, ...)
 };
-bool parseArtifactInfo(const std::string &path, ArtifactInfo &out, std::string &error);
+/// Parses runtime.json's text strictly: every field typed, unknown fields,
+/// duplicate tensors or entries refused, each entry's symbol the ABI's
+/// `linnet_entry_<name>`, signature dims over the entry's declared generics,
+/// state sizes representable. Errors name the JSON path ("entries[0].symbol: ...").
+bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &error);
 
 struct LoadOptions {
   std::string weightsPath;
@@ -85,8 +89,10 @@ struct LoadOptions {
 
 class Model {
 public:
-  /// Loads the artifact in `dir`. On failure returns null and sets `error` to
-  /// every problem found, one per line.
+  /// Loads the artifact in `dir` through its manifest (Artifact.h): the
+  /// runtime description and the library are read once, checked against
+  /// their digests, and used from those bytes. On failure returns null and
+  /// sets `error` to every problem found, one per line.
   static std::unique_ptr<Model> load(const std::string &dir, const LoadOptions &opts,
                                      std::string &error);
   ~Model();
@@ -106,6 +112,7 @@ private:
   ArtifactInfo info_;
   std::unique_ptr<SafeTensorsFile> weights_;
   void *library_ = nullptr;
+  int libraryFd_ = -1; // the memfd the library was opened from
   std::map<std::string, void (*)(void **)> symbols_;
   /// The library's `linnet_status` (failed check id, value, bound), when it
   /// has checks.

@@ -51,6 +51,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -460,3 +461,26 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
 }
 
 } // namespace linnet::cpu
+
+llvm::Expected<std::string>
+linnet::cpu::compileToSharedLibraryBytes(ModuleOp module, const CodegenOptions &options,
+                                         std::vector<ImplementationChoice> *choices) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("linnet-link", dir))
+    return llvm::createStringError(ec, "cannot create a temporary directory to link in");
+  llvm::SmallString<128> lib(dir);
+  llvm::sys::path::append(lib, "model.so");
+  llvm::Error e = compileToSharedLibrary(module, lib, options, choices);
+  std::string bytes;
+  if (!e) {
+    auto buf = llvm::MemoryBuffer::getFile(lib, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (buf)
+      bytes = (*buf)->getBuffer().str();
+    else
+      e = llvm::createStringError(buf.getError(), "cannot read the linked library");
+  }
+  llvm::sys::fs::remove_directories(dir);
+  if (e)
+    return std::move(e);
+  return bytes;
+}

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <unistd.h>
@@ -73,6 +74,63 @@ TEST(Runtime, CApiLoadsAndCalls) {
   linnet_model_close(m);
   EXPECT_NE(linnet_model_open("/nonexistent", nullptr, nullptr, &m), 0);
   std::filesystem::remove(weights);
+}
+
+/// A private copy of the affine artifact, to tamper with.
+std::string copyArtifact(const char *name) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / (std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::copy(AFFINE_ARTIFACT, dir, fs::copy_options::recursive);
+  return dir.string();
+}
+
+TEST(Runtime, CApiRefusesAnArtifactWithoutManifestOrWithAChangedFile) {
+  std::string weights = writeWeights();
+  linnet_model *m = nullptr;
+  std::string dir = copyArtifact("no-manifest");
+  std::filesystem::remove(dir + "/manifest.json");
+  EXPECT_NE(linnet_model_open(dir.c_str(), weights.c_str(), nullptr, &m), 0);
+  EXPECT_NE(std::string(linnet_last_error()).find("manifest.json: missing"), std::string::npos)
+      << linnet_last_error();
+  std::filesystem::remove_all(dir);
+
+  dir = copyArtifact("edited");
+  { // same size, other bytes: only the digest can tell
+    std::FILE *f = std::fopen((dir + "/runtime.json").c_str(), "r+b");
+    ASSERT_TRUE(f);
+    std::fputc('[', f);
+    std::fclose(f);
+  }
+  EXPECT_NE(linnet_model_open(dir.c_str(), weights.c_str(), nullptr, &m), 0);
+  EXPECT_NE(std::string(linnet_last_error()).find("runtime.json: artifact file whose digest does not match"),
+            std::string::npos)
+      << linnet_last_error();
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(weights);
+}
+
+TEST(Runtime, RuntimeDescriptionIsReadStrictly) {
+  auto parse = [](const std::string &text) {
+    ArtifactInfo info;
+    std::string err;
+    EXPECT_FALSE(parseArtifactInfo(text, info, err));
+    return err;
+  };
+  std::string head = R"({"abi": "linnet-cpu-packed-v1", "library": "model.so", "tensors": [], "entries": [)";
+  EXPECT_EQ(parse(head + R"({"name": "f", "symbol": "system", "inputs": [], "results": []}]})"),
+            "entries[0].symbol: expected 'linnet_entry_f' (the ABI's symbol of entry 'f'), found '\"system\"'");
+  EXPECT_EQ(parse(head + R"({"name": "f", "symbol": "linnet_entry_f", "generics": ["B"], "inputs": [],
+              "results": [{"dtype": "f32", "shape": ["B * C"]}]}]})"),
+            "entries[0].results[0].shape[0]: 'B * C' names 'C', which is not one of the entry's generics");
+  EXPECT_EQ(parse(head + R"({"name": "f", "symbol": "linnet_entry_f", "inputs": [],
+              "results": [{"dtype": "f32", "shape": [-1]}]}]})"),
+            "entries[0].results[0].shape[0]: expected a non-negative integer, found -1");
+  EXPECT_EQ(parse(R"({"abi": "linnet-cpu-packed-v1", "library": 7, "tensors": [], "entries": []})"),
+            "library: expected a string, found an integer");
+  EXPECT_EQ(parse(R"({"abi": "linnet-cpu-packed-v1", "library": "model.so", "entries": [], "tensors": [
+              {"path": "s", "kind": "state", "dtype": "f32", "shape": [4294967296, 4294967296]}]})"),
+            "tensors[0].shape: f32[4294967296, 4294967296] is too large (more than 2^62 bytes)");
 }
 
 } // namespace

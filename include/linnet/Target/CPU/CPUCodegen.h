@@ -78,6 +78,12 @@ llvm::Error compileToSharedLibrary(mlir::ModuleOp module,
                                    const CodegenOptions &options = {},
                                    std::vector<ImplementationChoice> *choices = nullptr);
 
+/// compileToSharedLibrary into a private temporary directory, returning the
+/// library's bytes: the caller hashes and writes exactly what was linked.
+llvm::Expected<std::string>
+compileToSharedLibraryBytes(mlir::ModuleOp module, const CodegenOptions &options = {},
+                            std::vector<ImplementationChoice> *choices = nullptr);
+
 /// lowerToLoops, then the linalg stage with options' policy and target.
 mlir::LogicalResult lowerToLoops(mlir::ModuleOp module,
                                  const CodegenOptions &options,
