@@ -1536,21 +1536,28 @@ private:
         ++axis;
       } else if (kind == "range") {
         std::optional<V> s = operandAt(a["start"]), e = operandAt(a["stop"]), st = operandAt(a["step"]);
-        if (st && (!st->c || *st->c != 1))
-          fail(fmt::format("{}: slices with a step are not supported by the CPU backend yet", where_));
+        // check types a slice only with a constant positive step.
+        if (st && (!st->c || *st->c <= 0))
+          fail(fmt::format("{}: a slice step must be a positive constant", where_));
+        int64_t step = st ? *st->c : 1;
         OpFoldResult start = s ? fold(*s) : OpFoldResult(b_.getIndexAttr(0));
         OpFoldResult stop = e ? fold(*e) : full(axis);
+        // ceil((stop - start) / step) elements, as check computes the type.
         OpFoldResult size;
         auto cs = getConstantIntValue(start), ce = getConstantIntValue(stop);
-        if (cs && ce)
-          size = b_.getIndexAttr(*ce - *cs);
-        else
-          size = b_.create<arith::SubIOp>(loc_, getValueOrCreateConstantIndexOp(b_, loc_, stop),
-                                          getValueOrCreateConstantIndexOp(b_, loc_, start))
-                     .getResult();
+        if (cs && ce) {
+          size = b_.getIndexAttr((*ce - *cs + step - 1) / step);
+        } else {
+          Value len = b_.create<arith::SubIOp>(loc_, getValueOrCreateConstantIndexOp(b_, loc_, stop),
+                                               getValueOrCreateConstantIndexOp(b_, loc_, start));
+          if (step != 1)
+            len = b_.create<arith::DivUIOp>(loc_, b_.create<arith::AddIOp>(loc_, len, cIndex(step - 1)),
+                                            cIndex(step));
+          size = len;
+        }
         offs.push_back(start);
         sizes.push_back(size);
-        strides.push_back(b_.getIndexAttr(1));
+        strides.push_back(b_.getIndexAttr(step));
         ++axis;
       } else {
         int64_t n = a.value("rest", false) ? tt.getRank() - (named - 0) + 0 : 1;
@@ -1934,6 +1941,12 @@ private:
     }
     if (!red && reads.empty())
       return std::nullopt;
+    // linalg sizes a loop from an operand that it indexes: a reduction
+    // dimension that no read covers (`sum(k: S) 1.0`) leaves the loop
+    // unsized, so such a reduction runs as an explicit loop instead.
+    for (int64_t d = n; d < nloops; ++d)
+      if (llvm::none_of(maps, [&](AffineMap m) { return m.isFunctionOfDim(d); }))
+        return std::nullopt;
     Type et = resT.getElementType();
     Value init = b_.create<tensor::EmptyOp>(loc_, resT.getShape(), et, dyn);
     Reducer r;

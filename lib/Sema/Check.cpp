@@ -553,6 +553,13 @@ private:
     if (b->kind == Type::Kind::Scalar && isLit(b->dtype) &&
         (a->kind == Type::Kind::Scalar || a->kind == Type::Kind::Tensor))
       return a;
+    // An index meets an integer as that integer (binders are i64 values).
+    if (a->kind == Type::Kind::Scalar && b->kind == Type::Kind::Scalar &&
+        (a->dtype.name == "index") != (b->dtype.name == "index")) {
+      const Type &other = a->dtype.name == "index" ? *b : *a;
+      if (dtypeClassOf(other.dtype.name) == "int")
+        return a->dtype.name == "index" ? b : a;
+    }
     if (!sameType(*a, *b)) {
       diag_.error(loc, fmt::format("{} have different types: {} and {}", what, describe(*a),
                                    describe(*b)));
@@ -580,7 +587,7 @@ private:
     if (it != m_.scope.end()) {
       if (it->second.kind == Symbol::Kind::Const) // typed constants keep their type
         return constType(*static_cast<ConstInfo *>(it->second.ptr));
-      diag_.error(n.loc, fmt::format("'{}' is a {}, not a value", n.name, symbolKind(it->second)));
+      diag_.error(n.loc, fmt::format("'{}' is {}, not a value", n.name, symbolKind(it->second)));
       return Type::unknown();
     }
     diag_.error(n.loc, fmt::format("unknown name '{}'", n.name));
@@ -589,15 +596,15 @@ private:
 
   static const char *symbolKind(const Symbol &s) {
     switch (s.kind) {
-    case Symbol::Kind::Module: return "module";
-    case Symbol::Kind::Block: return "block";
-    case Symbol::Kind::Struct: return "struct";
-    case Symbol::Kind::Enum: return "enum";
-    case Symbol::Kind::Reducer: return "reducer";
-    case Symbol::Kind::Function: return "function";
-    case Symbol::Kind::Const: return "constant";
+    case Symbol::Kind::Module: return "a module";
+    case Symbol::Kind::Block: return "a block";
+    case Symbol::Kind::Struct: return "a struct";
+    case Symbol::Kind::Enum: return "an enum";
+    case Symbol::Kind::Reducer: return "a reducer";
+    case Symbol::Kind::Function: return "a function";
+    case Symbol::Kind::Const: return "a constant";
     }
-    return "item";
+    return "an item";
   }
 
   TypeRef constType(ConstInfo &c) {
@@ -980,7 +987,7 @@ private:
           return unify(l, r, c.loc, fmt::format("the arguments of '{}'", n->name).c_str());
         }
         if (it != m_.scope.end()) {
-          diag_.error(n->loc, fmt::format("'{}' is a {}, not a function", n->name,
+          diag_.error(n->loc, fmt::format("'{}' is {}, not a function", n->name,
                                           symbolKind(it->second)));
           return Type::unknown();
         }
@@ -1180,6 +1187,10 @@ private:
       return Type::unknown();
     if (body->kind == Type::Kind::Scalar) {
       Dtype d = body->dtype;
+      // An index used as a value is an i64 (reference §8.1): `[i: N] i`
+      // is a Tensor[N; i64].
+      if (d.name == "index")
+        d = Dtype{"i64", ""};
       return Type::tensor(shape, d);
     }
     if (body->kind == Type::Kind::Tensor) {
@@ -1249,7 +1260,7 @@ private:
       return Type::unknown();
     }
     if (s->kind != Symbol::Kind::Reducer) {
-      diag_.error(path[0].loc, fmt::format("'{}' is a {}, not a reducer", ast::joinPath(path),
+      diag_.error(path[0].loc, fmt::format("'{}' is {}, not a reducer", ast::joinPath(path),
                                            symbolKind(*s)));
       return Type::unknown();
     }
