@@ -208,8 +208,19 @@ private:
     TypeRef last = Type::none();
     for (const ast::StmtPtr &s : b.stmts)
       last = checkStmt(*s);
+    for (const Local &l : scopes_.back())
+      if (l.init && l.type->kind == Type::Kind::Tensor && isLit(l.type->dtype))
+        a_.prog_.facts.types[l.init] = defaultLiteral(l.type);
     scopes_.pop_back();
     return last;
+  }
+
+  /// The type an untyped literal tensor takes when nothing gives it one.
+  static TypeRef defaultLiteral(TypeRef t) {
+    if ((t->kind != Type::Kind::Tensor && t->kind != Type::Kind::Scalar) || !isLit(t->dtype))
+      return t;
+    Dtype d{t->dtype.name == "{integer}" ? "i64" : "f32", ""};
+    return t->kind == Type::Kind::Scalar ? Type::scalar(d) : Type::tensor(t->shape, d);
   }
 
   TypeRef checkStmt(const ast::Stmt &s) {
@@ -228,6 +239,18 @@ private:
         if (isLiteralish(*t))
           a_.prog_.facts.types[l.init.get()] = decl;
         t = decl;
+      }
+      // A tensor of untyped literals bound by `let` has nothing later to
+      // type it: it takes the default dtype (f32, i64) here, so that check
+      // and lowering agree on it. A `var` waits for its first typed
+      // assignment (checkAssign), and defaults at the end of its scope.
+      // So does a reduction of untyped literals (`min(k: N) 2.0`); a plain
+      // literal (`let eps = 1e-5`) stays contextual.
+      bool reduction = l.init->kind == ast::Expr::Kind::Reduction;
+      if (!l.isVar && isLit(t->dtype) &&
+          (t->kind == Type::Kind::Tensor || (reduction && t->kind == Type::Kind::Scalar))) {
+        t = defaultLiteral(t);
+        a_.prog_.facts.types[l.init.get()] = t;
       }
       bindPattern(*l.pattern, t, l.isVar ? Local::Kind::Var : Local::Kind::Let);
       if (l.isVar && isLiteralish(*t) && l.pattern->kind == ast::Pattern::Kind::Binding)
@@ -867,6 +890,27 @@ private:
       }
     if (!ok)
       return Type::unknown();
+    // A dtype generic that only untyped literals reach (`cos(0.75)`) takes
+    // the generic's default, else f32 for a float literal or a float class
+    // and i64 for an integer one: a call is compiled with concrete dtypes.
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Type &p = *f.params[i].type;
+      if (p.kind != Type::Kind::Scalar || !p.dtype.isVar() || !own.count(p.dtype.var) ||
+          b.count(p.dtype.var) || args[i]->kind != Type::Kind::Scalar || !isLit(args[i]->dtype))
+        continue;
+      auto g = std::find_if(f.generics.begin(), f.generics.end(),
+                            [&](const GenericParam &x) { return x.id == p.dtype.var; });
+      GenericValue v;
+      v.kind = ast::GenericKind::Dtype;
+      if (g != f.generics.end() && g->defaultValue && g->defaultValue->kind == ast::GenericKind::Dtype)
+        v.dtype = g->defaultValue->dtype;
+      else if (args[i]->dtype.name == "{integer}" &&
+               (g == f.generics.end() || g->dtypeClass != "float"))
+        v.dtype = Dtype{"i64", ""};
+      else
+        v.dtype = Dtype{"f32", ""};
+      b[p.dtype.var] = v;
+    }
     for (const GenericParam &g : f.generics) {
       auto it = b.find(g.id);
       if (it == b.end())

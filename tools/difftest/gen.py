@@ -68,7 +68,8 @@ ALL_FEATURES = [
 # What agrees today; each feature left out is a known gap in docs/difftest.md.
 CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "nested", "slices",
                "helpers", "params", "rootdims", "entrydims", "tri", "if", "f64", "prod", "ints",
-               "blockexpr", "while"}
+               "blockexpr", "while", "stepslice", "domonly", "idxcast", "tensorbody", "bool", "intlit",
+               "trimean", "letannot", "litcast", "smallidx", "untypedcomp", "dimexpr_sig", "emptyred"}
 PROFILES = {
     "ci": CI_FEATURES,
     "full": set(ALL_FEATURES),
@@ -713,7 +714,10 @@ class Gen:
                 return Comp(binders, body)
         names = {b.name for b in binders}
         for _ in range(5):
-            body = self.scalar(dt, s2, depth, need_typed=not (self.has("untypedcomp") and self.chance(0.1)))
+            # A comprehension of untyped literals bound by `let` takes the
+            # default dtype (f32, i64): only there may its body be untyped.
+            untyped_ok = self.has("untypedcomp") and dt in ("f32", "i64") and sc.tn(dt) == dt
+            body = self.scalar(dt, s2, depth, need_typed=not (untyped_ok and self.chance(0.1)))
             if self.has("domonly") or body.free() & names:
                 break
         body = self.typed(body, s2) if not body.typed else body

@@ -1,0 +1,6 @@
+// A halo depth of 0 is meaningless.
+func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %pos: tensor<?x3xf32>) {
+  // expected-error @+1 {{'gf.relation' op has halo_depth = 0; expected a positive depth or -1 (automatic)}}
+  %r = "gf.relation"(%rp, %ci) <{relation_id = "mesh", version = 3, origin = "external", lifecycle = "frozen", num_src = 1024, num_dst = 1024, realization = "materialized", mesh_shape = array<i64: 4>, mesh_axis = 0, halo_depth = 0}> : (tensor<?xi64>, tensor<?xi64>) -> !gf.relation
+  return
+}
