@@ -2749,10 +2749,17 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
       if (a.type.value("kind", "") == "relation") {
         // Two index tensors in the ABI: row_ptr (num_dst + 1) and col_idx.
         const json &dims = a.type["dims"];
+        // Root generics are folded to their build-time values like any
+        // shape dim: runtime.json names only entry generics.
+        json dst = dimSig(dims[1]), src = dimSig(dims[0]);
+        json rows = dst.is_number() ? json(dst.get<int64_t>() + 1)
+                                    : json(fmt::format("({} + 1)", dst.get<std::string>()));
         ins.push_back({{"name", a.name + ".row_ptr"}, {"dtype", "i64"},
-                       {"shape", {ir::dimStr(dims[1]) + " + 1"}}, {"relation", a.name}});
+                       {"shape", {rows}}, {"relation", a.name}});
         ins.push_back({{"name", a.name + ".col_idx"}, {"dtype", "i64"}, {"shape", {dimSig(dims[2])}},
-                       {"relation", a.name}, {"num_src", ir::dimStr(dims[0])}});
+                       {"relation", a.name},
+                       {"num_src", src.is_number() ? std::to_string(src.get<int64_t>())
+                                                   : src.get<std::string>()}});
         continue;
       }
       ins.push_back(sig(a.type, a.name));

@@ -102,6 +102,14 @@ struct NominalInfo {
   std::vector<GenericParam> generics;
   std::vector<Constraint> constraints;
   std::string qualified() const;
+  // Owned as unique_ptr<NominalInfo> (ModuleInfo::nominals): the derived
+  // part must be destroyed through the base.
+  NominalInfo() = default;
+  NominalInfo(const NominalInfo &) = default;
+  NominalInfo(NominalInfo &&) = default;
+  NominalInfo &operator=(const NominalInfo &) = default;
+  NominalInfo &operator=(NominalInfo &&) = default;
+  virtual ~NominalInfo() = default;
 };
 
 struct MemberInfo {
