@@ -361,6 +361,10 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
   std::set<std::string> used;
   for (const ModelTensor &t : m->info_.tensors) {
     if (t.kind == TensorKind::State) {
+      // An absent optional sub's state has no buffer: the entry takes only
+      // the present tensors (a bound one here shifted every later argument).
+      if (!t.present)
+        continue;
       OwnedTensor &s = m->state_[t.path];
       s.dtype = t.dtype;
       s.shape = t.shape;
