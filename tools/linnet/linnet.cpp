@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <llvm/Support/Casting.h>
+#include <llvm/Support/thread.h>
 
 #include <iostream>
 #include <string>
@@ -194,7 +195,7 @@ int runParse(const ParseOptions &opts) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int linnetMain(int argc, char **argv) {
   CLI::App app{"linnet: an ahead-of-time compiler for neural-network models "
                "and graph computations"};
   app.require_subcommand(0, 1);
@@ -265,4 +266,16 @@ int main(int argc, char **argv) {
     return tool::runBuild();
   std::cerr << app.help();
   return UsageError;
+}
+
+// The front end recurses over expressions, to the depth the parser allows
+// (200 levels of nesting, 1000 operators in a chain): the command runs on a
+// thread with a 256 MiB stack (reserved, touched only as deep as it goes),
+// so that those limits hold in every build, sanitized ones included, whose
+// frames are several times larger.
+int main(int argc, char **argv) {
+  int rc = 0;
+  llvm::thread worker(std::optional<unsigned>(256u << 20), [&] { rc = linnetMain(argc, argv); });
+  worker.join();
+  return rc;
 }
