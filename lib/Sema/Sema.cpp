@@ -965,6 +965,30 @@ void Analyzer::resolveFunctionSig(FunctionInfo &f) {
     diag_.error(f.decl->loc, fmt::format("entry '{}' must be declared inside a block: an entry "
                                          "is what a runtime calls on a block instance",
                                          f.name));
+  // A call binds an entry's dim generics from its inputs' shapes: each must
+  // be a whole axis of some tensor or relation input.
+  if (f.kind == ast::FunctionKind::Entry && f.block)
+    for (const GenericParam &g : f.generics) {
+      if (g.kind != ast::GenericKind::Dim)
+        continue;
+      bool bound = false;
+      for (const ParamInfo &p : f.params) {
+        if (!p.type || (p.type->kind != Type::Kind::Tensor && p.type->kind != Type::Kind::Relation))
+          continue;
+        for (const Unit &u : p.type->shape) {
+          if (u.isPack())
+            continue;
+          const auto &ts = u.dim.terms();
+          bound |= ts.size() == 1 && ts[0].coeff == 1 && ts[0].atoms.size() == 1 &&
+                   ts[0].atoms[0]->kind == Atom::Kind::Sym && ts[0].atoms[0]->id == g.id;
+        }
+      }
+      if (!bound)
+        diag_.error(g.loc, fmt::format("entry '{}': generic '{}' is not the size of any input "
+                                       "axis, so a call cannot bind it (give an input an axis "
+                                       "'{}', or make it a generic of the block)",
+                                       f.name, g.name, g.name));
+    }
 }
 
 void Analyzer::resolveSignatures(ModuleInfo &m) {
