@@ -65,8 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return success();
   });
   ParserConfig config(&ctx);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      llvm::StringRef(reinterpret_cast<const char *>(data), size), config, "fuzz.mlir");
+  // MLIR's lexer reads up to a terminating NUL: give it a string that has one.
+  std::string text(reinterpret_cast<const char *>(data), size);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config, "fuzz.mlir");
   if (!module || failed(verify(*module)))
     return 0;
   std::string first = print(*module);
