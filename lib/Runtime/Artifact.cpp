@@ -148,6 +148,22 @@ bool isIdentifier(std::string_view s) {
   return true;
 }
 
+/// A tensor entry's dtype (by name) and its `shape` array (at most 64 axes).
+const json *dtypeAndShape(Obj &o, const std::string &dt, DType &out) {
+  std::optional<DType> d = dtypeFromName(dt);
+  if (!d) {
+    o.fail(o.at("dtype"), fmt::format("unknown dtype '{}'", dt));
+    return nullptr;
+  }
+  out = *d;
+  const json *sh = o.array("shape");
+  if (sh && sh->size() > 64) {
+    o.fail(o.at("shape"), fmt::format("rank {} exceeds the limit of 64", sh->size()));
+    return nullptr;
+  }
+  return sh;
+}
+
 bool parseSig(const json &j, const std::string &where, const std::set<std::string> &generics,
               bool isInput, TensorSig &out, std::string &error) {
   Obj o(j, where, error);
@@ -156,15 +172,9 @@ bool parseSig(const json &j, const std::string &where, const std::set<std::strin
       !o.str("name", out.name, isInput) || !o.str("relation", out.relation, false) ||
       !o.str("num_src", out.numSrc, false))
     return false;
-  std::optional<DType> d = dtypeFromName(dt);
-  if (!d)
-    return o.fail(o.at("dtype"), fmt::format("unknown dtype '{}'", dt));
-  out.dtype = *d;
-  const json *sh = o.array("shape");
+  const json *sh = dtypeAndShape(o, dt, out.dtype);
   if (!sh)
     return false;
-  if (sh->size() > 64)
-    return o.fail(o.at("shape"), fmt::format("rank {} exceeds the limit of 64", sh->size()));
   auto checkExpr = [&](const std::string &text, const std::string &at) {
     if (std::string why = dimexpr::checkSyntax(text); !why.empty())
       return o.fail(at, fmt::format("'{}' is not a dim expression: {}", text, why));
@@ -325,15 +335,9 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
       mt.kind = TensorKind::State;
     else
       return t.fail(t.at("kind"), fmt::format("expected param, buffer or state, found '{}'", kind));
-    std::optional<DType> d = dtypeFromName(dt);
-    if (!d)
-      return t.fail(t.at("dtype"), fmt::format("unknown dtype '{}'", dt));
-    mt.dtype = *d;
-    const json *sh = t.array("shape");
+    const json *sh = dtypeAndShape(t, dt, mt.dtype);
     if (!sh)
       return false;
-    if (sh->size() > 64)
-      return t.fail(t.at("shape"), fmt::format("rank {} exceeds the limit of 64", sh->size()));
     // State is allocated by the runtime: its size must be representable.
     uint64_t bytes = dtypeSize(mt.dtype);
     for (size_t k = 0; k < sh->size(); ++k) {

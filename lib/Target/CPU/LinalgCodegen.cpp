@@ -904,7 +904,6 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
       applied = transform::applyTransformNamedSequence(func, entry, *library, options);
     }
     if (failed(applied)) {
-      func.getBody().getBlocks().clear();
       func.getBody().takeBody(saved->getBody());
       for (ImplementationChoice &c : choices)
         if (c.function == fname && (c.routine == "contraction-tiled" || c.routine == "vectorized")) {
