@@ -1,0 +1,148 @@
+"""Graphs as CSR relations (destination-major), as the compiled kernels take them."""
+
+import torch
+
+_VALIDATE = ("none", "cheap", "full")
+
+
+def _index_tensor(x, what):
+    if not isinstance(x, torch.Tensor):
+        try:
+            x = torch.as_tensor(x)
+        except Exception as e:  # noqa: BLE001
+            raise TypeError(f"{what}: expected a 1-D integer tensor, found {type(x).__name__}") from e
+    if x.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise TypeError(f"{what}: expected an integer tensor, found dtype {x.dtype}")
+    if x.dim() != 1:
+        raise ValueError(f"{what}: expected a 1-D tensor, found shape {tuple(x.shape)}")
+    if x.device.type != "cpu":
+        raise ValueError(f"{what}: expected a CPU tensor, found device {x.device}")
+    return x.to(torch.int64).contiguous()
+
+
+def _count(n, what):
+    if isinstance(n, torch.Tensor):
+        n = int(n)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"{what}: expected a non-negative int, found {n!r}")
+    return n
+
+
+class Graph:
+    """A directed graph stored destination-major: the edges into destination
+    `d` are positions `row_ptr[d] .. row_ptr[d + 1]` of `col_idx`, and
+    `col_idx[e]` is the source node of edge `e`. Edge ids are these
+    positions; per-edge features are indexed by them."""
+
+    def __init__(self, row_ptr, col_idx, num_src, edge_order=None):
+        self.row_ptr = row_ptr
+        self.col_idx = col_idx
+        self.num_src = num_src
+        self.num_dst = row_ptr.numel() - 1
+        self.num_edges = col_idx.numel()
+        # from_coo: position k of the CSR holds COO edge edge_order[k].
+        self.edge_order = edge_order
+        self._transposed = None
+        self._dst_of_edge = None
+        self._in_degree = None
+
+    def __repr__(self):
+        return (f"Graph(num_src={self.num_src}, num_dst={self.num_dst}, "
+                f"num_edges={self.num_edges})")
+
+    @staticmethod
+    def from_csr(row_ptr, col_idx, num_src=None, validate="cheap"):
+        """A graph from CSR arrays over destinations. `num_src` defaults to
+        the number of destinations (a square graph). `validate`: "none"
+        (trust the arrays; the runtime still refuses broken ones), "cheap"
+        (dtypes, shapes, first and last offsets) or "full" (also monotone
+        offsets and every source in range)."""
+        if validate not in _VALIDATE:
+            raise ValueError(f"validate: expected one of {', '.join(map(repr, _VALIDATE))}, "
+                             f"found {validate!r}")
+        row_ptr = _index_tensor(row_ptr, "row_ptr")
+        col_idx = _index_tensor(col_idx, "col_idx")
+        if row_ptr.numel() < 1:
+            raise ValueError("row_ptr is empty: it needs num_dst + 1 offsets")
+        num_src = row_ptr.numel() - 1 if num_src is None else _count(num_src, "num_src")
+        if validate != "none":
+            first, last = int(row_ptr[0]), int(row_ptr[-1])
+            if first != 0:
+                raise ValueError(f"row_ptr[0] is {first}, expected 0")
+            if last != col_idx.numel():
+                raise ValueError(f"row_ptr[{row_ptr.numel() - 1}] (the last offset) is {last}, "
+                                 f"but col_idx has {col_idx.numel()} edges")
+        if validate == "full":
+            bad = (row_ptr[1:] < row_ptr[:-1]).nonzero()
+            if bad.numel():
+                k = int(bad[0, 0]) + 1
+                raise ValueError(f"row_ptr decreases at index {k} "
+                                 f"({int(row_ptr[k])} after {int(row_ptr[k - 1])})")
+            bad = ((col_idx < 0) | (col_idx >= num_src)).nonzero()
+            if bad.numel():
+                e = int(bad[0, 0])
+                raise ValueError(f"col_idx[{e}] = {int(col_idx[e])} is not a source node "
+                                 f"(expected 0 <= src < num_src = {num_src})")
+        return Graph(row_ptr, col_idx, num_src)
+
+    @staticmethod
+    def from_coo(src, dst, num_src=None, num_dst=None, validate="cheap"):
+        """A graph from edge lists: edge `i` goes from `src[i]` to `dst[i]`.
+        Per-edge features passed to a kernel stay in this (COO) order; the
+        graph keeps the permutation to its CSR order. Node counts default to
+        one more than the largest id."""
+        if validate not in _VALIDATE:
+            raise ValueError(f"validate: expected one of {', '.join(map(repr, _VALIDATE))}, "
+                             f"found {validate!r}")
+        src = _index_tensor(src, "src")
+        dst = _index_tensor(dst, "dst")
+        if src.numel() != dst.numel():
+            raise ValueError(f"src and dst must have one entry per edge: found {src.numel()} "
+                             f"and {dst.numel()}")
+        for name, ids, n in (("src", src, num_src), ("dst", dst, num_dst)):
+            if n is not None:
+                n = _count(n, f"num_{name}")
+            if validate != "none" or n is None:
+                bad = (ids < 0).nonzero()
+                if n is not None:
+                    bad = ((ids < 0) | (ids >= n)).nonzero()
+                if bad.numel():
+                    i = int(bad[0, 0])
+                    bound = f"num_{name} = {n}" if n is not None else "a count"
+                    raise ValueError(f"{name}[{i}] = {int(ids[i])} is not a node id "
+                                     f"(expected 0 <= {name} < {bound})")
+        num_src = _count(num_src, "num_src") if num_src is not None else (
+            int(src.max()) + 1 if src.numel() else 0)
+        num_dst = _count(num_dst, "num_dst") if num_dst is not None else (
+            int(dst.max()) + 1 if dst.numel() else 0)
+        order = torch.sort(dst, stable=True).indices
+        counts = torch.bincount(dst, minlength=num_dst)
+        row_ptr = torch.zeros(num_dst + 1, dtype=torch.int64)
+        torch.cumsum(counts, 0, out=row_ptr[1:])
+        return Graph(row_ptr, src[order].contiguous(), num_src, edge_order=order)
+
+    # Derived arrays, computed once per graph.
+    def dst_of_edge(self):
+        """The destination of each edge (CSR order)."""
+        if self._dst_of_edge is None:
+            self._dst_of_edge = torch.repeat_interleave(
+                torch.arange(self.num_dst, dtype=torch.int64), self.in_degree()).contiguous()
+        return self._dst_of_edge
+
+    def in_degree(self):
+        if self._in_degree is None:
+            self._in_degree = (self.row_ptr[1:] - self.row_ptr[:-1]).contiguous()
+        return self._in_degree
+
+    def transposed(self):
+        """(row_ptr, col_idx, perm) of the source-major relation: the edges
+        out of source `s` are positions `row_ptr[s] .. row_ptr[s + 1]`,
+        `col_idx[k]` is their destination and `perm[k]` their edge id."""
+        if self._transposed is None:
+            perm = torch.sort(self.col_idx, stable=True).indices
+            counts = torch.bincount(self.col_idx, minlength=self.num_src)
+            t_row = torch.zeros(self.num_src + 1, dtype=torch.int64)
+            torch.cumsum(counts, 0, out=t_row[1:])
+            t_col = self.dst_of_edge()[perm].contiguous()
+            self._transposed = (t_row, t_col, perm.contiguous())
+        return self._transposed

@@ -1,0 +1,265 @@
+"""Compiled `.ln` models as `torch.nn.Module`s.
+
+`linnet.load(ARTIFACT_DIR, weights=...)` and `linnet.compile("model.ln",
+root=..., dims=...)` return a `LinnetModule`: its parameters and buffers are
+created from the artifact's manifest (runtime.json) under their canonical
+paths (`fc1.weight`, so `state_dict()` / `load_state_dict()` use those
+names), its entries are methods taking and returning torch tensors, and its
+state (a KV cache) is kept by the loaded model between calls.
+
+The compiled code runs with the parameters' current values: after a change
+(an optimizer step, `load_state_dict`) the next call hands the new values to
+the runtime, which reloads the model (its state starts again from zero).
+Calls do not record gradients: the compiled entries have no backward.
+"""
+
+import json
+import os
+import struct
+import tempfile
+
+import numpy as np
+import torch
+
+from . import _compiler, _core
+from .graph import Graph
+
+_TORCH = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+          "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32, "i16": torch.int16,
+          "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool}
+_ST_DTYPES = {"F32": torch.float32, "F64": torch.float64, "F16": torch.float16,
+              "BF16": torch.bfloat16, "I64": torch.int64, "I32": torch.int32, "I16": torch.int16,
+              "I8": torch.int8, "U8": torch.uint8, "BOOL": torch.bool}
+
+
+def read_safetensors(path):
+    """The tensors of a .safetensors file, by name."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 8:
+        raise ValueError(f"{path}: not a safetensors file (shorter than its header size)")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > len(data) - 8:
+        raise ValueError(f"{path}: header size {n} exceeds the file")
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        dtype = _ST_DTYPES.get(info["dtype"])
+        if dtype is None:
+            raise ValueError(f"{path}: tensor {name!r}: unsupported dtype {info['dtype']}")
+        raw = bytearray(data[8 + n + begin:8 + n + end])
+        t = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
+        out[name] = t.reshape(info["shape"]).clone()
+    return out
+
+
+def _runtime_info(artifact_dir):
+    path = os.path.join(artifact_dir, "runtime.json")
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{artifact_dir}: not a linnet artifact (no runtime.json)") from None
+
+
+class _Holder(torch.nn.Module):
+    pass
+
+
+class LinnetModule(torch.nn.Module):
+    """A compiled linnet model; see the module docstring."""
+
+    def __init__(self, artifact_dir, weights=None, binding=None):
+        super().__init__()
+        self._artifact = os.path.abspath(artifact_dir)
+        self._binding = binding
+        info = _runtime_info(self._artifact)
+        self._tensors = [t for t in info.get("tensors", [])]
+        self._params = []  # (path, kind) of present params and buffers
+        external = {}
+        if weights is not None:
+            src = read_safetensors(weights) if isinstance(weights, (str, os.PathLike)) \
+                else dict(weights)
+            external = src
+        names = self._external_names(binding)
+        for t in self._tensors:
+            kind = t.get("kind")
+            if kind not in ("param", "buffer") or not t.get("present", True):
+                continue
+            path, dtype, shape = t["path"], _TORCH[t["dtype"]], tuple(t["shape"])
+            ext = names.get(path, path)
+            if ext in external:
+                value = torch.as_tensor(external[ext])
+                if tuple(value.shape) != shape or value.dtype != dtype:
+                    raise ValueError(f"tensor {path!r}: expected {t['dtype']} {list(shape)}, "
+                                     f"found {value.dtype} {list(value.shape)}")
+                value = value.detach().clone()
+            elif weights is not None and not t.get("optional", False):
+                raise ValueError(f"missing {kind} {path!r} in the weights: expected "
+                                 f"{t['dtype']} {list(shape)}")
+            else:
+                value = torch.zeros(shape, dtype=dtype)
+                if dtype.is_floating_point and kind == "param":
+                    torch.nn.init.normal_(value, std=0.02)
+            owner, leaf = self._owner(path)
+            if kind == "param" and dtype.is_floating_point:
+                owner.register_parameter(leaf, torch.nn.Parameter(value))
+            else:
+                owner.register_buffer(leaf, value)
+            self._params.append(path)
+        self._model = None
+        self._synced = None
+        self._weights_file = None
+        self._entries = {}
+        for e in info.get("entries", []):
+            self._entries[e["name"]] = e
+        for name in self._entries:
+            if hasattr(type(self), name) or name in self._modules:
+                continue
+            object.__setattr__(self, name, self._method(name))
+
+    @staticmethod
+    def _external_names(binding):
+        if binding is None:
+            return {}
+        with open(binding) as f:
+            doc = json.load(f)
+        out = {}
+        for k, v in (doc.get("tensors") or doc.get("map") or {}).items():
+            if isinstance(v, str):
+                out[k] = v
+        return out
+
+    def _owner(self, path):
+        parts = path.split(".")
+        mod = self
+        for p in parts[:-1]:
+            if p not in mod._modules:
+                mod.add_module(p, _Holder())
+            mod = mod._modules[p]
+        return mod, parts[-1]
+
+    def _current(self):
+        return {p: self.get_parameter(p) if p in dict(self.named_parameters()) else
+                self.get_buffer(p) for p in self._params}
+
+    def _sync(self):
+        cur = self._current()
+        stamp = tuple((p, t.data_ptr(), t._version) for p, t in cur.items())
+        if self._model is not None and stamp == self._synced:
+            return
+        weights = ""
+        if cur:
+            if self._weights_file is None:
+                fd, self._weights_file = tempfile.mkstemp(suffix=".safetensors", prefix="linnet-")
+                os.close(fd)
+            _core.write_safetensors(self._weights_file,
+                                    {p: t.detach().contiguous().numpy() for p, t in cur.items()})
+            weights = self._weights_file
+        self._model = _core.Model(self._artifact, weights, "")
+        self._synced = stamp
+
+    def __del__(self):
+        f = getattr(self, "_weights_file", None)
+        if f and os.path.exists(f):
+            os.unlink(f)
+
+    def entries(self):
+        return list(self._entries)
+
+    def state_tensor(self, path):
+        """The current value of a state tensor (None before the first call)."""
+        if self._model is None:
+            return None
+        s = self._model.state(path)
+        return None if s is None else torch.from_numpy(s)
+
+    def call(self, entry, *args, **kwargs):
+        """Calls `entry` with torch tensors (positional in signature order, or
+        by name; a relation takes a linnet.Graph). Returns a tensor, or a
+        tuple when the entry has several results."""
+        if entry not in self._entries:
+            raise ValueError(f"no entry {entry!r} (entries: {', '.join(self._entries)})")
+        sig = self._entries[entry]
+        logical = []  # input names, a relation once
+        for i in sig["inputs"]:
+            name = i["name"]
+            rel = i.get("relation")
+            if rel:
+                if rel not in logical:
+                    logical.append(rel)
+            else:
+                logical.append(name)
+        if len(args) > len(logical):
+            raise TypeError(f"{entry}() takes {len(logical)} inputs ({', '.join(logical)}), "
+                            f"given {len(args)}")
+        bound = dict(zip(logical, args))
+        for k, v in kwargs.items():
+            if k not in logical:
+                raise TypeError(f"{entry}() has no input {k!r} (inputs: {', '.join(logical)})")
+            if k in bound:
+                raise TypeError(f"{entry}() got input {k!r} twice")
+            bound[k] = v
+        missing = [n for n in logical if n not in bound]
+        if missing:
+            raise TypeError(f"{entry}() is missing input{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(missing)}")
+        arrays = []
+        for i in sig["inputs"]:
+            name, rel = i["name"], i.get("relation")
+            if rel:
+                gr = bound[rel]
+                if not isinstance(gr, Graph):
+                    raise TypeError(f"{entry}(): relation {rel!r}: expected a linnet.Graph, "
+                                    f"found {type(gr).__name__}")
+                arrays.append(gr.row_ptr.numpy() if name.endswith(".row_ptr")
+                              else gr.col_idx.numpy())
+                continue
+            v = bound[name]
+            if isinstance(v, torch.Tensor):
+                arrays.append(v.detach().contiguous().numpy())
+            elif isinstance(v, np.ndarray):
+                arrays.append(v)
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                arrays.append(np.asarray(v, dtype=_np_dtype(i["dtype"])))
+            else:
+                raise TypeError(f"{entry}(): input {name!r}: expected a torch.Tensor, found "
+                                f"{type(v).__name__}")
+        self._sync()
+        results = [torch.from_numpy(r) for r in self._model.call(entry, arrays)]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _method(self, entry):
+        def method(*args, **kwargs):
+            return self.call(entry, *args, **kwargs)
+        method.__name__ = entry
+        method.__doc__ = f"Calls the compiled entry {entry!r}."
+        return method
+
+    def forward(self, *args, **kwargs):
+        if "forward" not in self._entries:
+            raise TypeError(f"the model has no entry 'forward' (entries: "
+                            f"{', '.join(self._entries)}): call one by name")
+        return self.call("forward", *args, **kwargs)
+
+
+def _np_dtype(name):
+    return {"f32": np.float32, "f64": np.float64, "i64": np.int64, "i32": np.int32,
+            "i16": np.int16, "i8": np.int8, "u8": np.uint8, "bool": np.bool_,
+            "f16": np.float16}[name]
+
+
+def load(artifact_dir, weights=None, binding=None):
+    """A compiled artifact directory as a LinnetModule. `weights`: a
+    .safetensors path or a dict of tensors by canonical path (or by the
+    binding manifest's names); None initializes them randomly."""
+    return LinnetModule(artifact_dir, weights=weights, binding=binding)
+
+
+def compile(path, root=None, dims=None, weights=None, binding=None):  # noqa: A001
+    """Compiles a .ln file for the CPU (cached) and loads it (see load)."""
+    return load(_compiler.build_file(path, root=root, dims=dims), weights=weights,
+                binding=binding)

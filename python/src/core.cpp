@@ -1,0 +1,257 @@
+//===- core.cpp - linnet._core: the runtime from Python ------------------===//
+//
+// Binds linnet::rt::Model (include/linnet/Runtime/Runtime.h): load a CPU
+// ProgramArtifact with its weights, describe its entries and tensors, and call
+// an entry with numpy arrays (or anything with the buffer protocol). Inputs
+// are read in place when they are C-contiguous and of the entry's dtype;
+// results are handed to numpy without a copy (the array owns the runtime's
+// buffer). The model's state lives in the Model object between calls.
+//
+//===----------------------------------------------------------------------===//
+#include "linnet/Runtime/Binding.h"
+#include "linnet/Runtime/Runtime.h"
+#include "linnet/Runtime/TensorFiles.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace py = pybind11;
+using namespace linnet::rt;
+
+namespace {
+
+/// numpy dtype for a linnet dtype; bf16 has none.
+py::dtype numpyDType(DType t) {
+  switch (t) {
+  case DType::Bool: return py::dtype("bool");
+  case DType::U8: return py::dtype("uint8");
+  case DType::I8: return py::dtype("int8");
+  case DType::I16: return py::dtype("int16");
+  case DType::I32: return py::dtype("int32");
+  case DType::I64: return py::dtype("int64");
+  case DType::F16: return py::dtype("float16");
+  case DType::F32: return py::dtype("float32");
+  case DType::F64: return py::dtype("float64");
+  case DType::BF16: break;
+  }
+  throw py::type_error("linnet: bf16 tensors have no numpy dtype");
+}
+
+/// linnet dtype of a numpy array; throws TypeError for anything else.
+DType linnetDType(const py::array &a, const std::string &what) {
+  py::dtype d = a.dtype();
+  char kind = d.kind();
+  size_t size = d.itemsize();
+  if (kind == 'b' && size == 1) return DType::Bool;
+  if (kind == 'u' && size == 1) return DType::U8;
+  if (kind == 'i') {
+    if (size == 1) return DType::I8;
+    if (size == 2) return DType::I16;
+    if (size == 4) return DType::I32;
+    if (size == 8) return DType::I64;
+  }
+  if (kind == 'f') {
+    if (size == 2) return DType::F16;
+    if (size == 4) return DType::F32;
+    if (size == 8) return DType::F64;
+  }
+  throw py::type_error(what + ": unsupported dtype " + std::string(py::str(d)) +
+                       " (expected bool, uint8, int8/16/32/64, float16/32/64)");
+}
+
+py::object sigDim(const SigDim &d) {
+  if (std::holds_alternative<int64_t>(d))
+    return py::int_(std::get<int64_t>(d));
+  return py::str(std::get<std::string>(d));
+}
+
+py::dict tensorSig(const TensorSig &s) {
+  py::dict d;
+  d["name"] = s.name;
+  d["dtype"] = dtypeName(s.dtype);
+  py::list shape;
+  for (const SigDim &x : s.shape)
+    shape.append(sigDim(x));
+  d["shape"] = shape;
+  d["relation"] = s.relation;
+  return d;
+}
+
+/// A numpy array that owns a runtime result (no copy).
+py::array toNumpy(OwnedTensor &&t) {
+  auto *owned = new OwnedTensor(std::move(t));
+  py::capsule base(owned, [](void *p) { delete static_cast<OwnedTensor *>(p); });
+  std::vector<py::ssize_t> shape(owned->shape.begin(), owned->shape.end());
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = static_cast<py::ssize_t>(dtypeSize(owned->dtype));
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  // numpy wants a non-null pointer even for an empty array.
+  static std::byte empty[8];
+  void *data = owned->data.empty() ? static_cast<void *>(empty) : owned->data.data();
+  return py::array(numpyDType(owned->dtype), shape, strides, data, base);
+}
+
+class PyModel {
+public:
+  PyModel(const std::string &dir, const std::string &weights, const std::string &binding) {
+    LoadOptions opts;
+    opts.weightsPath = weights;
+    std::string error;
+    if (!binding.empty()) {
+      auto map = BindingMap::load(binding, error);
+      if (!map)
+        throw py::value_error(error);
+      opts.externalName = [b = std::shared_ptr<BindingMap>(std::move(map))](
+                              const std::string &p) { return b->externalName(p); };
+    }
+    {
+      py::gil_scoped_release release;
+      model_ = Model::load(dir, opts, error);
+    }
+    if (!model_)
+      throw py::value_error(error);
+  }
+
+  py::list entries() const {
+    py::list out;
+    for (const EntrySig &e : model_->info().entries) {
+      py::dict d;
+      d["name"] = e.name;
+      d["generics"] = e.generics;
+      py::list ins, res;
+      for (const TensorSig &s : e.inputs)
+        ins.append(tensorSig(s));
+      for (const TensorSig &s : e.results)
+        res.append(tensorSig(s));
+      d["inputs"] = ins;
+      d["results"] = res;
+      out.append(d);
+    }
+    return out;
+  }
+
+  py::list tensors() const {
+    py::list out;
+    for (const ModelTensor &t : model_->info().tensors) {
+      py::dict d;
+      d["path"] = t.path;
+      d["kind"] = t.kind == TensorKind::Param ? "param" : t.kind == TensorKind::Buffer ? "buffer" : "state";
+      d["dtype"] = dtypeName(t.dtype);
+      d["shape"] = t.shape;
+      d["optional"] = t.optional;
+      d["present"] = t.present;
+      out.append(d);
+    }
+    return out;
+  }
+
+  py::list call(const std::string &entry, const py::sequence &args) {
+    const EntrySig *sig = model_->findEntry(entry);
+    if (!sig) {
+      std::string names;
+      for (const EntrySig &e : model_->info().entries)
+        names += (names.empty() ? "" : ", ") + e.name;
+      throw py::value_error("no entry '" + entry + "' (entries: " + names + ")");
+    }
+    if (args.size() != sig->inputs.size())
+      throw py::type_error("entry '" + entry + "' takes " + std::to_string(sig->inputs.size()) +
+                           " inputs, given " + std::to_string(args.size()));
+    // Keep the (possibly converted) arrays alive while the code runs.
+    std::vector<py::array> keep;
+    std::vector<TensorView> views;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const TensorSig &s = sig->inputs[i];
+      py::object obj = args[i];
+      py::array a = py::array::ensure(obj);
+      if (!a)
+        throw py::type_error("input '" + s.name + "': expected an array, found " +
+                             std::string(py::str(py::type::of(obj).attr("__name__"))));
+      DType t = linnetDType(a, "input '" + s.name + "'");
+      if (t != s.dtype)
+        throw py::type_error("input '" + s.name + "': expected dtype " + dtypeName(s.dtype) +
+                             ", found " + dtypeName(t));
+      if (!(a.flags() & py::array::c_style))
+        a = py::array::ensure(a, py::array::c_style);
+      TensorView v;
+      v.dtype = t;
+      for (py::ssize_t k = 0; k < a.ndim(); ++k)
+        v.shape.push_back(a.shape(k));
+      v.data = {static_cast<const std::byte *>(a.data()), static_cast<size_t>(a.nbytes())};
+      views.push_back(std::move(v));
+      keep.push_back(std::move(a));
+    }
+    std::vector<OwnedTensor> results;
+    std::string error;
+    bool ok;
+    {
+      py::gil_scoped_release release;
+      ok = model_->call(entry, views, results, error);
+    }
+    if (!ok)
+      throw py::value_error(error);
+    py::list out;
+    for (OwnedTensor &r : results)
+      out.append(toNumpy(std::move(r)));
+    return out;
+  }
+
+  py::object state(const std::string &path) const {
+    const OwnedTensor *t = model_->state(path);
+    if (!t)
+      return py::none();
+    OwnedTensor copy = *t;
+    return toNumpy(std::move(copy));
+  }
+
+private:
+  std::unique_ptr<Model> model_;
+};
+
+} // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "linnet runtime: load a compiled artifact and call its entries";
+  py::class_<PyModel>(m, "Model")
+      .def(py::init<const std::string &, const std::string &, const std::string &>(),
+           py::arg("artifact_dir"), py::arg("weights") = "", py::arg("binding") = "",
+           "Loads the artifact in artifact_dir with weights from a .safetensors file "
+           "(empty: none) and an optional binding manifest.")
+      .def("entries", &PyModel::entries, "The entries' signatures.")
+      .def("tensors", &PyModel::tensors, "The model's parameters, buffers and state (manifest).")
+      .def("call", &PyModel::call, py::arg("entry"), py::arg("inputs"),
+           "Calls an entry with a list of arrays (a relation is two arrays, row_ptr and "
+           "col_idx, in the signature's order); returns the list of results.")
+      .def("state", &PyModel::state, py::arg("path"), "A copy of a state tensor, or None.");
+  m.def(
+      "write_safetensors",
+      [](const std::string &path, const py::dict &tensors) {
+        std::vector<py::array> keep;
+        std::map<std::string, TensorView> views;
+        for (auto [k, v] : tensors) {
+          std::string name = py::cast<std::string>(k);
+          py::array a = py::array::ensure(v, py::array::c_style);
+          if (!a)
+            throw py::type_error("tensor '" + name + "': expected an array");
+          TensorView t;
+          t.dtype = linnetDType(a, "tensor '" + name + "'");
+          for (py::ssize_t i = 0; i < a.ndim(); ++i)
+            t.shape.push_back(a.shape(i));
+          t.data = {static_cast<const std::byte *>(a.data()), static_cast<size_t>(a.nbytes())};
+          views[name] = std::move(t);
+          keep.push_back(std::move(a));
+        }
+        std::string error;
+        if (!writeSafeTensors(path, views, error))
+          throw py::value_error(error);
+      },
+      py::arg("path"), py::arg("tensors"), "Writes a dict of arrays as a .safetensors file.");
+}
