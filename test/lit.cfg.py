@@ -16,6 +16,7 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%linnet_src", config.linnet_src_root))
 config.substitutions.append(("%examples", os.path.join(config.linnet_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%linnet_obj", config.linnet_obj_root))
 
 tool_dirs = [config.linnet_tools_dir, config.llvm_tools_dir]
 tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore")]

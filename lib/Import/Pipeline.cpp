@@ -39,6 +39,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "linnet/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -79,6 +80,7 @@ static LogicalResult lowerRelationApplies(ModuleOp module) {
     return success();
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
+  linnet::support::enablePassTiming(pm);
   pm.addPass(linnet::gf::createGfLowerDomainToIter());
   pm.addPass(linnet::gf::createGfLowerIterToKernel());
   linnet::gf::GfSelectKernelScheduleOptions schedule;
@@ -113,6 +115,7 @@ static LogicalResult lowerRelationApplies(ModuleOp module) {
     Operation *cloned = fb.clone(*launch, map);
     fb.create<func::ReturnOp>(loc, cloned->getResults());
     PassManager kpm(ctx);
+    linnet::support::enablePassTiming(kpm);
     kpm.addPass(linnet::cpu::createGfLowerKernelToLoops());
     if (failed(kpm.run(*kmod)))
       return failure();
@@ -230,9 +233,11 @@ static void dropUnreadAliasedInputs(ModuleOp module) {
 }
 
 LogicalResult lowerImportedToLoops(ModuleOp module) {
+  linnet::support::TimingStage stage("bufferize");
   if (failed(lowerRelationApplies(module)))
     return failure();
   PassManager pm(module.getContext());
+  linnet::support::enablePassTiming(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   bufferization::OneShotBufferizationOptions opts;

@@ -34,6 +34,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "linnet/Support/Timing.h"
+
 using namespace mlir;
 using json = nlohmann::json;
 
@@ -2795,6 +2797,7 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
 OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
                                  MLIRContext &context, std::string &error,
                                  const ImportOptions &options) {
+  linnet::support::TimingStage stage("import");
   DialectRegistry registry;
   registerImportDialects(registry);
   context.appendDialectRegistry(registry);

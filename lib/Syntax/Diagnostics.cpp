@@ -8,7 +8,7 @@
 
 using namespace linnet;
 
-static const char *severityName(Severity s) {
+const char *linnet::severityName(Severity s) {
   switch (s) {
   case Severity::Error:
     return "error";
@@ -38,36 +38,46 @@ std::string DiagnosticEngine::render(const Diagnostic &d) const {
   return s;
 }
 
+DiagnosticConsumer *&DiagnosticEngine::defaultConsumer() {
+  static DiagnosticConsumer *c = nullptr;
+  return c;
+}
+
 void DiagnosticEngine::emit(Diagnostic d) {
+  if (d.severity != Severity::Note)
+    lastCode_ = d.code.empty() ? category_ : d.code;
+  d.code = lastCode_.empty() ? category_ : lastCode_;
   if (collect_) {
     collected_.push_back(std::move(d));
     return;
   }
-  if (out_)
+  if (consumer_)
+    consumer_->handle(*this, d);
+  else if (out_)
     *out_ << render(d);
 }
 
-void DiagnosticEngine::error(SourceLoc loc, std::string message) {
+void DiagnosticEngine::error(SourceLoc loc, std::string message, std::string code) {
   if (limitReached()) {
     suppressNotes_ = true;
     return;
   }
   suppressNotes_ = false;
   ++errors_;
-  emit({Severity::Error, loc, std::move(message)});
+  emit({Severity::Error, loc, std::move(message), std::move(code)});
   if (limitReached())
     emit({Severity::Note, SourceLoc{},
-          fmt::format("too many errors ({}), stopping now", limit_)});
+          fmt::format("too many errors ({}), stopping now", limit_), {}});
 }
 
-void DiagnosticEngine::warning(SourceLoc loc, std::string message) {
-  emit({Severity::Warning, loc, std::move(message)});
+void DiagnosticEngine::warning(SourceLoc loc, std::string message, std::string code) {
+  emit({Severity::Warning, loc, std::move(message), std::move(code)});
 }
 
 void DiagnosticEngine::note(SourceLoc loc, std::string message) {
   if (suppressNotes_)
     return;
-  emit({Severity::Note, loc, std::move(message)});
+  emit({Severity::Note, loc, std::move(message), {}});
 }
 
 namespace {

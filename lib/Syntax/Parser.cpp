@@ -1933,6 +1933,10 @@ PatternPtr Parser::parsePattern() {
 std::unique_ptr<Module> linnet::parseModule(const SourceManager &sm,
                                             uint32_t buffer,
                                             DiagnosticEngine &diag) {
+  // Lexer and parser errors carry the code "syntax" (Diagnostics.h).
+  std::string outer = diag.setCategory("syntax");
   Parser p(sm, buffer, diag);
-  return p.parseModule();
+  std::unique_ptr<Module> m = p.parseModule();
+  diag.setCategory(std::move(outer));
+  return m;
 }

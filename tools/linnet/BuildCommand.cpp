@@ -23,6 +23,7 @@
 #include "linnet/Sema/Sema.h"
 
 #include "linnet/Support/AtomicFile.h"
+#include "linnet/Support/Timing.h"
 #include "linnet/Target/CPU/CPUCodegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -275,6 +276,7 @@ std::string readText(const std::string &path);
 /// file with the digest of the bytes written, which the runtime checks.
 int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
                           ArtifactOutputs &out) {
+  support::TimingStage stage("plans and manifest");
   const std::string &file = gBuild.file;
   Diagnostics diags;
   std::optional<PortablePlan> plan = buildPortablePlanFromImport(imported, file, readText(file), diags);

@@ -16,6 +16,7 @@
 #include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Digest.h"
+#include "linnet/Support/Timing.h"
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
 #include "linnet/Syntax/Diagnostics.h"
@@ -89,6 +90,7 @@ std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
   std::optional<std::map<std::string, std::string>> defines = parseDefines(o.defines, "build");
   if (!defines)
     return std::nullopt;
+  support::TimingStage stage("parse and check");
   DiagnosticEngine diag(sm, &std::cerr);
   sema::SemaOptions so = semaOptions(o.includeDirs);
   std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, o.file, diag, so);
@@ -100,6 +102,7 @@ std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
   std::optional<sema::Instantiation> inst = sema::instantiate(*root, *defines, diag);
   if (!inst)
     return std::nullopt;
+  stage.next("plan");
   try {
     return plan::buildPlan(*prog, &*inst);
   } catch (const std::exception &e) {
@@ -111,6 +114,7 @@ std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
 } // namespace
 
 bool ArtifactOutputs::write(const std::string &name, std::string_view bytes) {
+  support::TimingStage stage("write the artifact");
   std::string err;
   if (!support::writeFileAtomic(dir + "/" + name, bytes, err)) {
     std::cerr << fmt::format("linnet build: error: cannot write '{}/{}': {}\n", dir, name, err);

@@ -6,12 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BuildCommand.h"
+#include "DiagnosticsOutput.h"
 #include "GenerateCommand.h"
 #include "InitWeightsCommand.h"
 #include "InspectCommand.h"
 #include "PlanCommand.h"
 #include "RunCommand.h"
 #include "linnet/Config.h"
+#include "linnet/Support/Timing.h"
 #include "linnet/Syntax/ASTDumper.h"
 #include "linnet/Syntax/Parser.h"
 
@@ -21,9 +23,18 @@
 #include <llvm/Support/Casting.h>
 #include <llvm/Support/thread.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace linnet;
 
@@ -105,6 +116,49 @@ Summary summarize(const ast::Module &m) {
   }
   return s;
 }
+
+/// A build on a terminal that takes more than two seconds shows the stage
+/// it is in and the time so far on one line of stderr, erased at the end.
+class ProgressLine {
+public:
+  ProgressLine() {
+    const char *term = std::getenv("TERM");
+    if (!isatty(STDERR_FILENO) || (term && std::strcmp(term, "dumb") == 0))
+      return;
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ProgressLine() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+    if (shown_)
+      std::fputs("\r\033[K", stderr);
+  }
+
+private:
+  void run() {
+    using namespace std::chrono;
+    auto start = steady_clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!cv_.wait_for(lock, milliseconds(250), [this] { return done_; })) {
+      double s = duration<double>(steady_clock::now() - start).count();
+      if (s < 2)
+        continue;
+      const char *stage = support::currentStageName();
+      std::fprintf(stderr, "\r\033[Klinnet build: %s (%.0f s)", stage ? stage : "working", s);
+      std::fflush(stderr);
+      shown_ = true;
+    }
+  }
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false, shown_ = false;
+};
 
 int runCheck(const CheckOptions &opts) {
   bool anyError = false;
@@ -232,6 +286,12 @@ static int linnetMain(int argc, char **argv) {
   CLI::App *buildCmd = tool::addBuildCommand(app);
   CLI::App *runCmd = tool::addRunCommand(app);
   CLI::App *generateCmd = tool::addGenerateCommand(app);
+  // --diagnostics=json|sarif and --diagnostics-file on the commands CI runs.
+  for (CLI::App *cmd : {checkCmd, planCmd, buildCmd})
+    tool::diagnosticsOutput().addOptions(cmd);
+  bool timing = false;
+  buildCmd->add_flag("--timing", timing,
+                     "Print the time of each stage and MLIR pass to stderr (MLIR's execution time report)");
 
   try {
     app.parse(argc, argv);
@@ -246,12 +306,17 @@ static int linnetMain(int argc, char **argv) {
     return UsageError;
   }
 
-  if (checkCmd->parsed())
-    return runCheck(check);
+  tool::DiagnosticsOutput &diagnostics = tool::diagnosticsOutput();
+  if (checkCmd->parsed()) {
+    diagnostics.begin("check");
+    return diagnostics.finish(runCheck(check));
+  }
   if (parseCmd->parsed())
     return runParse(parse);
-  if (planCmd->parsed())
-    return tool::runPlan();
+  if (planCmd->parsed()) {
+    diagnostics.begin("plan");
+    return diagnostics.finish(tool::runPlan());
+  }
   if (irCmd->parsed())
     return tool::runIr();
   if (inspectCmd->parsed())
@@ -262,8 +327,19 @@ static int linnetMain(int argc, char **argv) {
     return tool::runRun();
   if (generateCmd->parsed())
     return tool::runGenerate();
-  if (buildCmd->parsed())
-    return tool::runBuild();
+  if (buildCmd->parsed()) {
+    diagnostics.begin("build");
+    std::optional<support::TimingSession> session;
+    if (timing)
+      session.emplace(); // prints its report when the build is done
+    std::optional<ProgressLine> progress;
+    if (!timing && !diagnostics.active())
+      progress.emplace();
+    int rc = tool::runBuild();
+    progress.reset();
+    session.reset();
+    return diagnostics.finish(rc);
+  }
   std::cerr << app.help();
   return UsageError;
 }

@@ -7,7 +7,12 @@
 //     ^
 //
 // The engine counts errors, stops accepting them past a limit, and can either
-// print as it goes or keep them for --verify-diagnostics.
+// print as it goes, keep them for --verify-diagnostics, or hand them to a
+// DiagnosticConsumer (`--diagnostics=json|sarif`).
+//
+// Every diagnostic carries a stable short code: the one given at the report,
+// else the engine's category when it was reported ("syntax" while the lexer
+// and parser run, "sema" otherwise).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINNET_SYNTAX_DIAGNOSTICS_H
@@ -23,20 +28,45 @@ namespace linnet {
 
 enum class Severity { Error, Warning, Note };
 
+const char *severityName(Severity s);
+
 struct Diagnostic {
   Severity severity;
   SourceLoc loc;
   std::string message;
+  std::string code; // stable short id ("syntax", "sema", ...); notes: their error's
+};
+
+class DiagnosticEngine;
+
+/// Receives diagnostics instead of the engine's text stream.
+class DiagnosticConsumer {
+public:
+  virtual ~DiagnosticConsumer() = default;
+  virtual void handle(const DiagnosticEngine &engine, const Diagnostic &d) = 0;
 };
 
 class DiagnosticEngine {
 public:
   explicit DiagnosticEngine(const SourceManager &sm, std::ostream *out = nullptr)
-      : sm_(sm), out_(out) {}
+      : sm_(sm), out_(out), consumer_(defaultConsumer()) {}
 
-  void error(SourceLoc loc, std::string message);
-  void warning(SourceLoc loc, std::string message);
+  void error(SourceLoc loc, std::string message, std::string code = {});
+  void warning(SourceLoc loc, std::string message, std::string code = {});
   void note(SourceLoc loc, std::string message);
+
+  /// The code of diagnostics reported without one; returns the previous.
+  std::string setCategory(std::string category) {
+    std::swap(category, category_);
+    return category;
+  }
+  const std::string &category() const { return category_; }
+
+  /// Sends diagnostics to `c` instead of the text stream (nullptr: text).
+  void setConsumer(DiagnosticConsumer *c) { consumer_ = c; }
+  /// The consumer every engine created afterwards starts with: the CLI's
+  /// `--diagnostics=json|sarif` sets it once for its command.
+  static DiagnosticConsumer *&defaultConsumer();
 
   unsigned errorCount() const { return errors_; }
   bool hasErrors() const { return errors_ != 0; }
@@ -56,6 +86,9 @@ private:
   void emit(Diagnostic d);
   const SourceManager &sm_;
   std::ostream *out_;
+  DiagnosticConsumer *consumer_ = nullptr;
+  std::string category_ = "sema";
+  std::string lastCode_;
   unsigned errors_ = 0;
   unsigned limit_ = 20;
   bool collect_ = false;

@@ -61,6 +61,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "linnet/Support/Timing.h"
 
 #include <cstring>
 #include <mutex>
@@ -94,6 +95,7 @@ bool openMPAvailable() {
 
 LogicalResult lowerToLoops(ModuleOp module) {
   PassManager pm(module.getContext());
+  linnet::support::enablePassTiming(pm);
   pm.addPass(gf::createGfLowerDomainToIter());
   pm.addPass(gf::createGfLowerIterToKernel());
   gf::GfSelectKernelScheduleOptions schedule;
@@ -133,6 +135,7 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
   bool parallel = options.parallel && openMPAvailable();
   if (parallel) {
     PassManager omp(module.getContext());
+    linnet::support::enablePassTiming(omp);
     omp.addPass(createConvertSCFToOpenMPPass());
     if (failed(omp.run(module)))
       return failure();
@@ -171,6 +174,7 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
   if (failed(lowerMathToLibm(module)))
     return failure();
   PassManager pm(module.getContext());
+  linnet::support::enablePassTiming(pm);
   // arith.floordivsi (integer `/` floors) and friends have no LLVM lowering.
   pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createConvertVectorToSCFPass(
@@ -376,14 +380,17 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   DialectRegistry registry;
   registerCPUCodegenDialects(registry);
   module.getContext()->appendDialectRegistry(registry);
+  linnet::support::TimingStage stage("gf and linalg to loops");
   if (failed(lowerToLoops(module, options, choices)))
     return diags.error("lowering to loops failed");
   bool blas = usesBLAS(module);
+  stage.next("loops to the LLVM dialect");
   if (failed(lowerLoopsToLLVMDialect(module, options)))
     return diags.error("lowering to the LLVM dialect failed");
-
+  stage.next("LLVM IR and its optimization");
   llvm::LLVMContext context;
   auto llvmModule = translateAndOptimize(module, context, options);
+  stage.next("object code");
   if (!llvmModule)
     return llvmModule.takeError();
   auto tm = makeTargetMachine(options);
@@ -442,6 +449,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
     argv.push_back("-Wl,-rpath," LINNET_LLVM_LIBRARY_DIR);
     argv.push_back("-lomp");
   }
+  stage.next("link");
   std::vector<llvm::StringRef> args(argv.begin(), argv.end());
   std::string message;
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, std::nullopt, std::nullopt};
@@ -465,6 +473,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
 llvm::Expected<std::string>
 linnet::cpu::compileToSharedLibraryBytes(ModuleOp module, const CodegenOptions &options,
                                          std::vector<ImplementationChoice> *choices) {
+  linnet::support::TimingStage stage("codegen");
   llvm::SmallString<128> dir;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("linnet-link", dir))
     return llvm::createStringError(ec, "cannot create a temporary directory to link in");

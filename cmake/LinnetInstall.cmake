@@ -1,0 +1,45 @@
+# `cmake --install`: the tools (linnet, linnet-opt), the runtime as a shared
+# library exporting the C API only (liblinnet_runtime.so), the C header
+# (include/linnet-c/Runtime.h), the standard library and the target files,
+# a CMake package (find_package(linnet) -> linnet::runtime) and a
+# pkg-config file (linnet.pc). test/Install/install.test checks all of it.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# The runtime's static libraries go into a shared one.
+set_target_properties(LinnetRuntime LinnetSupport PROPERTIES POSITION_INDEPENDENT_CODE ON)
+add_library(linnet_runtime SHARED ${CMAKE_CURRENT_LIST_DIR}/install/runtime-shared.c)
+target_link_libraries(linnet_runtime PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,LinnetRuntime>")
+# Only linnet_* is exported: the C++ inside (and the libraries it links) stay private.
+target_link_options(linnet_runtime PRIVATE
+  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/install/runtime.map" "LINKER:--no-undefined")
+set_target_properties(linnet_runtime PROPERTIES
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/install/runtime.map
+  EXPORT_NAME runtime)
+target_include_directories(linnet_runtime INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+
+# Installed binaries find LLVM's and MLIR's shared libraries where Debian
+# keeps them (not on the default search path).
+set_target_properties(linnet linnet-opt linnet_runtime PROPERTIES INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
+install(TARGETS linnet linnet-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
+install(TARGETS linnet_runtime EXPORT linnetTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
+install(FILES ${PROJECT_SOURCE_DIR}/include/linnet-c/Runtime.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linnet-c COMPONENT runtime)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/std DESTINATION ${CMAKE_INSTALL_DATADIR}/linnet COMPONENT tools)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/targets DESTINATION ${CMAKE_INSTALL_DATADIR}/linnet COMPONENT tools)
+
+set(LINNET_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/linnet)
+install(EXPORT linnetTargets NAMESPACE linnet:: DESTINATION ${LINNET_CMAKE_DIR} COMPONENT runtime)
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/install/linnetConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/linnetConfig.cmake INSTALL_DESTINATION ${LINNET_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/linnetConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/linnetConfig.cmake ${PROJECT_BINARY_DIR}/cmake/linnetConfigVersion.cmake
+  DESTINATION ${LINNET_CMAKE_DIR} COMPONENT runtime)
+
+# pkg-config: prefix-relative, so the installed tree can be moved.
+configure_file(${CMAKE_CURRENT_LIST_DIR}/install/linnet.pc.in ${PROJECT_BINARY_DIR}/cmake/linnet.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/linnet.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT runtime)
