@@ -119,7 +119,14 @@ class Value:
 
     def __bool__(self):
         raise TypeError("edge(): a traced value has no truth value (data-dependent control "
-                        "flow cannot be compiled; use relu/abs/maximum-free arithmetic)")
+                        "flow cannot be compiled; use relu, abs or leaky_relu)")
+
+    def _compare(self, other):
+        raise TypeError("edge(): traced values cannot be compared: they have no truth value "
+                        "at trace time (data-dependent control flow cannot be compiled; use "
+                        "relu, abs or leaky_relu)")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
 
     # Arithmetic
     def __add__(self, o): return _bin("add", self, o)

@@ -102,7 +102,7 @@ class _Kernel:
 
     def forward(self, graph, values):
         out = self.call("forward", self._arrays(graph, values))
-        if self.reducer.name in ("max", "min") and graph.num_dst:
+        if self.reducer.name != "sum" and graph.num_dst:
             empty = graph.in_degree() == 0
             if bool(empty.any()):
                 out[empty] = 0
@@ -289,6 +289,15 @@ def _generate(expr, reducer, feats, ty):
 
     red = reducer.name
     out_type = tensor(["M"] + fdims)
+    # max/min: which messages reached the result. The backward recomputes a
+    # message in other loops than the forward's (vectorized differently, a
+    # transcendental may differ in its last bits), so "equal" allows a few
+    # units in the last place.
+    tol = "1.0e-6" if ty == "f32" else "1.0e-14"
+
+    def is_extremum(m, d):
+        o = f"k_out[{outidx(d)}]"
+        return f"__builtin_abs({m} - {o}) <= {tol} * __builtin_abs({o})"
     g = ("g", "Csr[N, M, E]")
     fparams = [(f"{r}_{n}", tensor(ftype[(r, n)])) for r, n, _ in feats]
     fwd_ctx = {"src": "s", "dst": "d", "edge": "k"}
@@ -303,7 +312,7 @@ def _generate(expr, reducer, feats, ty):
         extra += [("k_out", out_type), ("k_gsel", out_type)]
         entries.append(entry("count", [g] + fparams + [("k_out", out_type)], out_type,
                              f"{comp(('d', 'M'), axes)} sum(s, k: g[d]) "
-                             f"(if {msg} == k_out[{outidx('d')}] {{ 1.0 }} else {{ 0.0 }})"))
+                             f"(if {is_extremum(msg, 'd')} {{ 1.0 }} else {{ 0.0 }})"))
 
     def gm(ctx, p):
         d = ctx["dst"]
@@ -311,7 +320,7 @@ def _generate(expr, reducer, feats, ty):
             return f"k_gout[{outidx(d)}]"
         if red == "mean":
             return f"(k_gout[{outidx(d)}] * k_inv_deg[{d}])"
-        return f"(if {p(expr)} == k_out[{outidx(d)}] {{ k_gsel[{outidx(d)}] }} else {{ 0.0 }})"
+        return f"(if {is_extremum(p(expr), d)} {{ k_gsel[{outidx(d)}] }} else {{ 0.0 }})"
 
     for r, n, shape in feats:
         leaf = (r, n)

@@ -143,8 +143,8 @@ class LinnetModule(torch.nn.Module):
         return mod, parts[-1]
 
     def _current(self):
-        return {p: self.get_parameter(p) if p in dict(self.named_parameters()) else
-                self.get_buffer(p) for p in self._params}
+        sd = self.state_dict(keep_vars=True)
+        return {p: sd[p] for p in self._params}
 
     def _sync(self):
         cur = self._current()
