@@ -107,8 +107,25 @@ def build_source(text, *, name="model", root=None, dims=None, extra_key=""):
     return out
 
 
-def build_file(path, *, root=None, dims=None):
-    """Compiles a `.ln` file (its imports resolve next to it); cached by its text."""
+def safetensors_names(path):
+    """The tensor names in a .safetensors file's header."""
+    import json
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(8)
+        if len(head) != 8:
+            raise ValueError(f"{path}: not a safetensors file")
+        (n,) = struct.unpack("<Q", head)
+        if n > os.path.getsize(path) - 8:
+            raise ValueError(f"{path}: header size {n} exceeds the file")
+        header = json.loads(f.read(n))
+    return sorted(k for k in header if k != "__metadata__")
+
+
+def build_file(path, *, root=None, dims=None, weights=None):
+    """Compiles a `.ln` file (its imports resolve next to it); cached by its
+    text. `weights` (a .safetensors path) decides which optional tensors
+    are present; without it they are absent."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such .ln file: {path}")
@@ -116,8 +133,9 @@ def build_file(path, *, root=None, dims=None):
     dims = dict(dims or {})
     with open(path) as f:
         text = f.read()
+    names = repr(safetensors_names(weights)) if weights else ""
     h = hashlib.sha256()
-    for part in (path, text, root or "", repr(sorted(dims.items())), _bin_digest(binary)):
+    for part in (path, text, root or "", repr(sorted(dims.items())), names, _bin_digest(binary)):
         h.update(part.encode())
         h.update(b"\0")
     base = os.path.splitext(os.path.basename(path))[0]
@@ -127,6 +145,8 @@ def build_file(path, *, root=None, dims=None):
     with tempfile.TemporaryDirectory(dir=cache_dir(), prefix=".build-") as tmp:
         art = os.path.join(tmp, "art")
         args = [binary, "build", path, "--target", "cpu", "-o", art]
+        if weights:
+            args += ["--weights", os.path.abspath(weights)]
         if root:
             args += ["--root", root]
         for k, v in sorted(dims.items()):

@@ -85,6 +85,14 @@ class LinnetModule(torch.nn.Module):
                 else dict(weights)
             external = src
         names = self._external_names(binding)
+        known = {names.get(t["path"], t["path"]) for t in self._tensors
+                 if t.get("kind") in ("param", "buffer") and t.get("present", True)}
+        unexpected = sorted(set(external) - known)
+        if unexpected:
+            raise ValueError(f"unexpected tensor{'s' if len(unexpected) > 1 else ''} "
+                             f"{', '.join(map(repr, unexpected))} in the weights: the artifact "
+                             f"has no such parameter or buffer (present: "
+                             f"{', '.join(sorted(known)) or 'none'})")
         for t in self._tensors:
             kind = t.get("kind")
             if kind not in ("param", "buffer") or not t.get("present", True):
@@ -260,6 +268,15 @@ def load(artifact_dir, weights=None, binding=None):
 
 
 def compile(path, root=None, dims=None, weights=None, binding=None):  # noqa: A001
-    """Compiles a .ln file for the CPU (cached) and loads it (see load)."""
-    return load(_compiler.build_file(path, root=root, dims=dims), weights=weights,
-                binding=binding)
+    """Compiles a .ln file for the CPU (cached) and loads it (see load). The
+    weights decide which optional tensors (a `bias: ...? = none`) are
+    compiled in; without weights they are absent."""
+    if weights is None or isinstance(weights, (str, os.PathLike)):
+        return load(_compiler.build_file(path, root=root, dims=dims, weights=weights),
+                    weights=weights, binding=binding)
+    tensors = {k: torch.as_tensor(v).detach().contiguous().numpy() for k, v in dict(weights).items()}
+    with tempfile.TemporaryDirectory(prefix="linnet-") as tmp:
+        wpath = os.path.join(tmp, "weights.safetensors")
+        _core.write_safetensors(wpath, tensors)
+        art = _compiler.build_file(path, root=root, dims=dims, weights=wpath)
+    return load(art, weights=weights, binding=binding)

@@ -1,0 +1,99 @@
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+import linnet
+from linnet import _compiler
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MLP = os.path.join(ROOT, "examples", "mlp.ln")
+GCN = os.path.join(ROOT, "examples", "gcn.ln")
+DIMS = {"In": 4, "Hidden": 8, "Out": 3}
+
+
+def mlp_reference(sd, x):
+    h = torch.relu(x @ sd["fc1.weight"].T + sd["fc1.bias"])
+    return h @ sd["fc2.weight"].T + sd["fc2.bias"]
+
+
+def test_compile_mlp_matches_pytorch():
+    torch.manual_seed(0)
+    # Without weights the optional biases are compiled as absent.
+    bare = linnet.compile(MLP, root="MLP", dims=DIMS)
+    assert set(dict(bare.named_parameters())) == {"fc1.weight", "fc2.weight"}
+    x = torch.randn(5, 4)
+    sd = dict(bare.state_dict())
+    sd.update({"fc1.bias": torch.zeros(8), "fc2.bias": torch.zeros(3)})
+    torch.testing.assert_close(bare(x), mlp_reference(sd, x))
+    # Weights with biases compile them in.
+    init = {"fc1.weight": torch.randn(8, 4), "fc1.bias": torch.randn(8),
+            "fc2.weight": torch.randn(3, 8), "fc2.bias": torch.randn(3)}
+    m = linnet.compile(MLP, root="MLP", dims=DIMS, weights=init)
+    names = dict(m.named_parameters())
+    assert set(names) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}
+    assert names["fc1.weight"].shape == (8, 4) and names["fc2.bias"].shape == (3,)
+    torch.testing.assert_close(m.fc2.bias.detach(), init["fc2.bias"])
+    assert "forward" in m.entries()
+    torch.testing.assert_close(m(x), mlp_reference(m.state_dict(), x))
+    # New parameter values reach the compiled code.
+    with torch.no_grad():
+        m.fc1.weight.mul_(2.0)
+        m.fc2.bias.add_(1.0)
+    torch.testing.assert_close(m.forward(x), mlp_reference(m.state_dict(), x))
+    # load_state_dict with canonical names.
+    sd = {k: torch.randn_like(v) for k, v in m.state_dict().items()}
+    m.load_state_dict(sd)
+    torch.testing.assert_close(m(x=x), mlp_reference(sd, x))
+
+
+def test_load_artifact_with_weights_file_matches_cli(tmp_path):
+    bin_ = _compiler.linnet_bin()
+    w = tmp_path / "w.safetensors"
+    subprocess.run([bin_, "init-weights", MLP, "--root", "MLP", "-D", "In=4", "-D", "Hidden=8",
+                    "-D", "Out=3", "-o", str(w)], check=True, capture_output=True)
+    art = _compiler.build_file(MLP, root="MLP", dims=DIMS, weights=str(w))
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    subprocess.run([bin_, "run", art, "--weights", str(w), "--entry", "forward", "--input",
+                    f"x={tmp_path / 'x.npy'}", "--output", str(tmp_path / "y.npy")], check=True,
+                   capture_output=True)
+    want = torch.from_numpy(np.load(tmp_path / "y.npy"))
+    m = linnet.load(art, weights=str(w))
+    torch.testing.assert_close(m(torch.from_numpy(x)), want)
+    # The raw runtime binding gives the same.
+    core = linnet.Model(art, str(w))
+    (y,) = core.call("forward", [x])
+    np.testing.assert_allclose(y, want.numpy(), rtol=1e-6)
+    assert [e["name"] for e in core.entries()] == ["forward"]
+
+
+def test_module_errors(tmp_path):
+    m = linnet.compile(MLP, root="MLP", dims=DIMS)
+    with pytest.raises(ValueError, match=r"input 'x': expected shape \[B, 4\]|expected shape"):
+        m(torch.randn(2, 5))
+    with pytest.raises(TypeError, match="expected dtype f32, found f64"):
+        m(torch.randn(2, 4, dtype=torch.float64))
+    with pytest.raises(TypeError, match="forward\\(\\) has no input 'y'"):
+        m(y=torch.randn(2, 4))
+    with pytest.raises(ValueError, match="no entry 'decode'"):
+        m.call("decode", torch.randn(2, 4))
+    art = _compiler.build_file(MLP, root="MLP", dims=DIMS)
+    with pytest.raises(ValueError, match=r"tensor 'fc1.weight': expected f32 \[8, 4\]"):
+        linnet.load(art, weights={"fc1.weight": torch.zeros(4, 8), "fc2.weight": torch.zeros(3, 8)})
+    with pytest.raises(ValueError, match=r"missing param 'fc2.weight'"):
+        linnet.load(art, weights={"fc1.weight": torch.zeros(8, 4)})
+    with pytest.raises(ValueError, match=r"unexpected tensor 'fc1.bias'"):
+        linnet.load(art, weights={"fc1.weight": torch.zeros(8, 4), "fc2.weight": torch.zeros(3, 8),
+                                  "fc1.bias": torch.zeros(8)})
+    with pytest.raises(_compiler.CompileError, match="failed"):
+        linnet.compile(MLP, root="NoSuchBlock", dims=DIMS)
+
+
+def test_gcn_relation_entry():
+    m = linnet.compile(GCN, root="GCN", dims={"In": 4, "Hidden": 8, "Out": 2})
+    g = linnet.Graph.from_csr(torch.tensor([0, 2, 3, 3]), torch.tensor([0, 1, 1]), num_src=2)
+    out = m.weighted_aggregation(g, torch.tensor([2.0, 3.0]), torch.tensor([4.0, 5.0, 2.0]))
+    torch.testing.assert_close(out, torch.tensor([23.0, 6.0, 0.0]))
