@@ -11,10 +11,10 @@ compiled `.ln` models as `torch.nn.Module`s.
 from . import _core
 from ._compiler import CompileError, linnet_bin
 from .graph import Graph
-from .message_passing import MessagePassing, Reducer, max, mean, min, sum  # noqa: A004
+from .message_passing import MessagePassing, Reducer, max, mean, min, softmax, sum  # noqa: A004
 from .module import LinnetModule, compile, load  # noqa: A004
 
 Model = _core.Model
 
 __all__ = ["CompileError", "Graph", "LinnetModule", "MessagePassing", "Model", "Reducer",
-           "compile", "linnet_bin", "load", "max", "mean", "min", "sum"]
+           "compile", "linnet_bin", "load", "max", "mean", "min", "softmax", "sum"]

@@ -25,7 +25,7 @@ _DTYPES = {torch.float32: "f32", torch.float64: "f64"}
 
 class Reducer:
     """How messages into one destination are combined."""
-    names = ("sum", "mean", "max", "min")
+    names = ("sum", "mean", "max", "min", "softmax")
 
     def __init__(self, name):
         if name not in self.names:
@@ -63,6 +63,14 @@ def min():  # noqa: A001
     return Reducer("min")
 
 
+def softmax():
+    """Softmax-weighted aggregation: `edge()` returns `(score, value)`, and each
+    destination gets `sum_e softmax(score)_e * value_e` over its edges (the
+    softmax taken per destination and per feature element; 0 without edges),
+    as in graph attention."""
+    return Reducer("softmax")
+
+
 def _np(t):
     return t.detach().contiguous().numpy()
 
@@ -74,7 +82,6 @@ class _Kernel:
         from . import _core
         self.expr, self.reducer, self.dtype = expr, reducer, dtype
         self.feats = feats  # [(role, name, shape)] the message reads, in order
-        self.shape = expr.shape
         self.source = _generate(expr, reducer, feats, _DTYPES[dtype])
         key = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         self.artifact = _compiler.build_source(self.source, name=f"mp-{key}", root="Kernel")
@@ -101,14 +108,22 @@ class _Kernel:
         return arrays
 
     def forward(self, graph, values):
-        out = self.call("forward", self._arrays(graph, values))
+        """The aggregation, and what the backward needs besides (softmax: the
+        per-destination maximum score and normalizer)."""
+        arrays = self._arrays(graph, values)
+        stats = None
+        if self.reducer.name == "softmax":
+            arrays["k_mx"] = self.call("smax", arrays).numpy()
+            arrays["k_den"] = self.call("sden", arrays).numpy()
+            stats = (arrays["k_mx"], arrays["k_den"])
+        out = self.call("forward", arrays)
         if self.reducer.name != "sum" and graph.num_dst:
             empty = graph.in_degree() == 0
             if bool(empty.any()):
                 out[empty] = 0
-        return out
+        return out, stats
 
-    def backward(self, graph, values, out, gout, needs):
+    def backward(self, graph, values, out, gout, needs, stats=None):
         if not any(needs):
             return [None] * len(values)
         need_t = any(n and role == "src" for n, (role, _, _) in zip(needs, self.feats))
@@ -119,6 +134,9 @@ class _Kernel:
         if red == "mean":
             deg = graph.in_degree().to(self.dtype)
             arrays["k_inv_deg"] = (1.0 / deg.clamp(min=1)).numpy()
+        if red == "softmax":
+            arrays["k_out"] = _np(out)
+            arrays["k_mx"], arrays["k_den"] = stats
         if red in ("max", "min"):
             arrays["k_out"] = _np(out)
             count = self.call("count", arrays)
@@ -135,7 +153,7 @@ class _Kernel:
 class _Apply(torch.autograd.Function):
     @staticmethod
     def forward(ctx, kernel, graph, *values):
-        out = kernel.forward(graph, values)
+        out, ctx.stats = kernel.forward(graph, values)
         ctx.kernel, ctx.graph = kernel, graph
         ctx.save_for_backward(*values, out)
         return out
@@ -143,7 +161,8 @@ class _Apply(torch.autograd.Function):
     @staticmethod
     def backward(ctx, gout):
         *values, out = ctx.saved_tensors
-        grads = ctx.kernel.backward(ctx.graph, values, out, gout, ctx.needs_input_grad[2:])
+        grads = ctx.kernel.backward(ctx.graph, values, out, gout, ctx.needs_input_grad[2:],
+                                    ctx.stats)
         return (None, None, *grads)
 
 
@@ -215,12 +234,20 @@ class MessagePassing(torch.nn.Module):
         used = set()
         proxies = [_trace.Role(r, shapes[r], used) for r in _trace.ROLES]
         msg = self.edge(*proxies)
-        if isinstance(msg, _trace.Value):
-            expr = msg.expr
+        name = type(self).__name__
+        if reducer.name == "softmax":
+            if not (isinstance(msg, tuple) and len(msg) == 2):
+                raise TypeError(f"{name}.edge(): the softmax reducer takes a pair (score, value), "
+                                f"found {type(msg).__name__}")
+            score, value = (_trace._lift(m) for m in msg)
+            _trace.broadcast_shapes(score.shape, value.shape)
+            expr = (score, value)
+        elif isinstance(msg, _trace.Value):
+            expr = (msg.expr,)
         else:
-            raise TypeError(f"{type(self).__name__}.edge() must return a traced value computed "
+            raise TypeError(f"{name}.edge() must return a traced value computed "
                             f"from src/dst/edge features, found {type(msg).__name__}")
-        read = sorted(_trace.leaves(expr))
+        read = sorted(set().union(*(_trace.leaves(e) for e in expr)))
         if not read:
             raise TypeError(f"{type(self).__name__}.edge() must read at least one feature")
         dtypes = {given[k].dtype for k in read}
@@ -235,8 +262,14 @@ class MessagePassing(torch.nn.Module):
 # Code generation
 
 
-def _generate(expr, reducer, feats, ty):
-    K = len(expr.shape)
+def _generate(exprs, reducer, feats, ty):
+    expr = exprs[-1]
+    shape_m = expr.shape
+    if len(exprs) == 2:
+        shape_m = _trace.broadcast_shapes(exprs[0].shape, exprs[1].shape)
+
+    K = len(shape_m)
+    expr_shape = shape_m
     fvars = [f"f{k}" for k in range(K)]
     fdims = [f"F{k}" for k in range(K)]
     node_dim = {"src": "N", "dst": "M", "edge": "E"}
@@ -248,7 +281,7 @@ def _generate(expr, reducer, feats, ty):
         dims, idx = [node_dim[r]], []
         for j, size in enumerate(shape):
             k = j + off
-            if size == expr.shape[k]:
+            if size == expr_shape[k]:
                 dims.append(fdims[k])
                 idx.append(fvars[k])
             else:  # size 1, broadcast
@@ -301,11 +334,26 @@ def _generate(expr, reducer, feats, ty):
     g = ("g", "Csr[N, M, E]")
     fparams = [(f"{r}_{n}", tensor(ftype[(r, n)])) for r, n, _ in feats]
     fwd_ctx = {"src": "s", "dst": "d", "edge": "k"}
-    msg = printer(fwd_ctx)(expr)
     axes = list(zip(fvars, fdims))
-    entries = [entry("forward", [g] + fparams, out_type,
-                     f"{comp(('d', 'M'), axes)} {red}(s, k: g[d]) {msg}")]
     extra = [("k_gout", out_type)]
+    if red == "softmax":
+        pf = printer(fwd_ctx)
+        score, value = pf(exprs[0]), pf(exprs[1])
+        stats = [("k_mx", out_type), ("k_den", out_type)]
+        weight = f"(__builtin_exp({score} - k_mx[{outidx('d')}]) / k_den[{outidx('d')}])"
+        entries = [
+            entry("smax", [g] + fparams, out_type,
+                  f"{comp(('d', 'M'), axes)} max(s, k: g[d]) ({score})"),
+            entry("sden", [g] + fparams + stats[:1], out_type,
+                  f"{comp(('d', 'M'), axes)} sum(s, k: g[d]) "
+                  f"__builtin_exp({score} - k_mx[{outidx('d')}])"),
+            entry("forward", [g] + fparams + stats, out_type,
+                  f"{comp(('d', 'M'), axes)} sum(s, k: g[d]) ({weight} * {value})")]
+        extra += [("k_out", out_type)] + stats
+    else:
+        msg = printer(fwd_ctx)(expr)
+        entries = [entry("forward", [g] + fparams, out_type,
+                         f"{comp(('d', 'M'), axes)} {red}(s, k: g[d]) {msg}")]
     if red == "mean":
         extra.append(("k_inv_deg", f"Tensor[M; {ty}]"))
     if red in ("max", "min"):
@@ -324,15 +372,15 @@ def _generate(expr, reducer, feats, ty):
 
     for r, n, shape in feats:
         leaf = (r, n)
-        dexpr = _trace.diff(expr, leaf)
+
         off = K - len(shape)
         own = []  # the gradient's feature axes
         for j, size in enumerate(shape):
             k = j + off
-            own.append((fvars[k], fdims[k]) if size == expr.shape[k]
+            own.append((fvars[k], fdims[k]) if size == expr_shape[k]
                        else (f"u{j}", f"B_{r}_{n}_{j}"))
         summed = [k for k in range(K)
-                  if k < off or shape[k - off] != expr.shape[k]]
+                  if k < off or shape[k - off] != expr_shape[k]]
         result = tensor(ftype[leaf])
         if r == "src":
             ctx = {"src": "s", "dst": "d", "edge": "k"}
@@ -351,7 +399,20 @@ def _generate(expr, reducer, feats, ty):
             p = printer(ctx)
             params = [("k_src_of", "Tensor[E; i64]"), ("k_dst_of", "Tensor[E; i64]")] + fparams
             head, rel = ("e", "E"), ""
-        term = f"({p(dexpr)} * {gm(ctx, p)})"
+        if red == "softmax":
+            d = ctx["dst"]
+            at = outidx(d)
+            alpha = (f"(__builtin_exp({p(exprs[0])} - k_mx[{at}]) / k_den[{at}])")
+            parts = []
+            dv, ds = _trace.diff(exprs[1], leaf), _trace.diff(exprs[0], leaf)
+            if not _trace.is_const(dv, 0.0):
+                parts.append(f"({p(dv)} * ({alpha} * k_gout[{at}]))")
+            if not _trace.is_const(ds, 0.0):
+                parts.append(f"({p(ds)} * ({alpha} * (k_gout[{at}] * "
+                             f"({p(exprs[1])} - k_out[{at}]))))")
+            term = "(" + " + ".join(parts or ["0.0"]) + ")"
+        else:
+            term = f"({p(_trace.diff(expr, leaf))} * {gm(ctx, p)})"
         for k in summed:
             term = f"(sum({fvars[k]}: {fdims[k]}) {term})"
         body = f"{comp(head, own)} {rel}{term}"

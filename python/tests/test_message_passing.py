@@ -183,5 +183,83 @@ def test_call_errors():
 
     with pytest.raises(TypeError, match="no truth value"):
         Branchy()(graph=graph, src={"x": torch.ones(3)})
-    with pytest.raises(ValueError, match="reducer: expected one of sum, mean, max, min"):
+    with pytest.raises(ValueError, match="reducer: expected one of sum, mean, max, min, softmax"):
         linnet.Reducer("median")
+
+
+def softmax_reference(graph, score_fn, value_fn, src, dst, edge):
+    s, d = graph.col_idx, graph.dst_of_edge()
+
+    class Rows:
+        def __init__(self, feats, index):
+            for k, v in feats.items():
+                setattr(self, k, v if index is None else v[index])
+
+    S, D, E = Rows(src, s), Rows(dst, d), Rows(edge, None)
+    score, value = score_fn(S, D, E), value_fn(S, D, E)
+    score, value = torch.broadcast_tensors(score, value)
+    shape = (graph.num_dst,) + tuple(score.shape[1:])
+    idx = d.reshape((-1,) + (1,) * (score.dim() - 1)).expand_as(score)
+    mx = torch.zeros(shape, dtype=score.dtype).scatter_reduce(0, idx, score, "amax",
+                                                              include_self=False)
+    ex = (score - mx[d]).exp()
+    den = torch.zeros(shape, dtype=score.dtype).index_add(0, d, ex)
+    return torch.zeros(shape, dtype=score.dtype).index_add(0, d, ex / den[d] * value)
+
+
+def gat_score(s, d, e):
+    return torch.nn.functional.leaky_relu(s.a + d.b + e.c, 0.2)
+
+
+def gat_value(s, d, e):
+    return s.h * torch.sigmoid(e.c)
+
+
+class Attention(linnet.MessagePassing):
+    reducer = linnet.softmax()
+
+    def edge(self, src, dst, edge):
+        return gat_score(src, dst, edge), gat_value(src, dst, edge)
+
+
+def attention_inputs(dtype, seed):
+    graph = random_graph(6, 5, 16, seed=seed)
+    gen = torch.Generator().manual_seed(seed + 1)
+    a = torch.randn(6, 2, 1, dtype=dtype, generator=gen, requires_grad=True)  # per head
+    b = torch.randn(5, 2, 1, dtype=dtype, generator=gen, requires_grad=True)
+    c = torch.randn(16, 2, 1, dtype=dtype, generator=gen, requires_grad=True)
+    h = torch.randn(6, 2, 3, dtype=dtype, generator=gen, requires_grad=True)  # heads x features
+    return graph, a, b, c, h
+
+
+def test_softmax_aggregation_matches_pytorch():
+    graph, a, b, c, h = attention_inputs(torch.float64, seed=8)
+    feats = dict(src={"a": a, "h": h}, dst={"b": b}, edge={"c": c})
+    out = Attention()(graph=graph, **feats)
+    ref = softmax_reference(graph, gat_score, gat_value, **feats)
+    assert out.shape == (5, 2, 3)
+    torch.testing.assert_close(out, ref)
+    up = torch.randn(out.shape, dtype=torch.float64)
+    got = torch.autograd.grad((out * up).sum(), (a, b, c, h))
+    want = torch.autograd.grad((ref * up).sum(), (a, b, c, h))
+    for x, y in zip(got, want):
+        torch.testing.assert_close(x, y)
+
+
+def test_softmax_gradcheck_float64():
+    graph, a, b, c, h = attention_inputs(torch.float64, seed=9)
+    k = Attention()
+    assert torch.autograd.gradcheck(
+        lambda a, b, c, h: k(graph=graph, src={"a": a, "h": h}, dst={"b": b}, edge={"c": c}),
+        (a, b, c, h), eps=1e-6, atol=1e-6)
+
+
+def test_softmax_needs_a_pair():
+    class Bad(linnet.MessagePassing):
+        reducer = linnet.softmax()
+
+        def edge(self, src, dst, edge):
+            return src.x
+
+    with pytest.raises(TypeError, match=r"softmax reducer takes a pair \(score, value\)"):
+        Bad()(graph=random_graph(3, 3, 4, seed=1), src={"x": torch.ones(3)})

@@ -1,6 +1,6 @@
 """Compatibility names for programs written against the `tiga` API: the same
 objects as linnet's (`MessagePassing`, `Graph`, the reducers)."""
 
-from linnet import Graph, MessagePassing, Reducer, max, mean, min, sum  # noqa: A004
+from linnet import Graph, MessagePassing, Reducer, max, mean, min, softmax, sum  # noqa: A004
 
-__all__ = ["Graph", "MessagePassing", "Reducer", "max", "mean", "min", "sum"]
+__all__ = ["Graph", "MessagePassing", "Reducer", "max", "mean", "min", "softmax", "sum"]
