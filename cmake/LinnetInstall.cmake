@@ -33,7 +33,8 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/targets DESTINATION ${CMAKE_INSTALL
 set(LINNET_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/linnet)
 install(EXPORT linnetTargets NAMESPACE linnet:: DESTINATION ${LINNET_CMAKE_DIR} COMPONENT runtime)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/install/linnetConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/cmake/linnetConfig.cmake INSTALL_DESTINATION ${LINNET_CMAKE_DIR})
+  ${PROJECT_BINARY_DIR}/cmake/linnetConfig.cmake INSTALL_DESTINATION ${LINNET_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/linnetConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/linnetConfig.cmake ${PROJECT_BINARY_DIR}/cmake/linnetConfigVersion.cmake
