@@ -122,7 +122,7 @@ def safetensors_names(path):
     return sorted(k for k in header if k != "__metadata__")
 
 
-def build_file(path, *, root=None, dims=None, weights=None):
+def build_file(path, *, root=None, dims=None, weights=None, binding=None):
     """Compiles a `.ln` file (its imports resolve next to it); cached by its
     text. `weights` (a .safetensors path) decides which optional tensors
     are present; without it they are absent."""
@@ -134,6 +134,9 @@ def build_file(path, *, root=None, dims=None, weights=None):
     with open(path) as f:
         text = f.read()
     names = repr(safetensors_names(weights)) if weights else ""
+    if binding:
+        with open(binding) as f:
+            names += "\0" + f.read()
     h = hashlib.sha256()
     for part in (path, text, root or "", repr(sorted(dims.items())), names, _bin_digest(binary)):
         h.update(part.encode())
@@ -147,6 +150,8 @@ def build_file(path, *, root=None, dims=None, weights=None):
         args = [binary, "build", path, "--target", "cpu", "-o", art]
         if weights:
             args += ["--weights", os.path.abspath(weights)]
+        if weights and binding:
+            args += ["--binding", os.path.abspath(binding)]
         if root:
             args += ["--root", root]
         for k, v in sorted(dims.items()):

@@ -84,7 +84,8 @@ class LinnetModule(torch.nn.Module):
             src = read_safetensors(weights) if isinstance(weights, (str, os.PathLike)) \
                 else dict(weights)
             external = src
-        names = self._external_names(binding)
+        names = self._external_names(binding, [t["path"] for t in self._tensors])
+        self._to_canonical = {ext: path for path, ext in names.items() if ext != path}
         known = {names.get(t["path"], t["path"]) for t in self._tensors
                  if t.get("kind") in ("param", "buffer") and t.get("present", True)}
         unexpected = sorted(set(external) - known)
@@ -130,16 +131,18 @@ class LinnetModule(torch.nn.Module):
             object.__setattr__(self, name, self._method(name))
 
     @staticmethod
-    def _external_names(binding):
+    def _external_names(binding, paths):
+        """canonical path -> its name in external weights (a binding manifest,
+        docs/binding-manifest.md; identity without one)."""
         if binding is None:
             return {}
-        with open(binding) as f:
-            doc = json.load(f)
-        out = {}
-        for k, v in (doc.get("tensors") or doc.get("map") or {}).items():
-            if isinstance(v, str):
-                out[k] = v
-        return out
+        return dict(zip(paths, _core.binding_names(os.fspath(binding), list(paths))))
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Also takes the external names of the binding manifest the module
+        was loaded with (Hugging Face names for examples/llama.ln)."""
+        renamed = {self._to_canonical.get(k, k): v for k, v in state_dict.items()}
+        return super().load_state_dict(renamed, strict=strict)
 
     def _owner(self, path):
         parts = path.split(".")
@@ -272,11 +275,12 @@ def compile(path, root=None, dims=None, weights=None, binding=None):  # noqa: A0
     weights decide which optional tensors (a `bias: ...? = none`) are
     compiled in; without weights they are absent."""
     if weights is None or isinstance(weights, (str, os.PathLike)):
-        return load(_compiler.build_file(path, root=root, dims=dims, weights=weights),
+        return load(_compiler.build_file(path, root=root, dims=dims, weights=weights,
+                                         binding=binding),
                     weights=weights, binding=binding)
     tensors = {k: torch.as_tensor(v).detach().contiguous().numpy() for k, v in dict(weights).items()}
     with tempfile.TemporaryDirectory(prefix="linnet-") as tmp:
         wpath = os.path.join(tmp, "weights.safetensors")
         _core.write_safetensors(wpath, tensors)
-        art = _compiler.build_file(path, root=root, dims=dims, weights=wpath)
+        art = _compiler.build_file(path, root=root, dims=dims, weights=wpath, binding=binding)
     return load(art, weights=weights, binding=binding)

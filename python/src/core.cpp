@@ -232,6 +232,20 @@ PYBIND11_MODULE(_core, m) {
            "col_idx, in the signature's order); returns the list of results.")
       .def("state", &PyModel::state, py::arg("path"), "A copy of a state tensor, or None.");
   m.def(
+      "binding_names",
+      [](const std::string &binding, const std::vector<std::string> &paths) {
+        std::string error;
+        auto map = BindingMap::load(binding, error);
+        if (!map)
+          throw py::value_error(error);
+        std::vector<std::string> out;
+        for (const std::string &p : paths)
+          out.push_back(map->externalName(p));
+        return out;
+      },
+      py::arg("binding"), py::arg("paths"),
+      "The external tensor name of each canonical path under a binding manifest.");
+  m.def(
       "write_safetensors",
       [](const std::string &path, const py::dict &tensors) {
         std::vector<py::array> keep;

@@ -97,3 +97,56 @@ def test_gcn_relation_entry():
     g = linnet.Graph.from_csr(torch.tensor([0, 2, 3, 3]), torch.tensor([0, 1, 1]), num_src=2)
     out = m.weighted_aggregation(g, torch.tensor([2.0, 3.0]), torch.tensor([4.0, 5.0, 2.0]))
     torch.testing.assert_close(out, torch.tensor([23.0, 6.0, 0.0]))
+
+
+def test_binding_manifest_names(tmp_path):
+    binding = tmp_path / "mlp.binding.json"
+    binding.write_text('{"version": 1, "tensors": {"fc1.weight": "net.0.weight", '
+                       '"fc1.bias": "net.0.bias", "fc2.weight": "net.2.weight", '
+                       '"fc2.bias": "net.2.bias"}}')
+    torch.manual_seed(3)
+    seq = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    external = {f"net.{k}": v.detach() for k, v in seq.state_dict().items()}
+    m = linnet.compile(MLP, root="MLP", dims=DIMS, weights=external, binding=str(binding))
+    # Canonical names on the module, external ones accepted by load_state_dict.
+    assert set(m.state_dict()) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}
+    x = torch.randn(6, 4)
+    torch.testing.assert_close(m(x), seq(x).detach())
+    with torch.no_grad():
+        seq[2].bias.add_(5.0)
+    m.load_state_dict({f"net.{k}": v for k, v in seq.state_dict().items()})
+    torch.testing.assert_close(m(x), seq(x).detach())
+
+
+LLAMA = os.path.join(ROOT, "examples", "llama.ln")
+LLAMA_DIMS = {"Vocab": 64, "Hidden": 32, "Inter": 48, "Layers": 2, "Heads": 4, "KvHeads": 2,
+              "MaxSeq": 16}
+
+
+def test_llama_module_state_and_cli(tmp_path):
+    torch.manual_seed(4)
+    m = linnet.compile(LLAMA, root="Llama", dims=LLAMA_DIMS)
+    names = dict(m.named_parameters())
+    assert "model.layers.1.self_attn.q_proj.weight" in names
+    assert names["lm_head.weight"].shape == (64, 32)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.normal_(0.0, 0.2)
+        for n, p in m.named_parameters():
+            if n.endswith("layernorm.weight") or n == "model.norm.weight":
+                p.fill_(1.0)
+    tokens = torch.tensor([3, 17, 42, 5, 9])
+    full = m.prefill(tokens)
+    assert full.shape == (5, 64)
+    # Against the CLI on the same weights.
+    w = tmp_path / "w.safetensors"
+    linnet._core.write_safetensors(str(w), {k: v.detach().numpy() for k, v in m.state_dict().items()})
+    np.save(tmp_path / "t.npy", tokens.numpy())
+    subprocess.run([_compiler.linnet_bin(), "run", m._artifact, "--weights", str(w), "--entry",
+                    "prefill", "--input", f"tokens={tmp_path / 't.npy'}", "--output",
+                    str(tmp_path / "y.npy")], check=True, capture_output=True)
+    torch.testing.assert_close(full, torch.from_numpy(np.load(tmp_path / "y.npy")))
+    # The KV cache is kept between calls: prefill 4 tokens, decode the 5th.
+    m.prefill(tokens[:4])
+    last = m.decode(tokens[4:], 4)
+    torch.testing.assert_close(last[0], full[4], rtol=1e-4, atol=1e-5)
