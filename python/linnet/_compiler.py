@@ -28,7 +28,12 @@ def linnet_bin():
         if not os.access(env, os.X_OK):
             raise FileNotFoundError(f"LINNET_BIN={env!r} is not an executable file")
         return env
-    for candidate in (_config.BUILD_LINNET_BIN, _config.INSTALL_LINNET_BIN):
+    # Installed: <prefix>/lib/python3.X/dist-packages/linnet -> <prefix>/bin/linnet.
+    here = os.path.dirname(os.path.abspath(__file__))
+    beside = os.path.normpath(os.path.join(here, "..", "..", "..", "..", "bin", "linnet"))
+    staged = os.path.realpath(here) == os.path.realpath(_config.BUILD_PACKAGE_DIR)
+    order = ((_config.BUILD_LINNET_BIN, beside) if staged else (beside, _config.BUILD_LINNET_BIN))
+    for candidate in order + (_config.INSTALL_LINNET_BIN,):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     found = shutil.which("linnet")
@@ -36,7 +41,7 @@ def linnet_bin():
         return found
     raise FileNotFoundError(
         "cannot find the linnet compiler: set LINNET_BIN to build/bin/linnet "
-        f"(looked at {_config.BUILD_LINNET_BIN}, {_config.INSTALL_LINNET_BIN} and PATH)")
+        f"(looked at {_config.BUILD_LINNET_BIN}, {beside}, {_config.INSTALL_LINNET_BIN} and PATH)")
 
 
 def cache_dir():
