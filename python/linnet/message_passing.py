@@ -160,6 +160,7 @@ class _Apply(torch.autograd.Function):
         return out
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, gout):
         *values, out = ctx.saved_tensors
         grads = ctx.kernel.backward(ctx.graph, values, out, gout, ctx.needs_input_grad[2:],

@@ -263,3 +263,14 @@ def test_softmax_needs_a_pair():
 
     with pytest.raises(TypeError, match=r"softmax reducer takes a pair \(score, value\)"):
         Bad()(graph=random_graph(3, 3, 4, seed=1), src={"x": torch.ones(3)})
+
+
+def test_second_derivatives_are_refused():
+    graph = random_graph(4, 4, 6, seed=10)
+    x = torch.randn(4, 2, dtype=torch.float64, requires_grad=True)
+    out = make_kernel("sum", msg_math)()(graph=graph, src={"x": x},
+                                          dst={"y": torch.randn(4, 2, dtype=torch.float64)},
+                                          edge={"w": torch.randn(6, 1, dtype=torch.float64)})
+    (gx,) = torch.autograd.grad(out.sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|does not require grad"):
+        torch.autograd.grad(gx.sum(), x)
