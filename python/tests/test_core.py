@@ -1,0 +1,74 @@
+"""linnet._core (linnet.Model): the runtime binding itself."""
+import os
+
+import numpy as np
+import pytest
+
+import linnet
+from linnet import _compiler
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MLP = os.path.join(ROOT, "examples", "mlp.ln")
+LLAMA = os.path.join(ROOT, "examples", "llama.ln")
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory):
+    art = _compiler.build_file(MLP, root="MLP", dims={"In": 3, "Hidden": 5, "Out": 2})
+    w = str(tmp_path_factory.mktemp("w") / "w.safetensors")
+    rng = np.random.default_rng(0)
+    weights = {"fc1.weight": rng.standard_normal((5, 3)).astype(np.float32),
+               "fc2.weight": rng.standard_normal((2, 5)).astype(np.float32)}
+    linnet._core.write_safetensors(w, weights)
+    return art, w, weights
+
+
+def test_call_matches_numpy(mlp):
+    art, w, weights = mlp
+    m = linnet.Model(art, w)
+    x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    (y,) = m.call("forward", [x])
+    want = np.maximum(x @ weights["fc1.weight"].T, 0) @ weights["fc2.weight"].T
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    assert y.dtype == np.float32 and y.flags["C_CONTIGUOUS"]
+    # A non-contiguous input is copied, not misread.
+    xt = np.asfortranarray(x)
+    np.testing.assert_allclose(m.call("forward", [xt])[0], y)
+    (entry,) = m.entries()
+    assert entry["name"] == "forward" and entry["inputs"][0]["shape"] == ["B", 3]
+    paths = {t["path"]: t for t in m.tensors()}
+    assert paths["fc1.weight"]["shape"] == [5, 3] and paths["fc1.bias"]["present"] is False
+
+
+def test_errors(mlp, tmp_path):
+    art, w, _ = mlp
+    m = linnet.Model(art, w)
+    with pytest.raises(TypeError, match="input 'x': expected dtype f32, found f64"):
+        m.call("forward", [np.zeros((2, 3))])
+    with pytest.raises(ValueError, match=r"input 'x': expected shape \[B, 3\], found \[2, 4\]"):
+        m.call("forward", [np.zeros((2, 4), dtype=np.float32)])
+    with pytest.raises(TypeError, match="entry 'forward' takes 1 inputs, given 2"):
+        m.call("forward", [np.zeros((2, 3), dtype=np.float32)] * 2)
+    with pytest.raises(ValueError, match="no entry 'backward' \\(entries: forward\\)"):
+        m.call("backward", [])
+    with pytest.raises(ValueError, match="give a weights file"):
+        linnet.Model(art)
+    bad = str(tmp_path / "bad.safetensors")
+    linnet._core.write_safetensors(bad, {"fc1.weight": np.zeros((3, 5), np.float32),
+                                         "fc2.weight": np.zeros((2, 5), np.float32)})
+    with pytest.raises(ValueError, match=r"tensor 'fc1.weight': wrong shape: expected \[5, 3\], found \[3, 5\]"):
+        linnet.Model(art, bad)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        linnet._core.write_safetensors(str(tmp_path / "c.safetensors"),
+                                       {"a": np.zeros(2, dtype=np.complex64)})
+
+
+def test_state_persists():
+    dims = {"Vocab": 16, "Hidden": 8, "Inter": 8, "Layers": 1, "Heads": 2, "KvHeads": 1,
+            "MaxSeq": 8}
+    art = _compiler.build_file(LLAMA, root="Llama", dims=dims)
+    m = linnet.LinnetModule(art)
+    m.prefill(np.array([1, 2, 3]))
+    k = m.state_tensor("model.layers.0.self_attn.k_cache")  # [KvHeads, MaxSeq, Head]
+    assert k is not None and tuple(k.shape) == (1, 8, 4)
+    assert (k[:, :3] != 0).any() and (k[:, 3:] == 0).all()
