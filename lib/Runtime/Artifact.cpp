@@ -303,12 +303,25 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
   if (!parseJsonDoc(text, j, error))
     return false;
   Obj o(j, "$", error);
-  if (!o.only({"abi", "library", "tensors", "entries", "checks"}) || !o.str("abi", out.abi) ||
+  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants"}) || !o.str("abi", out.abi) ||
       !o.str("library", out.library))
     return false;
   if (out.abi != kCpuRuntimeAbi)
     return o.fail(o.at("abi"), fmt::format("unsupported ABI '{}' (this runtime implements {})", out.abi,
                                            kCpuRuntimeAbi));
+  if (const json *v = o.array("variants", false)) {
+    for (size_t k = 0; k < v->size(); ++k) {
+      const json &n = (*v)[k];
+      std::string why = n.is_string() ? checkArtifactPath(n.get<std::string>()) : "expected a file name";
+      if (why.empty() && n.get<std::string>().find(".json") == std::string::npos)
+        why = "expected a runtime description (.json)";
+      if (!why.empty())
+        return o.fail(elem(o.at("variants"), k), why);
+      out.variants.push_back(n.get<std::string>());
+    }
+  } else if (!o.ok()) {
+    return false;
+  }
   const json *tensors = o.array("tensors");
   const json *entries = tensors ? o.array("entries") : nullptr;
   if (!entries)

@@ -346,6 +346,70 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     return ext == path ? fmt::format("'{}'", path) : fmt::format("'{}' (as '{}')", path, ext);
   };
 
+  // Optional tensors are bound at load time: an artifact built without
+  // weights lists a runtime description (and library) per presence set of
+  // its optional tensors; load the one whose optional tensors are exactly
+  // those the weights hold. With none matching, the primary one reports
+  // below what differs.
+  auto matchesWeights = [&](const ArtifactInfo &info) {
+    for (const ModelTensor &t : info.tensors)
+      if (t.optional && t.kind != TensorKind::State &&
+          t.present != (m->weights_ && m->weights_->find(nameOf(t.path)) != nullptr))
+        return false;
+    return true;
+  };
+  if (!m->info_.variants.empty() && !matchesWeights(m->info_)) {
+    auto presentSet = [&](const ArtifactInfo &info) {
+      std::vector<std::string> names;
+      for (const ModelTensor &t : info.tensors)
+        if (t.optional && t.kind != TensorKind::State && t.present)
+          names.push_back(t.path);
+      return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "));
+    };
+    std::vector<std::string> built = {presentSet(m->info_)};
+    bool matched = false;
+    for (const std::string &name : m->info_.variants) {
+      std::string text;
+      ArtifactInfo v;
+      if (!art->read(name, text, error))
+        return nullptr;
+      if (!parseArtifactInfo(text, v, error)) {
+        error = fmt::format("{}/{}: {}", dir, name, error);
+        return nullptr;
+      }
+      bool same = v.variants.empty() && v.tensors.size() == m->info_.tensors.size();
+      for (size_t i = 0; same && i < v.tensors.size(); ++i) {
+        const ModelTensor &a = v.tensors[i], &b = m->info_.tensors[i];
+        same = a.path == b.path && a.kind == b.kind && a.dtype == b.dtype && a.shape == b.shape &&
+               a.optional == b.optional;
+      }
+      if (!same) {
+        error = fmt::format("{}/{}: not a variant of runtime.json (its tensors differ, or it lists "
+                            "variants itself)",
+                            dir, name);
+        return nullptr;
+      }
+      if (matchesWeights(v)) {
+        m->info_ = std::move(v);
+        matched = true;
+        break;
+      }
+      built.push_back(presentSet(v));
+    }
+    if (!matched) {
+      std::vector<std::string> held;
+      for (const ModelTensor &t : m->info_.tensors)
+        if (t.optional && t.kind != TensorKind::State && m->weights_ && m->weights_->find(nameOf(t.path)))
+          held.push_back(label(t.path));
+      error = fmt::format("the weights hold the optional tensors {}, but the artifact has libraries "
+                          "only for these sets of them: {} (build with these weights, or with "
+                          "--variants each)",
+                          held.empty() ? std::string("none") : fmt::format("{}", fmt::join(held, ", ")),
+                          fmt::join(built, "; "));
+      return nullptr;
+    }
+  }
+
   // §9.4: an optional sub block is absent when the weights lack any tensor it
   // requires. Compare that with what the artifact was built for.
   std::map<std::string, bool> blockComplete;

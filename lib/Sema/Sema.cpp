@@ -965,6 +965,37 @@ void Analyzer::resolveFunctionSig(FunctionInfo &f) {
     diag_.error(f.decl->loc, fmt::format("entry '{}' must be declared inside a block: an entry "
                                          "is what a runtime calls on a block instance",
                                          f.name));
+  // What crosses the runtime ABI (docs/runtime-abi.md): an entry takes
+  // tensors, scalars and relations and returns tensors and scalars (or a
+  // tuple of them), and its generics are dims bound from its inputs.
+  if (f.kind == ast::FunctionKind::Entry && f.block) {
+    auto crosses = [](const TypeRef &t, bool input) {
+      return !t || t->kind == Type::Kind::Unknown || t->kind == Type::Kind::Scalar ||
+             t->kind == Type::Kind::Tensor || (input && t->kind == Type::Kind::Relation);
+    };
+    for (const ParamInfo &p : f.params)
+      if (!crosses(p.type, true))
+        diag_.error(p.loc, fmt::format("entry '{}': parameter '{}' has type {}, which a runtime "
+                                       "cannot pass: an entry takes tensors, scalars and relations",
+                                       f.name, p.name, p.type->str()));
+    if (f.result) {
+      bool ok = f.result->kind == Type::Kind::Tuple ? true : crosses(f.result, false);
+      if (f.result->kind == Type::Kind::Tuple)
+        for (const TypeRef &e : f.result->elems)
+          ok &= crosses(e, false);
+      if (!ok)
+        diag_.error(f.decl->result->loc,
+                    fmt::format("entry '{}': its result has type {}, which a runtime cannot "
+                                "receive: an entry returns tensors and scalars (or a tuple of them)",
+                                f.name, f.result->str()));
+    }
+    for (const GenericParam &g : f.generics)
+      if (g.kind != ast::GenericKind::Dim)
+        diag_.error(g.loc, fmt::format("entry '{}': generic '{}' is a {} generic: an entry's "
+                                       "generics are dims, bound from its inputs' shapes (make it "
+                                       "a generic of the block)",
+                                       f.name, g.name, ast::spelling(g.kind)));
+  }
   // A call binds an entry's dim generics from its inputs' shapes: each must
   // be a whole axis of some tensor or relation input.
   if (f.kind == ast::FunctionKind::Entry && f.block)

@@ -57,6 +57,11 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
   c->add_option("--impl", o.impl,
                  "Contractions: auto (BLAS where installed), generated (libraries disabled), blas")
       ->check(CLI::IsMember({"auto", "generated", "blas"}));
+  c->add_option("--variants", o.variants,
+                "Without --weights, which presences of the optional tensors get a library (the "
+                "weights choose one at load time): auto (none or all present), each (every "
+                "combination), none (all absent)")
+      ->check(CLI::IsMember({"auto", "each", "none"}));
 }
 
 namespace {
@@ -124,7 +129,8 @@ bool ArtifactOutputs::write(const std::string &name, std::string_view bytes) {
   return true;
 }
 
-std::optional<ImportedModel> importModel(const BuildCpuOptions &o, mlir::MLIRContext &context) {
+std::optional<ImportedModel> importModel(const BuildCpuOptions &o, mlir::MLIRContext &context,
+                                         const std::set<std::string> *presentOverride) {
   std::optional<nlohmann::json> doc = planOf(o);
   if (!doc)
     return std::nullopt;
@@ -138,7 +144,9 @@ std::optional<ImportedModel> importModel(const BuildCpuOptions &o, mlir::MLIRCon
 
   // Optional tensors are present when the weights hold them.
   std::set<std::string> present;
-  if (!o.weights.empty()) {
+  if (presentOverride) {
+    present = *presentOverride;
+  } else if (!o.weights.empty()) {
     std::string err;
     auto w = rt::SafeTensorsFile::open(o.weights, err);
     if (!w) {
@@ -167,28 +175,82 @@ std::optional<ImportedModel> importModel(const BuildCpuOptions &o, mlir::MLIRCon
         present.insert(t.path);
     }
   }
+  ImportedModel m;
+  m.doc = std::move(*doc);
+  m.plan = std::move(*p);
+  if (!importPresence(o, m, present, context))
+    return std::nullopt;
+  return m;
+}
+
+bool importPresence(const BuildCpuOptions &o, ImportedModel &m, const std::set<std::string> &present,
+                    mlir::MLIRContext &context) {
   std::string err;
-  std::vector<import::ModelTensor> tensors = import::expandManifest(*p, present, err);
+  std::vector<import::ModelTensor> tensors = import::expandManifest(m.plan, present, err);
   if (!err.empty()) {
     std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, err);
-    return std::nullopt;
+    return false;
   }
-
-  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(*p, tensors, context, err, {o.runtimeChecks});
+  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(m.plan, tensors, context, err, {o.runtimeChecks});
   if (!module) {
     // A located error already reads `file:line:col: error: ...`.
     if (err.find(": error: ") != std::string::npos)
       std::cerr << err << "\n";
     else
       std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, err);
-    return std::nullopt;
+    return false;
   }
-  ImportedModel m;
-  m.doc = std::move(*doc);
-  m.plan = std::move(*p);
   m.tensors = std::move(tensors);
   m.module = std::move(module);
-  return m;
+  return true;
+}
+
+std::vector<std::set<std::string>> optionalVariants(const plan::Plan &p, const std::string &mode,
+                                                    std::string &error) {
+  if (mode == "none")
+    return {};
+  // One unit per optional manifest entry that weights can hold (state is
+  // never in the weights): all of a layer array's copies of an entry go
+  // together, as a checkpoint has a bias everywhere or nowhere.
+  std::vector<std::vector<std::string>> units;
+  std::string err;
+  std::vector<import::ModelTensor> all = import::expandManifest(p, {}, err);
+  size_t next = 0;
+  for (const plan::ManifestEntry &e : p.manifest) {
+    size_t copies = 1;
+    for (const nlohmann::json &r : e.repeat)
+      copies *= r.is_number_integer() ? static_cast<size_t>(std::max<int64_t>(r.get<int64_t>(), 0)) : 0;
+    if (next + copies > all.size())
+      return {};
+    if (e.optional && e.kind != "state") {
+      std::vector<std::string> paths;
+      for (size_t i = 0; i < copies; ++i)
+        paths.push_back(all[next + i].path);
+      units.push_back(std::move(paths));
+    }
+    next += copies;
+  }
+  if (units.empty())
+    return {};
+  if (mode == "each" && units.size() > kMaxOptionalUnitsForEach) {
+    error = fmt::format("--variants each: the model has {} optional tensors (or arrays of them), "
+                        "more than the {} whose {} combinations an artifact may carry; use "
+                        "--variants auto (none or all present) or build with --weights",
+                        units.size(), kMaxOptionalUnitsForEach, size_t(1) << kMaxOptionalUnitsForEach);
+    return {};
+  }
+  // auto: all of them present besides none (a checkpoint with or without
+  // biases); each: every combination, while there are few.
+  std::vector<std::set<std::string>> sets;
+  size_t combos = mode == "each" ? size_t(1) << units.size() : 2;
+  for (size_t mask = 1; mask < combos; ++mask) {
+    std::set<std::string> s;
+    for (size_t u = 0; u < units.size(); ++u)
+      if (mode != "each" || (mask >> u & 1))
+        s.insert(units[u].begin(), units[u].end());
+    sets.push_back(std::move(s));
+  }
+  return sets;
 }
 
 int buildCpuArtifact(const BuildCpuOptions &o) {
@@ -224,14 +286,6 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
   };
   if (o.emitMlir && !dump("model.mlir"))
     return 1;
-  nlohmann::json checks = import::runtimeChecks(*module);
-  if (mlir::failed(import::lowerImportedToLoops(*module))) {
-    std::cerr << fmt::format("linnet build: error: {}: bufferization of the imported model failed\n",
-                             o.file);
-    return 1;
-  }
-  if (o.emitMlir && !dump("model.loops.mlir"))
-    return 1;
   cpu::CodegenOptions cg;
   cg.parallel = !o.serial;
   if (!cpu::parseImplementationPolicy(o.impl, cg.implementation)) {
@@ -239,17 +293,72 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
                              o.impl);
     return 2;
   }
+  // The imported module to model.so's bytes and the runtime description's
+  // check table (read before lowering erases it).
+  auto compile = [&](mlir::ModuleOp m, nlohmann::json &checks, std::vector<cpu::ImplementationChoice> *choices,
+                     const std::string &what) -> std::optional<std::string> {
+    checks = import::runtimeChecks(m);
+    if (mlir::failed(import::lowerImportedToLoops(m))) {
+      std::cerr << fmt::format("linnet build: error: {}: bufferization of the imported model{} failed\n",
+                               o.file, what);
+      return std::nullopt;
+    }
+    if (o.emitMlir && what.empty() && !dump("model.loops.mlir"))
+      return std::nullopt;
+    llvm::Expected<std::string> lib = cpu::compileToSharedLibraryBytes(m, cg, choices);
+    if (!lib) {
+      std::cerr << fmt::format("linnet build: error: {}{}: {}\n", o.file, what, llvm::toString(lib.takeError()));
+      return std::nullopt;
+    }
+    return std::move(*lib);
+  };
+  nlohmann::json checks;
   std::vector<cpu::ImplementationChoice> choices;
-  llvm::Expected<std::string> lib = cpu::compileToSharedLibraryBytes(*module, cg, &choices);
-  if (!lib) {
-    std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(lib.takeError()));
+  std::optional<std::string> lib = compile(*module, checks, &choices, "");
+  if (!lib)
     return 1;
-  }
   out.library = std::move(*lib);
-  if (!out.write("model.so", out.library) ||
-      !out.write("runtime.json", import::runtimeJson(*p, tensors, checks).dump(2) + "\n") ||
+
+  // Without weights, optional tensors are bound at load time: besides the
+  // primary library (every optional tensor absent) the artifact carries one
+  // variant per presence set (optionalVariants), and the runtime loads the
+  // one the weights select (docs/runtime-abi.md, "Optional tensors").
+  std::vector<std::set<std::string>> variants;
+  if (o.weights.empty()) {
+    std::string why;
+    variants = optionalVariants(*p, o.variants, why);
+    if (!why.empty()) {
+      std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, why);
+      return 2;
+    }
+  }
+  nlohmann::json runtime = import::runtimeJson(*p, tensors, checks);
+  if (!variants.empty()) {
+    nlohmann::json names = nlohmann::json::array();
+    for (size_t k = 1; k <= variants.size(); ++k)
+      names.push_back(fmt::format("runtime.v{}.json", k));
+    runtime["variants"] = names;
+  }
+  if (!out.write("model.so", out.library) || !out.write("runtime.json", runtime.dump(2) + "\n") ||
       !out.write("plan.json", plan::printPlan(*doc)))
     return 1;
+  for (size_t k = 1; k <= variants.size(); ++k) {
+    std::string what = fmt::format(" (variant {}: with optional tensors {})", k,
+                                   fmt::join(variants[k - 1], ", "));
+    ImportedModel v;
+    v.plan = im->plan;
+    if (!importPresence(o, v, variants[k - 1], context))
+      return 1;
+    nlohmann::json vchecks;
+    std::optional<std::string> vlib = compile(*v.module, vchecks, nullptr, what);
+    if (!vlib)
+      return 1;
+    nlohmann::json vrt = import::runtimeJson(v.plan, v.tensors, vchecks);
+    vrt["library"] = fmt::format("model.v{}.so", k);
+    if (!out.write(vrt["library"].get<std::string>(), *vlib) ||
+        !out.write(fmt::format("runtime.v{}.json", k), vrt.dump(2) + "\n"))
+      return 1;
+  }
   if (int rc = o.writeManifest ? o.writeManifest(*imported, choices, out) : writeFilesManifest(out))
     return rc;
   if (!staging.commit(err)) {

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 
 #include <string>
 #include <string_view>
@@ -44,6 +45,9 @@ struct BuildCpuOptions {
   bool emitMlir = false; // also write model.mlir (tensors) and model.loops.mlir
   /// Implementation policy of linalg contractions: auto | generated | blas.
   std::string impl = "auto";
+  /// Without --weights, the presence sets of the optional tensors that get
+  /// a library, chosen at load time: auto | each | none (optionalVariants).
+  std::string variants = "auto";
   /// Called after model.so, runtime.json and plan.json are written, with
   /// the imported module (tensors, before bufferization), the linalg
   /// stage's implementation choices and the artifact's outputs so far:
@@ -61,8 +65,27 @@ struct ImportedModel {
   std::vector<import::ModelTensor> tensors;
   mlir::OwningOpRef<mlir::ModuleOp> module; // func/linalg/tensor/scf on tensors
 };
-/// Returns nullopt after printing the errors to stderr.
-std::optional<ImportedModel> importModel(const BuildCpuOptions &opts, mlir::MLIRContext &context);
+/// Returns nullopt after printing the errors to stderr. The optional
+/// tensors present are those of `present` when given, else those the
+/// weights (opts.weights) hold, else none.
+std::optional<ImportedModel> importModel(const BuildCpuOptions &opts, mlir::MLIRContext &context,
+                                         const std::set<std::string> *present = nullptr);
+/// Imports `m.plan` with the optional tensors in `present` (expanded
+/// paths), filling m.tensors and m.module; false after printing the errors.
+bool importPresence(const BuildCpuOptions &opts, ImportedModel &m, const std::set<std::string> &present,
+                    mlir::MLIRContext &context);
+
+/// `--variants each` builds a library per combination of at most this many
+/// optional manifest entries.
+inline constexpr size_t kMaxOptionalUnitsForEach = 4;
+/// The presence sets (expanded paths of optional tensors) an artifact built
+/// without weights carries besides the primary one, where none is present:
+/// for mode "auto" all of them present, for "each" every non-empty
+/// combination of the optional manifest entries (a layer array's copies of
+/// one entry go together), for "none" or a model without optional tensors
+/// nothing. Sets `error` when "each" would need too many.
+std::vector<std::set<std::string>> optionalVariants(const plan::Plan &p, const std::string &mode,
+                                                    std::string &error);
 
 /// Adds --root, -D, -I, --weights, --binding, --serial, --emit-mlir to `build`.
 void addBuildCpuOptions(CLI::App *build, BuildCpuOptions &opts);

@@ -73,6 +73,10 @@ struct ArtifactInfo {
   std::vector<ModelTensor> tensors;
   std::vector<EntrySig> entries;
   std::map<int64_t, CheckInfo> checks; // by id (1, 2, ...)
+  /// Runtime descriptions of the same model with other optional tensors
+  /// present (files of the artifact); the load picks the one the weights
+  /// match.
+  std::vector<std::string> variants;
 };
 /// Parses runtime.json's text strictly: every field typed, unknown fields,
 /// duplicate tensors or entries refused, each entry's symbol the ABI's
