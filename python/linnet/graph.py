@@ -45,6 +45,7 @@ class Graph:
         self._transposed = None
         self._dst_of_edge = None
         self._in_degree = None
+        self._numpy = None
 
     def __repr__(self):
         return (f"Graph(num_src={self.num_src}, num_dst={self.num_dst}, "
@@ -122,6 +123,12 @@ class Graph:
         return Graph(row_ptr, src[order].contiguous(), num_src, edge_order=order)
 
     # Derived arrays, computed once per graph.
+    def numpy_csr(self):
+        """The relation's arrays as the kernels take them (numpy views)."""
+        if self._numpy is None:
+            self._numpy = {"g.row_ptr": self.row_ptr.numpy(), "g.col_idx": self.col_idx.numpy()}
+        return self._numpy
+
     def dst_of_edge(self):
         """The destination of each edge (CSR order)."""
         if self._dst_of_edge is None:

@@ -21,6 +21,7 @@ from .graph import Graph
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _DTYPES = {torch.float32: "f32", torch.float64: "f64"}
+_CHECKED_NAMES = set()  # feature names already checked to be identifiers
 
 
 class Reducer:
@@ -97,7 +98,7 @@ class _Kernel:
         return torch.from_numpy(self.model.call(entry, [arrays[n] for n in names])[0])
 
     def _arrays(self, graph, values, transposed=False):
-        arrays = {"g.row_ptr": graph.row_ptr.numpy(), "g.col_idx": graph.col_idx.numpy()}
+        arrays = dict(graph.numpy_csr())
         perm = None
         if transposed:
             t_row, t_col, perm = graph.transposed()
@@ -192,27 +193,31 @@ class MessagePassing(torch.nn.Module):
                             f"mean(), max(), min()), found {reducer!r}")
         counts = {"src": graph.num_src, "dst": graph.num_dst, "edge": graph.num_edges}
         given = {}
-        dtype = None
         for role, feats in (("src", src), ("dst", dst), ("edge", edge)):
-            feats = {} if feats is None else feats
+            if not feats:
+                if feats is None or isinstance(feats, dict):
+                    continue
             if not isinstance(feats, dict):
                 raise TypeError(f"{role}: expected a dict of feature name -> tensor, found "
                                 f"{type(feats).__name__}")
             for name, t in feats.items():
-                what = f"{role} feature {name!r}"
-                if not isinstance(name, str) or not _IDENT.match(name):
-                    raise ValueError(f"{what}: a feature name must be an identifier "
-                                     "(letters, digits, _; starting with a letter)")
-                if isinstance(t, np.ndarray):
-                    t = torch.from_numpy(t)
-                if not isinstance(t, torch.Tensor):
-                    raise TypeError(f"{what}: expected a torch.Tensor, found {type(t).__name__}")
+                if name not in _CHECKED_NAMES:
+                    if not isinstance(name, str) or not _IDENT.match(name):
+                        raise ValueError(f"{role} feature {name!r}: a feature name must be an "
+                                         "identifier (letters, digits, _; starting with a letter)")
+                    _CHECKED_NAMES.add(name)
+                if type(t) is not torch.Tensor:
+                    if isinstance(t, np.ndarray):
+                        t = torch.from_numpy(t)
+                    if not isinstance(t, torch.Tensor):
+                        raise TypeError(f"{role} feature {name!r}: expected a torch.Tensor, "
+                                        f"found {type(t).__name__}")
                 if t.dtype not in _DTYPES:
-                    raise TypeError(f"{what}: expected dtype float32 or float64, found {t.dtype}")
-                if t.device.type != "cpu":
-                    raise ValueError(f"{what}: expected a CPU tensor, found device {t.device}")
+                    raise TypeError(f"{role} feature {name!r}: expected dtype float32 or float64, found {t.dtype}")
+                if t.is_cuda or t.device.type != "cpu":
+                    raise ValueError(f"{role} feature {name!r}: expected a CPU tensor, found device {t.device}")
                 if t.dim() < 1 or t.shape[0] != counts[role]:
-                    raise ValueError(f"{what}: expected {counts[role]} rows (the graph's "
+                    raise ValueError(f"{role} feature {name!r}: expected {counts[role]} rows (the graph's "
                                      f"{'num_edges' if role == 'edge' else 'num_' + role}), "
                                      f"found shape {tuple(t.shape)}")
                 if role == "edge" and graph.edge_order is not None:
