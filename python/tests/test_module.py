@@ -150,3 +150,54 @@ def test_llama_module_state_and_cli(tmp_path):
     m.prefill(tokens[:4])
     last = m.decode(tokens[4:], 4)
     torch.testing.assert_close(last[0], full[4], rtol=1e-4, atol=1e-5)
+
+
+def llama_reference(sd, tokens, dims, eps=1e-5, theta=10000.0):
+    """Hugging Face LlamaForCausalLM's forward in plain PyTorch (no cache)."""
+    H, heads, kv = dims["Hidden"], dims["Heads"], dims["KvHeads"]
+    hd = H // heads
+    S = tokens.shape[0]
+
+    def rms(x, w):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * w
+
+    def rope(x):  # [S, n, hd], rotate_half form
+        inv = 1.0 / theta ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd)
+        ang = torch.arange(S, dtype=torch.float32)[:, None] * inv[None, :]
+        cos = torch.cat([ang.cos(), ang.cos()], -1)[:, None, :]
+        sin = torch.cat([ang.sin(), ang.sin()], -1)[:, None, :]
+        rot = torch.cat([-x[..., hd // 2:], x[..., :hd // 2]], -1)
+        return x * cos + rot * sin
+
+    h = sd["model.embed_tokens.weight"][tokens]
+    for layer in range(dims["Layers"]):
+        p = f"model.layers.{layer}."
+        x = rms(h, sd[p + "input_layernorm.weight"])
+        q = rope((x @ sd[p + "self_attn.q_proj.weight"].T).view(S, heads, hd))
+        k = rope((x @ sd[p + "self_attn.k_proj.weight"].T).view(S, kv, hd))
+        v = (x @ sd[p + "self_attn.v_proj.weight"].T).view(S, kv, hd)
+        k = k.repeat_interleave(heads // kv, dim=1)
+        v = v.repeat_interleave(heads // kv, dim=1)
+        scores = torch.einsum("shd,thd->hst", q, k) / hd ** 0.5
+        mask = torch.ones(S, S, dtype=torch.bool).tril()
+        att = scores.masked_fill(~mask, float("-inf")).softmax(-1)
+        ctx = torch.einsum("hst,thd->shd", att, v).reshape(S, H)
+        h = h + ctx @ sd[p + "self_attn.o_proj.weight"].T
+        x = rms(h, sd[p + "post_attention_layernorm.weight"])
+        g = x @ sd[p + "mlp.gate_proj.weight"].T
+        u = x @ sd[p + "mlp.up_proj.weight"].T
+        h = h + (torch.nn.functional.silu(g) * u) @ sd[p + "mlp.down_proj.weight"].T
+    return rms(h, sd["model.norm.weight"]) @ sd["lm_head.weight"].T
+
+
+def test_llama_module_matches_pytorch_reference():
+    torch.manual_seed(5)
+    m = linnet.compile(LLAMA, root="Llama", dims=LLAMA_DIMS)
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            p.copy_(1.0 + 0.1 * torch.randn_like(p) if n.endswith("norm.weight")
+                    else 0.2 * torch.randn_like(p))
+    tokens = torch.tensor([7, 1, 63, 20, 20, 4])
+    sd = {k: v.detach() for k, v in m.state_dict().items()}
+    torch.testing.assert_close(m.prefill(tokens), llama_reference(sd, tokens, LLAMA_DIMS),
+                               rtol=1e-4, atol=1e-4)
