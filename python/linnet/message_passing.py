@@ -170,7 +170,8 @@ class _Apply(torch.autograd.Function):
 
 
 class MessagePassing(torch.nn.Module):
-    """Subclass with `reducer = linnet.sum()` (or mean/max/min) and
+    """Subclass with `reducer = linnet.sum()` (or mean/max/min, or softmax with
+    `edge()` returning `(score, value)`) and
     `def edge(self, src, dst, edge): return <message>`; call as
     `kernel(graph=g, src={"x": x}, dst={...}, edge={"weight": w})`. Features
     are tensors with one row per node (src: num_src, dst: num_dst) or per edge
@@ -187,10 +188,10 @@ class MessagePassing(torch.nn.Module):
     def forward(self, graph, src=None, dst=None, edge=None):
         if not isinstance(graph, Graph):
             raise TypeError(f"graph: expected a linnet.Graph, found {type(graph).__name__}")
-        reducer = type(self).reducer
+        reducer = self.reducer  # the class's, or one set on the instance
         if not isinstance(reducer, Reducer):
             raise TypeError(f"{type(self).__name__}.reducer: expected a reducer (linnet.sum(), "
-                            f"mean(), max(), min()), found {reducer!r}")
+                            f"mean(), max(), min(), softmax()), found {reducer!r}")
         counts = {"src": graph.num_src, "dst": graph.num_dst, "edge": graph.num_edges}
         given = {}
         for role, feats in (("src", src), ("dst", dst), ("edge", edge)):

@@ -274,3 +274,19 @@ def test_second_derivatives_are_refused():
     (gx,) = torch.autograd.grad(out.sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="once_differentiable|does not require grad"):
         torch.autograd.grad(gx.sum(), x)
+
+
+def test_reducer_per_instance():
+    class Agg(linnet.MessagePassing):
+        def __init__(self, reducer):
+            super().__init__()
+            self.reducer = reducer
+
+        def edge(self, src, dst, edge):
+            return src.x
+
+    graph = linnet.Graph.from_csr(torch.tensor([0, 2, 3, 3]), torch.tensor([0, 1, 1]), num_src=2)
+    x = torch.tensor([2.0, 3.0])
+    torch.testing.assert_close(Agg(linnet.sum())(graph, src={"x": x}), torch.tensor([5.0, 3.0, 0.0]))
+    torch.testing.assert_close(Agg(linnet.mean())(graph, src={"x": x}), torch.tensor([2.5, 3.0, 0.0]))
+    torch.testing.assert_close(Agg(linnet.min())(graph, src={"x": x}), torch.tensor([2.0, 3.0, 0.0]))
