@@ -89,13 +89,23 @@ def main():
 
     tiny = linnet.Graph.from_csr(torch.tensor([0, 2, 3, 3]), torch.tensor([0, 1, 1]), num_src=2)
     tx, tw = torch.tensor([2.0, 3.0]), torch.tensor([4.0, 5.0, 2.0])
-    calls = 2000
+    calls, best = 1000, float("inf")
     kernel(graph=tiny, src={"x": tx}, edge={"weight": tw})
-    t = time.perf_counter()
-    for _ in range(calls):
-        kernel(graph=tiny, src={"x": tx}, edge={"weight": tw})
-    print(f"call overhead (3-node graph, forward, no grad): "
-          f"{(time.perf_counter() - t) / calls * 1e6:.1f} us (target < 20 us)")
+    for _ in range(7):  # best of 7 batches: the machine may be shared
+        t = time.perf_counter()
+        for _ in range(calls):
+            kernel(graph=tiny, src={"x": tx}, edge={"weight": tw})
+        best = min(best, (time.perf_counter() - t) / calls)
+    txg = tx.clone().requires_grad_()
+    best_grad = float("inf")
+    for _ in range(7):
+        t = time.perf_counter()
+        for _ in range(calls):
+            kernel(graph=tiny, src={"x": txg}, edge={"weight": tw})
+        best_grad = min(best_grad, (time.perf_counter() - t) / calls)
+    print(f"call overhead (3-node graph, forward; best of 7 x {calls} calls): "
+          f"{best * 1e6:.1f} us without autograd, {best_grad * 1e6:.1f} us recording "
+          f"for backward (target < 20 us)")
 
 
 if __name__ == "__main__":

@@ -91,11 +91,11 @@ class _Kernel:
         self.inputs = {e["name"]: [i["name"] for i in e["inputs"]] for e in self.model.entries()}
 
     def call(self, entry, arrays):
-        names = self.inputs[entry]
-        missing = [n for n in names if n not in arrays]
-        if missing:
-            raise RuntimeError(f"linnet internal error: entry {entry} lacks {missing}")
-        return torch.from_numpy(self.model.call(entry, [arrays[n] for n in names])[0])
+        try:
+            inputs = [arrays[n] for n in self.inputs[entry]]
+        except KeyError as e:
+            raise RuntimeError(f"linnet internal error: entry {entry} lacks {e}") from None
+        return torch.from_numpy(self.model.call(entry, inputs)[0])
 
     def _arrays(self, graph, values, transposed=False):
         arrays = dict(graph.numpy_csr())
@@ -225,7 +225,7 @@ class MessagePassing(torch.nn.Module):
                     t = t.index_select(0, graph.edge_order)  # COO order -> CSR order
                 given[(role, name)] = t
         key = (reducer.name,) + tuple(sorted(
-            (r, n, t.dtype, tuple(t.shape[1:])) for (r, n), t in given.items()))
+            (r, n, t.dtype, t.shape[1:]) for (r, n), t in given.items()))
         cls = type(self)
         if cls.__dict__.get("_kernels") is None:
             cls._kernels = {}
@@ -234,7 +234,9 @@ class MessagePassing(torch.nn.Module):
             kernel = self._trace(reducer, given)
             cls._kernels[key] = kernel
         values = [given[(r, n)] for r, n, _ in kernel.feats]
-        return _Apply.apply(kernel, graph, *values)
+        if torch.is_grad_enabled() and any(v.requires_grad for v in values):
+            return _Apply.apply(kernel, graph, *values)
+        return kernel.forward(graph, values)[0]  # nothing to differentiate
 
     def _trace(self, reducer, given):
         shapes = {r: {n: tuple(t.shape[1:]) for (rr, n), t in given.items() if rr == r}
