@@ -201,3 +201,17 @@ def test_llama_module_matches_pytorch_reference():
     sd = {k: v.detach() for k, v in m.state_dict().items()}
     torch.testing.assert_close(m.prefill(tokens), llama_reference(sd, tokens, LLAMA_DIMS),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_missing_compiler_is_reported(monkeypatch):
+    monkeypatch.setenv("LINNET_BIN", "/nonexistent/linnet")
+    with pytest.raises(FileNotFoundError, match="LINNET_BIN='/nonexistent/linnet' is not an executable"):
+        _compiler.linnet_bin()
+
+
+def test_compile_error_carries_diagnostics(tmp_path):
+    bad = tmp_path / "bad.ln"
+    bad.write_text("module bad\n\npub block B {\n    pub entry f(x: Tensor[4; f32]) -> Tensor[4; f32] {\n"
+                   "        [i: 4] x[i] * y[i]\n    }\n}\n")
+    with pytest.raises(_compiler.CompileError, match=r"bad\.ln:5:\d+: error: .*y"):
+        linnet.compile(str(bad))
