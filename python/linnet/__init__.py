@@ -13,8 +13,9 @@ from ._compiler import CompileError, linnet_bin
 from .graph import Graph
 from .message_passing import MessagePassing, Reducer, max, mean, min, softmax, sum  # noqa: A004
 from .module import LinnetModule, compile, load  # noqa: A004
+from .reference import ReferenceModule, reference
 
 Model = _core.Model
 
-__all__ = ["CompileError", "Graph", "LinnetModule", "MessagePassing", "Model", "Reducer",
-           "compile", "linnet_bin", "load", "max", "mean", "min", "softmax", "sum"]
+__all__ = ["CompileError", "Graph", "LinnetModule", "MessagePassing", "Model", "Reducer", "ReferenceModule",
+           "compile", "linnet_bin", "load", "max", "mean", "min", "reference", "softmax", "sum"]

@@ -181,6 +181,15 @@ class LinnetModule(torch.nn.Module):
     def entries(self):
         return list(self._entries)
 
+    def reference(self):
+        """The same model as a pure-PyTorch module (linnet.reference) with a
+        copy of this module's current parameters: for checking and
+        fine-tuning."""
+        from .reference import ReferenceModule
+        with open(os.path.join(self._artifact, "plan.json")) as f:
+            plan = json.load(f)
+        return ReferenceModule(plan, weights={k: v.detach() for k, v in self.state_dict().items()})
+
     def state_tensor(self, path):
         """The current value of a state tensor (None before the first call)."""
         if self._model is None:
