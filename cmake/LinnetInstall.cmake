@@ -12,7 +12,12 @@ add_library(linnet_runtime SHARED ${CMAKE_CURRENT_LIST_DIR}/install/runtime-shar
 target_link_libraries(linnet_runtime PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,LinnetRuntime>")
 # Only linnet_* is exported: the C++ inside (and the libraries it links) stay private.
 target_link_options(linnet_runtime PRIVATE
-  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/install/runtime.map" "LINKER:--no-undefined")
+  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/install/runtime.map")
+# A sanitized build leaves the sanitizer (and coverage) runtime to the
+# executable: its shared library has undefined references by design.
+if(NOT LINNET_SANITIZE AND NOT LINNET_ENABLE_FUZZ)
+  target_link_options(linnet_runtime PRIVATE "LINKER:--no-undefined")
+endif()
 set_target_properties(linnet_runtime PROPERTIES
   VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
   LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/install/runtime.map

@@ -17,6 +17,10 @@ config.substitutions.append(("%linnet_src", config.linnet_src_root))
 config.substitutions.append(("%examples", os.path.join(config.linnet_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%linnet_obj", config.linnet_obj_root))
+# ASan + UBSan builds (scripts/sanitize): a program linked against their
+# shared runtime library needs the sanitizer runtime too.
+if getattr(config, "linnet_sanitized", False):
+    config.available_features.add("sanitized")
 
 tool_dirs = [config.linnet_tools_dir, config.llvm_tools_dir]
 tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore")]

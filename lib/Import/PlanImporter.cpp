@@ -26,6 +26,8 @@
 #include "mlir/IR/Verifier.h"
 
 #include <fmt/format.h>
+
+#include <cmath>
 #include <fmt/ranges.h>
 
 #include <functional>
@@ -397,6 +399,37 @@ private:
         loc_, t, b_.getFloatAttr(t, APFloat::getInf(ft.getFloatSemantics(), negative)));
   }
 
+  /// `v as iN` (§6.9): truncation toward zero, saturating at the type's
+  /// range, NaN to 0 (LLVM's fptosi alone is poison there); `as bool` is
+  /// `v != 0`. The clamp is exact in f64 for N <= 32; for i64 the largest
+  /// f64 below 2^63 is clamped to and 2^63 and above select the maximum.
+  Value floatToInt(Value v, IntegerType to) {
+    Type f64 = b_.getF64Type();
+    auto fconst = [&](double x, Type t) {
+      return b_.create<arith::ConstantOp>(loc_, t, b_.getFloatAttr(t, x)).getResult();
+    };
+    if (to.getWidth() == 1)
+      return b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::UNE, v, fconst(0.0, v.getType()));
+    unsigned w = to.getWidth();
+    Value x = v.getType().getIntOrFloatBitWidth() < 64 ? b_.create<arith::ExtFOp>(loc_, f64, v).getResult() : v;
+    double lo = -std::ldexp(1.0, int(w) - 1);
+    double top = std::ldexp(1.0, int(w) - 1); // the first value out of range above
+    double hi = w <= 32 ? top - 1 : std::nextafter(top, 0.0);
+    Value c = b_.create<arith::MinimumFOp>(loc_, b_.create<arith::MaximumFOp>(loc_, x, fconst(lo, f64)),
+                                           fconst(hi, f64));
+    Value r = b_.create<arith::FPToSIOp>(loc_, to, c);
+    auto iconst = [&](const APInt &a) {
+      return b_.create<arith::ConstantOp>(loc_, to, b_.getIntegerAttr(to, a)).getResult();
+    };
+    if (w > 32) {
+      Value above = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OGE, x, fconst(top, f64));
+      r = b_.create<arith::SelectOp>(loc_, above, iconst(APInt::getSignedMaxValue(w)), r);
+    }
+    // minimumf/maximumf propagate NaN: select 0 for it.
+    Value nan = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::UNO, x, x);
+    return b_.create<arith::SelectOp>(loc_, nan, iconst(APInt(w, 0)), r);
+  }
+
   Value convert(Value v, Type to) {
     Type from = v.getType();
     if (from == to)
@@ -411,9 +444,9 @@ private:
       return from.isInteger(1) ? b_.create<arith::UIToFPOp>(loc_, to, v).getResult()
                                : b_.create<arith::SIToFPOp>(loc_, to, v).getResult();
     if (isFloat(from) && isa<IndexType>(to))
-      return convert(b_.create<arith::FPToSIOp>(loc_, b_.getI64Type(), v), to);
+      return convert(floatToInt(v, b_.getI64Type()), to);
     if (isFloat(from) && isa<IntegerType>(to))
-      return b_.create<arith::FPToSIOp>(loc_, to, v);
+      return floatToInt(v, cast<IntegerType>(to));
     if (isFloat(from) && isFloat(to))
       return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
                  ? b_.create<arith::ExtFOp>(loc_, to, v).getResult()

@@ -187,22 +187,26 @@ Num interp::convert(Num x, DT from, DT to) {
   }
   if (!ff)
     return normalize(to, x);
-  // float -> integer: truncation toward zero, as C; what C leaves undefined
-  // (NaN, out of range) is an error here.
+  // float -> integer (§6.9): truncation toward zero, saturating at the
+  // type's range; NaN gives 0.
   if (to == DT::Bool)
     return numI(x.f != 0);
+  if (std::isnan(x.f))
+    return numI(0);
   double t = std::trunc(x.f);
-  double lo, hi;
+  int64_t lo, hi;
   switch (to) {
   case DT::U8: lo = 0, hi = 255; break;
   case DT::I8: lo = -128, hi = 127; break;
   case DT::I16: lo = -32768, hi = 32767; break;
-  case DT::I32: lo = -2147483648.0, hi = 2147483647.0; break;
-  default: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+  case DT::I32: lo = INT32_MIN, hi = INT32_MAX; break;
+  default: lo = INT64_MIN, hi = INT64_MAX; break;
   }
-  if (std::isnan(x.f) || t < lo || t > hi || (hi > 1e18 && t >= 9223372036854775808.0))
-    throw EvalError(fmt::format("cast of {} {} to {} is out of range", dtName(from), numStr(from, x),
-                                dtName(to)));
+  if (t <= static_cast<double>(lo))
+    return numI(lo);
+  // static_cast<double>(INT64_MAX) is 2^63: anything from there saturates.
+  if (t >= static_cast<double>(hi))
+    return numI(hi);
   return numI(static_cast<int64_t>(t));
 }
 
