@@ -11,17 +11,19 @@ is a tensor over the index axes bound so far (left-aligned, size 1 where it
 does not depend on an axis); a reduction reduces its own trailing axes.
 
 Supported today: comprehensions at function level, the built-in reducers
-(sum, mean, max, min, prod) over dense index domains, tensor indexing
+(sum, mean, max, min, prod) over dense index domains and (sum, mean, max,
+min) over CSR relations (a linnet.Graph argument), tensor indexing
 (also by index values read from tensors), arithmetic, comparisons, `if`,
 `match` on optional parameters, calls of functions, ops and sub-block
-methods, constants, casts and the scalar intrinsics. Not yet: relations
-(CSR reductions), user-defined reducers, `while`, state, structs, slices;
+methods, constants, casts and the scalar intrinsics. Not yet: user-defined
+reducers, `where` filters, `while`, state, structs, slices, arrays of sub blocks;
 they raise NotImplementedError naming the construct.
 """
 
 import torch
 
 from . import _compiler
+from .graph import Graph
 from .module import _TORCH, _Holder
 
 _BUILTINS = {
@@ -214,26 +216,60 @@ class _Eval:
 
     def space(self, op, vals, env, block, depth, reducer):
         idx = op["attrs"]["indices"]
-        for i in idx:
-            if "relation" in i or "domain" not in i:
-                raise NotImplementedError("reference: a reduction over a relation")
-        sizes = [self.dim(i["domain"], env) for i in idx]
         reg = op["regions"][0]
         inner = dict(vals)
-        n = depth + len(sizes)
-        for k, (ra, size) in enumerate(zip(reg["args"], sizes)):
+        n = depth + len(idx)
+        sizes, mask = [], None
+        binders = iter(reg["args"])
+        for k, item in enumerate(idx):
             shape = [1] * n
-            shape[depth + k] = size
-            inner[ra["id"]] = self.scalar(torch.arange(size).reshape(shape))
+            if "relation" in item:
+                # Over a CSR relation: an axis over all edges, masked to the
+                # edges into the target destination (reference semantics;
+                # O(destinations x edges)).
+                graph = vals[op["operands"][item["relation"]]]
+                target = vals[op["operands"][item["target"]]]
+                if not isinstance(graph, Graph):
+                    raise NotImplementedError("reference: a relation that is not a Graph argument")
+                size = graph.num_edges
+                shape[depth + k] = size
+                edges = torch.arange(size).reshape(shape)
+                names = item["names"]
+                for j, _ in enumerate(names):
+                    ra = next(binders)
+                    inner[ra["id"]] = graph.col_idx.reshape(shape) if j == 0 else edges
+                m = graph.dst_of_edge().reshape(shape) == self.lift(target, n)
+                mask = m if mask is None else mask & m
+            else:
+                if "domain" not in item:
+                    raise NotImplementedError(f"reference: reduction index {item}")
+                size = self.dim(item["domain"], env)
+                shape[depth + k] = size
+                inner[next(binders)["id"]] = torch.arange(size).reshape(shape)
+            sizes.append(size)
         v = self.region(reg["ops"], inner, env, block, n)
         if not isinstance(v, torch.Tensor):
             v = torch.tensor(v, dtype=self.dtype)
         v = self.lift(v, n)
         full = [v.shape[d] if d < depth else sizes[d - depth] for d in range(n)]
+        if mask is not None:
+            full = list(torch.broadcast_shapes(tuple(full), tuple(mask.shape)))
         v = v.expand(full)
         if reducer is None:
             return v.clone()
         axes = tuple(range(depth, n))
+        if mask is not None:
+            mask = mask.expand(full)
+            if reducer == "sum":
+                return torch.where(mask, v, torch.zeros((), dtype=v.dtype)).sum(axes)
+            if reducer == "mean":
+                total = torch.where(mask, v, torch.zeros((), dtype=v.dtype)).sum(axes)
+                return total / mask.sum(axes).clamp(min=1).to(v.dtype)
+            if reducer in ("max", "min"):
+                fill = float("-inf") if reducer == "max" else float("inf")
+                masked = torch.where(mask, v, torch.full((), fill, dtype=v.dtype)).flatten(depth)
+                return masked.amax(-1) if reducer == "max" else masked.amin(-1)
+            raise NotImplementedError(f"reference: reducer {reducer} over a relation")
         if reducer == "sum": out = v.sum(axes)
         elif reducer == "mean": out = v.mean(axes)
         elif reducer == "prod": out = v.flatten(depth).prod(-1)
@@ -306,8 +342,13 @@ class ReferenceModule(torch.nn.Module):
         env = dict(self._env)
         for fa, v in zip(formal, args):
             if fa["type"].get("kind") == "relation":
-                raise NotImplementedError(f"reference: {entry}() takes a relation "
-                                          f"({fa['name']}); relations are not supported yet")
+                if not isinstance(v, Graph):
+                    raise TypeError(f"{entry}(): relation {fa['name']!r}: expected a "
+                                    f"linnet.Graph, found {type(v).__name__}")
+                for d, n in zip(fa["type"]["dims"], (v.num_src, v.num_dst, v.num_edges)):
+                    if isinstance(d, dict) and "sym" in d and d["sym"] not in env:
+                        env[d["sym"]] = n
+                continue
             if not isinstance(v, torch.Tensor):
                 raise TypeError(f"{entry}(): input {fa['name']!r}: expected a torch.Tensor, "
                                 f"found {type(v).__name__}")
