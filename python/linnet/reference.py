@@ -12,11 +12,11 @@ does not depend on an axis); a reduction reduces its own trailing axes.
 
 Supported today: comprehensions at function level, the built-in reducers
 (sum, mean, max, min, prod) over dense index domains and (sum, mean, max,
-min) over CSR relations (a linnet.Graph argument), tensor indexing
+min) over CSR relations (a linnet.Graph argument), `where` filters, tensor indexing
 (also by index values read from tensors), arithmetic, comparisons, `if`,
 `match` on optional parameters, calls of functions, ops and sub-block
 methods, constants, casts and the scalar intrinsics. Not yet: user-defined
-reducers, `where` filters, `while`, state, structs, slices, arrays of sub blocks;
+reducers, `while`, state, structs, slices, arrays of sub blocks;
 they raise NotImplementedError naming the construct.
 """
 
@@ -209,8 +209,6 @@ class _Eval:
             r = a["reducer"]
             if not isinstance(r, str) or r not in ("sum", "mean", "max", "min", "prod"):
                 raise NotImplementedError(f"reference: reducer {r!r} (user-defined reducers)")
-            if a.get("filter"):
-                raise NotImplementedError("reference: a reduction with a `where` filter")
             return self.space(op, vals, env, block, depth, reducer=r)
         raise NotImplementedError(f"reference: Core IR op '{k}'")
 
@@ -248,6 +246,14 @@ class _Eval:
                 inner[next(binders)["id"]] = torch.arange(size).reshape(shape)
             sizes.append(size)
         v = self.region(reg["ops"], inner, env, block, n)
+        if op["attrs"].get("filter"):  # `where`: a second region, same binders
+            cond_reg = op["regions"][1]
+            cinner = dict(inner)
+            for ra, rb in zip(cond_reg["args"], reg["args"]):
+                cinner[ra["id"]] = inner[rb["id"]]
+            cond = self.region(cond_reg["ops"], cinner, env, block, n)
+            cond = self.lift(cond if isinstance(cond, torch.Tensor) else torch.tensor(bool(cond)), n)
+            mask = cond if mask is None else mask & cond
         if not isinstance(v, torch.Tensor):
             v = torch.tensor(v, dtype=self.dtype)
         v = self.lift(v, n)

@@ -93,3 +93,18 @@ def test_reference_gathers_reduces_and_branches(tmp_path):
     ids = torch.tensor([3, 9, 0, 3])
     ref = compiled.reference()
     torch.testing.assert_close(ref(ids), compiled(ids))
+
+
+def test_reference_where_filter(tmp_path):
+    src = tmp_path / "filt.ln"
+    src.write_text("module filt\n\npub block F<S: dim> {\n"
+                   "    pub entry cumsum(x: Tensor[S; f32]) -> Tensor[S; f32] {\n"
+                   "        [i: S] sum(j: S where j <= i) x[j]\n    }\n\n"
+                   "    pub entry runmax(x: Tensor[S; f32]) -> Tensor[S; f32] {\n"
+                   "        [i: S] max(j: S where j <= i) x[j]\n    }\n}\n")
+    compiled = linnet.compile(str(src), dims={"S": 5})
+    ref = compiled.reference()
+    x = torch.tensor([3.0, -1.0, 4.0, 1.0, -5.0])
+    torch.testing.assert_close(ref.cumsum(x), x.cumsum(0))
+    torch.testing.assert_close(ref.cumsum(x), compiled.cumsum(x))
+    torch.testing.assert_close(ref.runmax(x), compiled.runmax(x))
