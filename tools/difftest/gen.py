@@ -69,7 +69,9 @@ ALL_FEATURES = [
 CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "nested", "slices",
                "helpers", "params", "rootdims", "entrydims", "tri", "if", "f64", "prod", "ints",
                "blockexpr", "while", "stepslice", "domonly", "idxcast", "tensorbody", "bool", "intlit",
-               "trimean", "letannot", "litcast", "smallidx", "untypedcomp", "dimexpr_sig", "emptyred"}
+               "trimean", "letannot", "litcast", "smallidx", "untypedcomp", "dimexpr_sig", "emptyred",
+               "intdiv", "csr", "reducer", "stdreducer", "state", "ifstate", "blocks", "subarray",
+               "optsub", "optparam", "childcomp", "tanh_erf", "relmean", "multibind", "typedT"}
 PROFILES = {
     "ci": CI_FEATURES,
     "full": set(ALL_FEATURES),
