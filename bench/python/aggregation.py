@@ -2,7 +2,7 @@
 s -> d of x[s] * w[e]), compiled by linnet.MessagePassing, against the same
 computation with torch.sparse (forward and backward), in the same run.
 
-    PYTHONPATH=build/python /usr/bin/python3 python/bench/aggregation.py [--nodes N] [--edges E] [--features F]
+    PYTHONPATH=build/python /usr/bin/python3 bench/python/aggregation.py [--nodes N] [--edges E] [--features F]
 
 The graph is R-MAT (a = 0.57, b = c = 0.19), as in the issue's target:
 100k nodes, ~1M edges, F = 64, gradients to x. Also prints the per-call
