@@ -104,6 +104,15 @@ std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
   const sema::BlockInfo *root = sema::findRootBlock(*prog, o.root, diag);
   if (!root)
     return std::nullopt;
+  // What the CPU back end cannot build yet, said at the source.
+  for (const sema::GenericParam &g : root->generics)
+    if (g.kind == ast::GenericKind::Shape)
+      diag.error(g.loc, fmt::format("root generic '{}': a shape generic on the root block is not "
+                                    "supported by the CPU back end yet (give the block a dim "
+                                    "generic per axis)",
+                                    g.name));
+  if (diag.hasErrors())
+    return std::nullopt;
   std::optional<sema::Instantiation> inst = sema::instantiate(*root, *defines, diag);
   if (!inst)
     return std::nullopt;
