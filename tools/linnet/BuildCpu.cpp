@@ -24,11 +24,15 @@
 #include "linnet/Target/CPU/CPUCodegen.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/thread.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -83,6 +87,15 @@ int writeFilesManifest(ArtifactOutputs &out) {
   }
   return 0;
 }
+
+/// A library of an artifact's optional-tensor variant, built on a worker.
+struct VariantBuild {
+  llvm::thread worker;
+  bool ok = false;
+  std::string library, runtime; // model.vK.so's and runtime.vK.json's bytes
+};
+/// Deep programs recurse in the importer: the CLI's command stack size.
+constexpr unsigned kVariantStackBytes = 256u << 20;
 
 std::optional<nlohmann::json> planOf(const BuildCpuOptions &o) {
   SourceManager sm;
@@ -321,6 +334,56 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     }
     return std::move(*lib);
   };
+  // Without weights, optional tensors are bound at load time: besides the
+  // primary library (every optional tensor absent) the artifact carries one
+  // variant per presence set (optionalVariants), and the runtime loads the
+  // one the weights select (docs/runtime-abi.md, "Optional tensors"). Each
+  // variant is imported and compiled in a context of its own on a worker
+  // thread while the primary one compiles here; the files are written in a
+  // fixed order afterwards, so the artifact does not depend on timing.
+  std::vector<std::set<std::string>> variants;
+  if (o.weights.empty()) {
+    std::string why;
+    variants = optionalVariants(*p, o.variants, why);
+    if (!why.empty()) {
+      std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, why);
+      return 2;
+    }
+  }
+  std::vector<VariantBuild> variantBuilds(variants.size());
+  std::atomic<size_t> nextVariant{0};
+  auto variantWorker = [&] {
+    for (size_t k; (k = nextVariant.fetch_add(1)) < variants.size();) {
+      VariantBuild &v = variantBuilds[k];
+      std::string what = fmt::format(" (variant {}: with optional tensors {})", k + 1,
+                                     fmt::join(variants[k], ", "));
+      mlir::MLIRContext vcontext(mlir::MLIRContext::Threading::DISABLED);
+      ImportedModel vm;
+      vm.plan = im->plan;
+      if (!importPresence(o, vm, variants[k], vcontext))
+        continue;
+      nlohmann::json vchecks;
+      std::optional<std::string> vlib = compile(*vm.module, vchecks, nullptr, what);
+      if (!vlib)
+        continue;
+      nlohmann::json vrt = import::runtimeJson(vm.plan, vm.tensors, vchecks);
+      vrt["library"] = fmt::format("model.v{}.so", k + 1);
+      v.library = std::move(*vlib);
+      v.runtime = vrt.dump(2) + "\n";
+      v.ok = true;
+    }
+  };
+  // The primary library compiles on this thread: the workers take the
+  // other hardware threads (the CLI's own stack size: deep programs).
+  unsigned hw = llvm::hardware_concurrency().compute_thread_count();
+  size_t workers = std::min<size_t>(variants.size(), hw > 1 ? hw - 1 : 1);
+  for (size_t i = 0; i < workers; ++i)
+    variantBuilds[i].worker = llvm::thread(std::optional<unsigned>(kVariantStackBytes), variantWorker);
+  auto joinVariants = llvm::make_scope_exit([&] {
+    for (VariantBuild &v : variantBuilds)
+      if (v.worker.joinable())
+        v.worker.join();
+  });
   nlohmann::json checks;
   std::vector<cpu::ImplementationChoice> choices;
   std::optional<std::string> lib = compile(*module, checks, &choices, "");
@@ -332,15 +395,6 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
   // primary library (every optional tensor absent) the artifact carries one
   // variant per presence set (optionalVariants), and the runtime loads the
   // one the weights select (docs/runtime-abi.md, "Optional tensors").
-  std::vector<std::set<std::string>> variants;
-  if (o.weights.empty()) {
-    std::string why;
-    variants = optionalVariants(*p, o.variants, why);
-    if (!why.empty()) {
-      std::cerr << fmt::format("linnet build: error: {}: {}\n", o.file, why);
-      return 2;
-    }
-  }
   nlohmann::json runtime = import::runtimeJson(*p, tensors, checks);
   if (!variants.empty()) {
     nlohmann::json names = nlohmann::json::array();
@@ -352,20 +406,13 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
       !out.write("plan.json", plan::printPlan(*doc)))
     return 1;
   for (size_t k = 1; k <= variants.size(); ++k) {
-    std::string what = fmt::format(" (variant {}: with optional tensors {})", k,
-                                   fmt::join(variants[k - 1], ", "));
-    ImportedModel v;
-    v.plan = im->plan;
-    if (!importPresence(o, v, variants[k - 1], context))
+    VariantBuild &v = variantBuilds[k - 1];
+    if (v.worker.joinable())
+      v.worker.join();
+    if (!v.ok)
       return 1;
-    nlohmann::json vchecks;
-    std::optional<std::string> vlib = compile(*v.module, vchecks, nullptr, what);
-    if (!vlib)
-      return 1;
-    nlohmann::json vrt = import::runtimeJson(v.plan, v.tensors, vchecks);
-    vrt["library"] = fmt::format("model.v{}.so", k);
-    if (!out.write(vrt["library"].get<std::string>(), *vlib) ||
-        !out.write(fmt::format("runtime.v{}.json", k), vrt.dump(2) + "\n"))
+    if (!out.write(fmt::format("model.v{}.so", k), v.library) ||
+        !out.write(fmt::format("runtime.v{}.json", k), v.runtime))
       return 1;
   }
   if (int rc = o.writeManifest ? o.writeManifest(*imported, choices, out) : writeFilesManifest(out))
