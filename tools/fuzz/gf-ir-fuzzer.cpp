@@ -27,6 +27,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -56,6 +57,30 @@ static std::string print(ModuleOp module) {
   return out;
 }
 
+/// Inputs that crash MLIR 19 itself, outside the gf dialects, are skipped so
+/// that the fuzzer keeps exploring ours:
+///  - a bool dense array with an integer element, `array<i1: 0>` (also
+///    spelled `i01`): the parser accepts it and AsmPrinter's
+///    printDenseArrayAttr then reads through a null pointer (upstream
+///    `mlir-opt --allow-unregistered-dialect` on `"a.b"() {x = array<i1: 0>}
+///    : () -> ()` crashes the same way); a property conversion diagnostic
+///    prints the attribute, so any op reaches it.
+static bool hitsUpstreamCrash(const std::string &text) {
+  for (size_t at = text.find("array<"); at != std::string::npos; at = text.find("array<", at + 1)) {
+    size_t i = at + 6;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+      ++i;
+    if (i >= text.size() || text[i] != 'i')
+      continue;
+    size_t j = ++i;
+    while (j < text.size() && text[j] == '0')
+      ++j;
+    if (j < text.size() && text[j] == '1' && (j + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[j + 1]))))
+      return true;
+  }
+  return false;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext &ctx = context();
   std::string diagnostics;
@@ -67,6 +92,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ParserConfig config(&ctx);
   // MLIR's lexer reads up to a terminating NUL: give it a string that has one.
   std::string text(reinterpret_cast<const char *>(data), size);
+  if (hitsUpstreamCrash(text))
+    return 0;
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config, "fuzz.mlir");
   if (!module || failed(verify(*module)))
     return 0;
