@@ -71,6 +71,7 @@ struct V {
   DimV numDst;
   DimV numSrc;                    // Rel
   std::string relName;            // Rel: the input's name (gf.relation's relation_id)
+  bool uns = false;               // Scalar, Tensor: an unsigned integer (u8, ...) in signless bits
 
   static V scalar(Value v, std::optional<int64_t> c = std::nullopt) {
     V r;
@@ -399,6 +400,45 @@ private:
         loc_, t, b_.getFloatAttr(t, APFloat::getInf(ft.getFloatSemantics(), negative)));
   }
 
+  /// `v as uN` (§6.9): truncation toward zero, saturating at [0, 2^N - 1],
+  /// NaN to 0.
+  Value floatToUnsigned(Value v, IntegerType to) {
+    Type f64 = b_.getF64Type();
+    unsigned w = to.getWidth();
+    if (w > 32)
+      fail(fmt::format("{}: a cast to a {}-bit unsigned integer is not supported by the CPU backend yet",
+                       where_, w));
+    auto fconst = [&](double x) {
+      return b_.create<arith::ConstantOp>(loc_, f64, b_.getFloatAttr(f64, x)).getResult();
+    };
+    Value x = v.getType().getIntOrFloatBitWidth() < 64 ? b_.create<arith::ExtFOp>(loc_, f64, v).getResult() : v;
+    Value c = b_.create<arith::MinimumFOp>(loc_, b_.create<arith::MaximumFOp>(loc_, x, fconst(0.0)),
+                                           fconst(std::ldexp(1.0, int(w)) - 1));
+    Value r = b_.create<arith::FPToUIOp>(loc_, to, c);
+    Value nan = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::UNO, x, x);
+    return b_.create<arith::SelectOp>(loc_, nan,
+                                      b_.create<arith::ConstantOp>(loc_, to, b_.getIntegerAttr(to, 0)), r);
+  }
+
+  /// Whether a plan type is an unsigned integer (u8, u16, u32, u64):
+  /// signless in MLIR, so the ops whose meaning depends on the sign
+  /// (casts, comparisons, division, min/max) take it from here.
+  bool isUnsigned(const json &t, Frame &f) {
+    if (!t.is_object() || !t.contains("dtype"))
+      return false;
+    const json &d = t["dtype"];
+    std::string name;
+    if (d.is_string())
+      name = d.get<std::string>();
+    else if (d.is_object() && d.contains("var")) {
+      auto it = f.dtypes.find(d["var"].get<std::string>());
+      if (it == f.dtypes.end())
+        return false;
+      name = it->second;
+    }
+    return name == "u8" || name == "u16" || name == "u32" || name == "u64";
+  }
+
   /// `v as iN` (§6.9): truncation toward zero, saturating at the type's
   /// range, NaN to 0 (LLVM's fptosi alone is poison there); `as bool` is
   /// `v != 0`. The clamp is exact in f64 for N <= 32; for i64 the largest
@@ -479,7 +519,7 @@ private:
                                                    arith::FastMathFlags::contract);
   }
 
-  Value binary(const std::string &op, Value a, Value c, Type t, bool fast = false) {
+  Value binary(const std::string &op, Value a, Value c, Type t, bool fast = false, bool uns = false) {
     a = convert(a, t);
     c = convert(c, t);
     if (isFloat(t)) {
@@ -507,6 +547,11 @@ private:
           c = b_.create<arith::SelectOp>(
               loc_, isZero, b_.create<arith::ConstantOp>(loc_, t, b_.getIntegerAttr(t, 1)), c);
         }
+      // Unsigned (u8, ...): plain unsigned division and remainder.
+      if (uns && op == "div") return b_.create<arith::DivUIOp>(loc_, a, c);
+      if (uns && op == "mod") return b_.create<arith::RemUIOp>(loc_, a, c);
+      if (uns && op == "max") return b_.create<arith::MaxUIOp>(loc_, a, c);
+      if (uns && op == "min") return b_.create<arith::MinUIOp>(loc_, a, c);
       if (op == "div") return b_.create<arith::FloorDivSIOp>(loc_, a, c);
       if (op == "mod") {
         Value r = b_.create<arith::RemSIOp>(loc_, a, c);
@@ -775,7 +820,10 @@ private:
         return out;
       }
       if (auto pre = preset_.find(&op); pre != preset_.end()) {
-        f.env[op.results[0].id] = pre->second;
+        V v = pre->second;
+        if (v.k == V::Scalar || v.k == V::Tensor)
+          v.uns = isUnsigned(op.results[0].type, f);
+        f.env[op.results[0].id] = v;
         continue;
       }
       std::string saved = where_;
@@ -789,8 +837,11 @@ private:
       std::vector<V> rs = operation(op, f);
       loc_ = savedLoc;
       where_ = saved;
-      for (size_t i = 0; i < op.results.size() && i < rs.size(); ++i)
+      for (size_t i = 0; i < op.results.size() && i < rs.size(); ++i) {
+        if (rs[i].k == V::Scalar || rs[i].k == V::Tensor)
+          rs[i].uns = isUnsigned(op.results[i].type, f);
         f.env[op.results[i].id] = rs[i];
+      }
       nameValues(op);
     }
     return {};
@@ -1155,20 +1206,20 @@ private:
       std::optional<int64_t> c;
       if (x.c && y.c && !isFloat(t))
         c = fold(o, *x.c, *y.c);
-      if (c)
+      if (c && !isUnsigned(rt, f))
         return {V::scalar(constant(t, (double)*c), c)};
-      return {V::scalar(binary(o, x.v, y.v, t))};
+      return {V::scalar(binary(o, x.v, y.v, t, false, isUnsigned(rt, f)))};
     }
     if (k == ir::kind::Cmp) {
       V x = scalarOf(operand(0)), y = scalarOf(operand(1));
       std::string p = op.attrs["pred"];
-      if (x.c && y.c && isIntLike(x.v.getType()) && isIntLike(y.v.getType())) {
+      if (x.c && y.c && !x.uns && !y.uns && isIntLike(x.v.getType()) && isIntLike(y.v.getType())) {
         int64_t a = *x.c, c = *y.c;
         bool r = p == "eq" ? a == c : p == "ne" ? a != c : p == "lt" ? a < c
                : p == "le" ? a <= c : p == "gt" ? a > c : a >= c;
         return {V::scalar(constant(b_.getI1Type(), r), r)};
       }
-      return {V::scalar(compare(p, x.v, y.v))};
+      return {V::scalar(compare(p, x.v, y.v, x.uns || y.uns))};
     }
     if (k == ir::kind::Select) {
       V c = scalarOf(operand(0));
@@ -1181,7 +1232,18 @@ private:
     if (k == ir::kind::Cast) {
       V x = scalarOf(operand(0));
       Type t = type(rt, f);
-      return {V::scalar(convert(x.v, t), isFloat(t) ? std::nullopt : x.c)};
+      Type from = x.v.getType();
+      bool toUns = isUnsigned(rt, f);
+      // Unsigned sources widen and convert by value, not by sign bit.
+      if (x.uns && isa<IntegerType>(from) && !from.isInteger(1)) {
+        if (isFloat(t))
+          return {V::scalar(b_.create<arith::UIToFPOp>(loc_, t, x.v))};
+        if (isa<IntegerType>(t) && from.getIntOrFloatBitWidth() < t.getIntOrFloatBitWidth())
+          return {V::scalar(b_.create<arith::ExtUIOp>(loc_, t, x.v))};
+      }
+      if (toUns && isFloat(from) && isa<IntegerType>(t))
+        return {V::scalar(floatToUnsigned(x.v, cast<IntegerType>(t)))};
+      return {V::scalar(convert(x.v, t), isFloat(t) || x.uns || toUns ? std::nullopt : x.c)};
     }
     if (k == ir::kind::Builtin)
       return {builtin(op.attrs["name"], op, f)};
@@ -1361,7 +1423,7 @@ private:
     return r;
   }
 
-  Value compare(const std::string &p, Value a, Value c) {
+  Value compare(const std::string &p, Value a, Value c, bool uns = false) {
     Type t = common(a.getType(), c.getType());
     if (isa<IndexType>(a.getType()) != isa<IndexType>(c.getType()) && !isFloat(t))
       t = b_.getI64Type();
@@ -1375,6 +1437,16 @@ private:
                               : p == "gt" ? arith::CmpFPredicate::OGT
                                           : arith::CmpFPredicate::OGE;
       return b_.create<arith::CmpFOp>(loc_, pr, a, c);
+    }
+    if (uns) {
+      // Unsigned operands (u8 against u8, or a non-negative literal).
+      arith::CmpIPredicate pr = p == "eq" ? arith::CmpIPredicate::eq
+                              : p == "ne" ? arith::CmpIPredicate::ne
+                              : p == "lt" ? arith::CmpIPredicate::ult
+                              : p == "le" ? arith::CmpIPredicate::ule
+                              : p == "gt" ? arith::CmpIPredicate::ugt
+                                          : arith::CmpIPredicate::uge;
+      return b_.create<arith::CmpIOp>(loc_, pr, a, c);
     }
     arith::CmpIPredicate pr = p == "eq" ? arith::CmpIPredicate::eq
                             : p == "ne" ? arith::CmpIPredicate::ne
@@ -1410,7 +1482,7 @@ private:
     if (name == "pow" && xs.size() == 2)
       return V::scalar(b_.create<math::PowFOp>(loc_, xs[0], xs[1]));
     if ((name == "max" || name == "min") && xs.size() == 2)
-      return V::scalar(binary(name, xs[0], xs[1], t));
+      return V::scalar(binary(name, xs[0], xs[1], t, false, isUnsigned(op.results[0].type, f)));
     if (name == "inf" && xs.empty() && isFloat(t))
       return V::scalar(infinity(t, false));
     fail(fmt::format("{}: builtin '{}' is not supported by the CPU backend yet", where_, name));
@@ -1904,6 +1976,9 @@ private:
       if (!spec.is_string() || red->attrs.value("filter", false) || spec == "mean")
         return std::nullopt;
       redName = spec.get<std::string>();
+      // Unsigned max/min: the general path says it is not supported.
+      if (isUnsigned(red->results[0].type, f) && redName != "sum" && redName != "prod")
+        return std::nullopt;
       for (const json &ix : red->attrs["indices"])
         if (!ix.contains("domain"))
           return std::nullopt;
@@ -2514,6 +2589,12 @@ private:
       fail(fmt::format("{}: a built-in '{}' reduction must produce a scalar", where_, builtinName));
     // A mean over dense domains without a filter divides by the domains'
     // product (no count carried); otherwise it counts what it combines.
+    // The built-in reducers' identities and combines are signed: a sum or a
+    // product wraps the same in either reading, the others would not.
+    if (!builtinName.empty() && builtinName != "sum" && builtinName != "prod" && isUnsigned(rt, f))
+      fail(fmt::format("{}: a '{}' reduction over an unsigned integer type is not supported by "
+                       "the CPU backend yet (cast the values to a signed type first)",
+                       where_, builtinName));
     bool denseMean = builtinName == "mean" && !filter;
     for (const json &ix : indices)
       denseMean &= !ix.contains("relation");
