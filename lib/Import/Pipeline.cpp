@@ -39,6 +39,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "linnet/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -73,20 +74,18 @@ void registerImportDialects(DialectRegistry &registry) {
 /// (restrict) of the outputs, which one-shot bufferization then folds. An
 /// output that the entry only stores into its result memref is computed
 /// straight into it.
-static LogicalResult lowerRelationApplies(ModuleOp module) {
+/// `runPipeline` runs the gf passes on `module` (the pass's own).
+static LogicalResult
+lowerRelationApplies(ModuleOp module,
+                     llvm::function_ref<LogicalResult(OpPassManager &, ModuleOp)> runPipeline) {
   bool any = false;
   module.walk([&](linnet::gf::ApplyOp) { any = true; });
   if (!any)
     return success();
   MLIRContext *ctx = module.getContext();
-  PassManager pm(ctx);
-  linnet::support::enablePassTiming(pm);
-  pm.addPass(linnet::gf::createGfLowerDomainToIter());
-  pm.addPass(linnet::gf::createGfLowerIterToKernel());
-  linnet::gf::GfSelectKernelScheduleOptions schedule;
-  schedule.targetContract = "cpu-simd-v1";
-  pm.addPass(linnet::gf::createGfSelectKernelSchedule(schedule));
-  if (failed(pm.run(module)))
+  OpPassManager pm(ModuleOp::getOperationName());
+  linnet::cpu::buildGfKernelSchedulePipeline(pm);
+  if (failed(runPipeline(pm, module)))
     return failure();
 
   SmallVector<linnet::gf_kernel::LaunchOp> launches;
@@ -232,12 +231,49 @@ static void dropUnreadAliasedInputs(ModuleOp module) {
   }
 }
 
-LogicalResult lowerImportedToLoops(ModuleOp module) {
-  linnet::support::TimingStage stage("bufferize");
-  if (failed(lowerRelationApplies(module)))
-    return failure();
-  PassManager pm(module.getContext());
-  linnet::support::enablePassTiming(pm);
+namespace {
+
+/// -linnet-outline-relation-kernels: lowerRelationApplies as a pass.
+struct OutlineRelationKernelsPass
+    : public PassWrapper<OutlineRelationKernelsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineRelationKernelsPass)
+  StringRef getArgument() const override { return "linnet-outline-relation-kernels"; }
+  StringRef getDescription() const override {
+    return "Schedule gf.apply relation reductions (cpu-simd-v1), outline each launch into a "
+           "private kernel function lowered to loops, and call it from the entry";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    // The dynamic pipeline's, and what the entry gets around each call.
+    OpPassManager pm(ModuleOp::getOperationName());
+    linnet::cpu::buildGfKernelSchedulePipeline(pm);
+    pm.getDependentDialects(registry);
+    registry.insert<arith::ArithDialect, bufferization::BufferizationDialect, func::FuncDialect,
+                    memref::MemRefDialect, tensor::TensorDialect>();
+  }
+  void runOnOperation() override {
+    if (failed(lowerRelationApplies(getOperation(), [&](OpPassManager &pm, ModuleOp m) {
+          return runPipeline(pm, m);
+        })))
+      signalPassFailure();
+  }
+};
+
+/// -linnet-drop-unread-aliased-inputs: dropUnreadAliasedInputs as a pass.
+struct DropUnreadAliasedInputsPass
+    : public PassWrapper<DropUnreadAliasedInputsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropUnreadAliasedInputsPass)
+  StringRef getArgument() const override { return "linnet-drop-unread-aliased-inputs"; }
+  StringRef getDescription() const override {
+    return "Drop a buffer generic's input that is its own output buffer and is never read "
+           "(MLIR 19's canonicalizer would erase the generic as a copy)";
+  }
+  void runOnOperation() override { dropUnreadAliasedInputs(getOperation()); }
+};
+
+} // namespace
+
+void buildBufferizePipeline(OpPassManager &pm) {
+  pm.addPass(std::make_unique<OutlineRelationKernelsPass>());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   bufferization::OneShotBufferizationOptions opts;
@@ -251,15 +287,29 @@ LogicalResult lowerImportedToLoops(ModuleOp module) {
     return success();
   };
   pm.addPass(bufferization::createOneShotBufferizePass(opts));
-  if (failed(pm.run(module)))
-    return failure();
-  dropUnreadAliasedInputs(module);
-  pm.clear();
+  pm.addPass(std::make_unique<DropUnreadAliasedInputsPass>());
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void registerImportPipelines() {
+  PassRegistration<OutlineRelationKernelsPass>();
+  PassRegistration<DropUnreadAliasedInputsPass>();
+  PassPipelineRegistration<>(
+      "linnet-bufferize",
+      "linnet build's stage 01: the imported module (tensors) to memrefs: relation kernels "
+      "outlined, one-shot bufferization, buffer deallocation",
+      [](OpPassManager &pm) { buildBufferizePipeline(pm); });
+}
+
+LogicalResult lowerImportedToLoops(ModuleOp module) {
+  linnet::support::TimingStage stage("bufferize");
+  PassManager pm(module.getContext());
+  linnet::support::enablePassTiming(pm);
+  buildBufferizePipeline(pm);
   return pm.run(module);
 }
 

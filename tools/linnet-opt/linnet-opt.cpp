@@ -4,11 +4,17 @@
 // 2.5 GB to compile): the five gf dialects, their passes, and func, arith,
 // math, scf, tensor, memref, vector, linalg and bufferization (what the
 // importer and the CPU code generator produce) plus the upstream
-// canonicalize/cse passes.
+// canonicalize/cse passes. The pipelines `linnet build` runs are registered
+// under their names (-linnet-bufferize, -linnet-cpu-lower-to-loops,
+// -linnet-cpu-lower-to-llvm), with the dialects they produce (LLVM,
+// OpenMP), so each stage of `linnet build --dump-ir` can be reproduced
+// from the previous one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
+#include "linnet/Import/PlanImporter.h"
+#include "linnet/Target/CPU/CPUCodegen.h"
 #include "linnet/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,12 +39,15 @@ int main(int argc, char **argv) {
                   mlir::tensor::TensorDialect, mlir::memref::MemRefDialect,
                   mlir::vector::VectorDialect, mlir::linalg::LinalgDialect,
                   mlir::bufferization::BufferizationDialect>();
+  linnet::import::registerImportDialects(registry);
   linnet::gf::registerGfPasses();
   linnet::cpu::registerLinnetCPUPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
+  linnet::import::registerImportPipelines();
+  linnet::cpu::registerCPUPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "linnet MLIR optimizer: gf Domain/Iter/Kernel/Task IR\n",
       registry));

@@ -54,6 +54,12 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
   c->add_option("--binding", o.binding, "Binding manifest mapping canonical paths to weight names");
   c->add_flag("--serial", o.serial, "No OpenMP: run every loop in the calling thread");
   c->add_flag("--emit-mlir", o.emitMlir, "Also write model.mlir and model.loops.mlir");
+  c->add_option("--dump-ir", o.dumpIR,
+                "Write the primary library's IR after each stage into DIR: 00-imported.mlir, "
+                "01-bufferized.mlir, 02-loops.mlir, 03-llvm.mlir (linnet-opt's -linnet-bufferize, "
+                "-linnet-cpu-lower-to-loops, -linnet-cpu-lower-to-llvm reproduce each from the one "
+                "before) and 04-model.ll (optimized LLVM IR)")
+      ->type_name("DIR");
   c->add_option("--runtime-checks", o.runtimeChecks,
                 "on (default): indices read from data and integer divisors are checked at run "
                 "time; off: unchecked, to measure what the checks cost")
@@ -308,6 +314,27 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
   };
   if (o.emitMlir && !dump("model.mlir"))
     return 1;
+  // --dump-ir: numbered stages of the primary library, outside the artifact.
+  auto dumpStage = [&](mlir::ModuleOp m, const std::string &name) {
+    if (o.dumpIR.empty())
+      return true;
+    std::error_code ec = llvm::sys::fs::create_directories(o.dumpIR);
+    std::string path = o.dumpIR + "/" + name;
+    if (!ec) {
+      llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+      if (!ec) {
+        // As `linnet-opt --mlir-print-debuginfo` prints it: locations are
+        // part of what the next stage reads.
+        m->print(os, mlir::OpPrintingFlags().enableDebugInfo());
+        os << "\n";
+      }
+    }
+    if (ec)
+      std::cerr << fmt::format("linnet build: error: cannot write '{}': {}\n", path, ec.message());
+    return !ec;
+  };
+  if (!dumpStage(*module, "00-imported.mlir"))
+    return 1;
   cpu::CodegenOptions cg;
   cg.parallel = !o.serial;
   if (!cpu::parseImplementationPolicy(o.impl, cg.implementation)) {
@@ -327,7 +354,13 @@ int buildCpuArtifact(const BuildCpuOptions &o) {
     }
     if (o.emitMlir && what.empty() && !dump("model.loops.mlir"))
       return std::nullopt;
-    llvm::Expected<std::string> lib = cpu::compileToSharedLibraryBytes(m, cg, choices);
+    cpu::CodegenOptions stageOptions = cg;
+    if (what.empty()) {
+      if (!dumpStage(m, "01-bufferized.mlir"))
+        return std::nullopt;
+      stageOptions.dumpIRDir = o.dumpIR;
+    }
+    llvm::Expected<std::string> lib = cpu::compileToSharedLibraryBytes(m, stageOptions, choices);
     if (!lib) {
       std::cerr << fmt::format("linnet build: error: {}{}: {}\n", o.file, what, llvm::toString(lib.takeError()));
       return std::nullopt;

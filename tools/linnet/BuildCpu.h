@@ -43,6 +43,10 @@ struct BuildCpuOptions {
   bool serial = false;
   bool runtimeChecks = true; // --runtime-checks=off: only to measure their cost
   bool emitMlir = false; // also write model.mlir (tensors) and model.loops.mlir
+  /// --dump-ir=DIR: the primary library's IR after each stage, numbered
+  /// (00-imported.mlir ... 04-model.ll); linnet-opt's registered pipelines
+  /// reproduce each .mlir stage from the one before.
+  std::string dumpIR;
   /// Implementation policy of linalg contractions: auto | generated | blas.
   std::string impl = "auto";
   /// Without --weights, the presence sets of the optional tensors that get

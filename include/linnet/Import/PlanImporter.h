@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <nlohmann/json.hpp>
 
@@ -72,7 +73,17 @@ mlir::OwningOpRef<mlir::ModuleOp> importPlan(const plan::Plan &p,
 /// Tensors to memrefs: one-shot bufferization and ownership-based buffer
 /// deallocation. The result (scf, memref-level linalg) is what
 /// linnet::cpu::compileToSharedLibrary takes.
+/// Runs buildBufferizePipeline.
 mlir::LogicalResult lowerImportedToLoops(mlir::ModuleOp module);
+
+/// -linnet-bufferize, the pipeline lowerImportedToLoops runs (`linnet
+/// build`'s stage 01, docs/ir-by-example.md): -linnet-outline-relation-kernels
+/// (gf.apply through the gf passes into private kernel functions),
+/// canonicalize, cse, one-shot bufferization (copies as linalg.copy),
+/// -linnet-drop-unread-aliased-inputs, buffer deallocation, canonicalize, cse.
+void buildBufferizePipeline(mlir::OpPassManager &pm);
+/// Registers -linnet-bufferize and its two linnet passes (for linnet-opt).
+void registerImportPipelines();
 
 } // namespace linnet::import
 

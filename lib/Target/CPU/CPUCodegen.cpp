@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
@@ -64,6 +65,7 @@
 #include "linnet/Support/Timing.h"
 
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 using namespace mlir;
@@ -93,52 +95,15 @@ bool openMPAvailable() {
   return llvm::sys::fs::exists(LINNET_LLVM_LIBRARY_DIR "/libomp.so");
 }
 
-LogicalResult lowerToLoops(ModuleOp module) {
-  PassManager pm(module.getContext());
-  linnet::support::enablePassTiming(pm);
-  pm.addPass(gf::createGfLowerDomainToIter());
-  pm.addPass(gf::createGfLowerIterToKernel());
-  gf::GfSelectKernelScheduleOptions schedule;
-  schedule.targetContract = "cpu-simd-v1";
-  pm.addPass(gf::createGfSelectKernelSchedule(schedule));
-  pm.addPass(createGfLowerKernelToLoops());
-  return pm.run(module);
-}
+#define GEN_PASS_DEF_LINNETCPUOPENMPSCHEDULE
+#define GEN_PASS_DEF_LINNETCPUMATHTOLIBM
+#include "linnet/Target/CPU/Passes.h.inc"
 
-LogicalResult lowerToLoops(ModuleOp module, const CodegenOptions &options,
-                           std::vector<ImplementationChoice> *choices) {
-  if (failed(lowerToLoops(module)))
-    return failure();
-  LinalgTarget target = options.linalgTarget;
-  if (!options.parallel || !openMPAvailable())
-    target.threads = 1;
-  return lowerLinalg(module, options.implementation, target, choices);
-}
+namespace {
 
-/// math ops without an LLVM intrinsic (tanh, erf) become libm calls
-/// (tanhf/tanh, erff/erf; model.so links -lm), vector forms unrolled into
-/// scalar calls. Only these: exp, log, sin... stay math ops and lower to
-/// LLVM intrinsics, which vectorize.
-static LogicalResult lowerMathToLibm(ModuleOp module) {
-  MLIRContext *ctx = module.getContext();
-  ConversionTarget target(*ctx);
-  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-  target.addIllegalOp<math::TanhOp, math::ErfOp>();
-  RewritePatternSet patterns(ctx);
-  populateMathToLibmConversionPatterns(patterns);
-  return applyPartialConversion(module, target, std::move(patterns));
-}
-
-LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
-                                      const CodegenOptions &options) {
-  // scf.parallel (row tiles) becomes an OpenMP worksharing loop.
-  bool parallel = options.parallel && openMPAvailable();
-  if (parallel) {
-    PassManager omp(module.getContext());
-    linnet::support::enablePassTiming(omp);
-    omp.addPass(createConvertSCFToOpenMPPass());
-    if (failed(omp.run(module)))
-      return failure();
+struct OpenMPSchedulePass : public impl::LinnetCPUOpenMPScheduleBase<OpenMPSchedulePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
     // Guided scheduling of tiles: R-MAT-like graphs put most edges in few
     // rows, so equal row ranges per thread are far from equal work, and a
     // dynamic schedule pays one dispatch per small tile.
@@ -171,10 +136,95 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
       scope->erase();
     }
   }
-  if (failed(lowerMathToLibm(module)))
-    return failure();
-  PassManager pm(module.getContext());
-  linnet::support::enablePassTiming(pm);
+};
+
+/// math ops without an LLVM intrinsic (tanh, erf) become libm calls
+/// (tanhf/tanh, erff/erf; model.so links -lm), vector forms unrolled into
+/// scalar calls. Only these: exp, log, sin... stay math ops and lower to
+/// LLVM intrinsics, which vectorize.
+struct MathToLibmPass : public impl::LinnetCPUMathToLibmBase<MathToLibmPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    ConversionTarget target(*ctx);
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    target.addIllegalOp<math::TanhOp, math::ErfOp>();
+    RewritePatternSet patterns(ctx);
+    populateMathToLibmConversionPatterns(patterns);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+/// Options of the registered pipelines; their defaults are `linnet build`'s.
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  Option<std::string> implementation{
+      *this, "implementation",
+      llvm::cl::desc("auto | generated | blas: which implementations contractions may bind to "
+                     "(linnet build --impl)"),
+      llvm::cl::init("auto")};
+  Option<bool> parallel{*this, "parallel",
+                        llvm::cl::desc("OpenMP threads where libomp is installed (false: "
+                                       "linnet build --serial)"),
+                        llvm::cl::init(true)};
+  Option<unsigned> threads{*this, "threads",
+                           llvm::cl::desc("threads the linalg stage's outer tiles are split over"),
+                           llvm::cl::init(LinalgTarget().threads)};
+
+  CodegenOptions codegen() const {
+    CodegenOptions o;
+    o.parallel = parallel;
+    o.linalgTarget.threads = threads;
+    if (!parseImplementationPolicy(implementation, o.implementation))
+      llvm::report_fatal_error("implementation: expected auto, generated or blas");
+    return o;
+  }
+};
+
+const char *policyName(ImplementationPolicy p) {
+  switch (p) {
+  case ImplementationPolicy::Auto:
+    return "auto";
+  case ImplementationPolicy::Generated:
+    return "generated";
+  case ImplementationPolicy::Blas:
+    return "blas";
+  }
+  return "auto";
+}
+
+} // namespace
+
+void buildGfKernelSchedulePipeline(OpPassManager &pm) {
+  pm.addPass(gf::createGfLowerDomainToIter());
+  pm.addPass(gf::createGfLowerIterToKernel());
+  gf::GfSelectKernelScheduleOptions schedule;
+  schedule.targetContract = "cpu-simd-v1";
+  pm.addPass(gf::createGfSelectKernelSchedule(schedule));
+}
+
+void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options) {
+  buildGfKernelSchedulePipeline(pm);
+  pm.addPass(createGfLowerKernelToLoops());
+  LinnetCPULowerLinalgOptions linalg;
+  linalg.implementation = policyName(options.implementation);
+  linalg.vectorBits = options.linalgTarget.vectorBits;
+  linalg.l1Bytes = options.linalgTarget.l1Bytes;
+  linalg.l2Bytes = options.linalgTarget.l2Bytes;
+  linalg.threads = options.linalgTarget.threads;
+  if (!options.parallel || !openMPAvailable())
+    linalg.threads = 1;
+  pm.addPass(createLinnetCPULowerLinalg(linalg));
+}
+
+void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) {
+  // scf.parallel (row tiles) becomes an OpenMP worksharing loop.
+  bool parallel = options.parallel && openMPAvailable();
+  if (parallel) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createLinnetCPUOpenMPSchedule());
+  }
+  pm.addPass(createLinnetCPUMathToLibm());
   // arith.floordivsi (integer `/` floors) and friends have no LLVM lowering.
   pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createConvertVectorToSCFPass(
@@ -195,6 +245,54 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
   if (parallel)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void registerCPUPipelines() {
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "linnet-cpu-lower-to-loops",
+      "linnet build's CPU stage 02: gf Domain/Iter/Kernel IR and memref-level linalg to loops "
+      "(gf passes with the cpu-simd-v1 contract, -gf-lower-kernel-to-loops, "
+      "-linnet-cpu-lower-linalg)",
+      [](OpPassManager &pm, const CPUPipelineOptions &o) {
+        buildLowerToLoopsPipeline(pm, o.codegen());
+      });
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "linnet-cpu-lower-to-llvm",
+      "linnet build's CPU stage 03: loops to the LLVM dialect (OpenMP, libm, upstream "
+      "conversions)",
+      [](OpPassManager &pm, const CPUPipelineOptions &o) {
+        buildLowerToLLVMPipeline(pm, o.codegen());
+      });
+}
+
+LogicalResult lowerToLoops(ModuleOp module) {
+  PassManager pm(module.getContext());
+  linnet::support::enablePassTiming(pm);
+  buildGfKernelSchedulePipeline(pm);
+  pm.addPass(createGfLowerKernelToLoops());
+  return pm.run(module);
+}
+
+LogicalResult lowerToLoops(ModuleOp module, const CodegenOptions &options,
+                           std::vector<ImplementationChoice> *choices) {
+  size_t before = recordedChoices(module).size();
+  PassManager pm(module.getContext());
+  linnet::support::enablePassTiming(pm);
+  buildLowerToLoopsPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+  if (choices) {
+    std::vector<ImplementationChoice> all = recordedChoices(module);
+    choices->insert(choices->end(), all.begin() + std::min(before, all.size()), all.end());
+  }
+  return success();
+}
+
+LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
+                                      const CodegenOptions &options) {
+  PassManager pm(module.getContext());
+  linnet::support::enablePassTiming(pm);
+  buildLowerToLLVMPipeline(pm, options);
   return pm.run(module);
 }
 
@@ -351,6 +449,31 @@ struct DiagnosticCapture {
   }
 };
 
+/// A stage's module as `linnet-opt --mlir-print-debuginfo` prints it: the
+/// locations are part of the IR (source lines; the linalg stage marks the
+/// loops that get a static OpenMP schedule with a named location).
+std::function<void(llvm::raw_ostream &)> printWithLocations(ModuleOp module) {
+  return [module](llvm::raw_ostream &os) {
+    module->print(os, OpPrintingFlags().enableDebugInfo());
+    os << "\n";
+  };
+}
+
+/// Writes one stage's IR to options.dumpIRDir/name (`linnet build --dump-ir`).
+llvm::Error dumpIR(const CodegenOptions &options, llvm::StringRef name,
+                   llvm::function_ref<void(llvm::raw_ostream &)> print) {
+  if (options.dumpIRDir.empty())
+    return llvm::Error::success();
+  llvm::SmallString<128> path(options.dumpIRDir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write the IR dump '" + path.str() + "'");
+  print(os);
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
@@ -383,16 +506,23 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   linnet::support::TimingStage stage("gf and linalg to loops");
   if (failed(lowerToLoops(module, options, choices)))
     return diags.error("lowering to loops failed");
+  if (llvm::Error e = dumpIR(options, "02-loops.mlir", printWithLocations(module)))
+    return e;
   bool blas = usesBLAS(module);
   stage.next("loops to the LLVM dialect");
   if (failed(lowerLoopsToLLVMDialect(module, options)))
     return diags.error("lowering to the LLVM dialect failed");
+  if (llvm::Error e = dumpIR(options, "03-llvm.mlir", printWithLocations(module)))
+    return e;
   stage.next("LLVM IR and its optimization");
   llvm::LLVMContext context;
   auto llvmModule = translateAndOptimize(module, context, options);
   stage.next("object code");
   if (!llvmModule)
     return llvmModule.takeError();
+  if (llvm::Error e = dumpIR(options, "04-model.ll",
+                             [&](llvm::raw_ostream &os) { (*llvmModule)->print(os, nullptr); }))
+    return e;
   auto tm = makeTargetMachine(options);
   if (!tm)
     return tm.takeError();

@@ -26,6 +26,10 @@ class LLVMContext;
 class Module;
 } // namespace llvm
 
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
 namespace linnet::cpu {
 
 struct CodegenOptions {
@@ -45,10 +49,33 @@ struct CodegenOptions {
   /// Vector width, cache sizes and thread count the linalg schedules are
   /// derived from (zeros: the host's).
   LinalgTarget linalgTarget;
+  /// When set, compileToSharedLibrary writes the IR of its stages there
+  /// (`linnet build --dump-ir`): 02-loops.mlir, 03-llvm.mlir and the
+  /// optimized LLVM IR the object code is emitted from, 04-model.ll.
+  std::string dumpIRDir;
 };
 
 /// Adds every dialect and LLVM IR translation the CPU pipeline touches.
 void registerCPUCodegenDialects(mlir::DialectRegistry &registry);
+
+/// The pipelines of the CPU code generator, one builder each: the build
+/// runs them and linnet-opt registers them (registerCPUPipelines), so every
+/// stage of `linnet build` can be reproduced from its --dump-ir input.
+///
+/// domain->iter, iter->kernel and schedule selection with the cpu-simd-v1
+/// contract (also the importer's route for relation reductions).
+void buildGfKernelSchedulePipeline(mlir::OpPassManager &pm);
+/// -linnet-cpu-lower-to-loops: the gf passes, -gf-lower-kernel-to-loops and
+/// the linalg stage with options' policy and target (threads 1 when serial
+/// or without OpenMP); its choices are recorded on the module
+/// (recordedChoices).
+void buildLowerToLoopsPipeline(mlir::OpPassManager &pm, const CodegenOptions &options);
+/// -linnet-cpu-lower-to-llvm: loops (scf, arith, math, memref, vector,
+/// func) to the LLVM dialect, through OpenMP when options.parallel and
+/// libomp is installed.
+void buildLowerToLLVMPipeline(mlir::OpPassManager &pm, const CodegenOptions &options);
+/// Registers -linnet-cpu-lower-to-loops and -linnet-cpu-lower-to-llvm.
+void registerCPUPipelines();
 
 /// Runs linnet's lowering from any of Domain, Iter or Kernel IR down to
 /// loops over memrefs: domain->iter, iter->kernel, schedule selection with

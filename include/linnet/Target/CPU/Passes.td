@@ -116,4 +116,29 @@ def LinnetCPULowerLinalg : Pass<"linnet-cpu-lower-linalg", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def LinnetCPUOpenMPSchedule : Pass<"linnet-cpu-openmp-schedule", "::mlir::ModuleOp"> {
+  let summary = "Give OpenMP worksharing loops their schedule and inline empty alloca scopes";
+  let description = [{
+    Runs after -convert-scf-to-openmp in -linnet-cpu-lower-to-llvm:
+    `omp.wsloop`s without a schedule get `guided` (R-MAT-like graphs put
+    most edges in few rows), those whose location is named
+    "linnet.static_schedule" (the linalg stage's matvecs: one block of rows
+    per thread) get `static`; `memref.alloca_scope`s that allocate nothing
+    (scf-to-openmp wraps each loop body in one, which no longer verifies once
+    scf-to-cf splits the body into blocks) are inlined away.
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def LinnetCPUMathToLibm : Pass<"linnet-cpu-math-to-libm", "::mlir::ModuleOp"> {
+  let summary = "math.tanh and math.erf (no LLVM intrinsic) to libm calls";
+  let description = [{
+    Only the math ops without an LLVM intrinsic become libm calls
+    (tanhf/tanh, erff/erf; model.so links -lm), vector forms unrolled into
+    scalar calls; exp, log, sin... stay math ops and lower to LLVM
+    intrinsics, which vectorize.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::vector::VectorDialect"];
+}
+
 #endif // LINNET_TARGET_CPU_PASSES_TD
