@@ -788,7 +788,13 @@ private:
     for (size_t i = 0; i < results.size(); ++i) {
       Value m = body->getArgument(firstResult + i);
       auto mt = cast<MemRefType>(m.getType());
-      Value v = tensorOf(results[i]);
+      // A scalar result (a user reducer's finalize) as the rank-0 tensor
+      // the ABI's result buffer holds.
+      Value v = results[i].k == V::Scalar && mt.getRank() == 0
+                    ? b_.create<tensor::FromElementsOp>(loc_, RankedTensorType::get({}, mt.getElementType()),
+                                                        ValueRange{convert(results[i].v, mt.getElementType())})
+                          .getResult()
+                    : tensorOf(results[i]);
       v = convert(v, RankedTensorType::get(mt.getShape(), mt.getElementType()));
       auto mat = b_.create<bufferization::MaterializeInDestinationOp>(loc_, v, m);
       mat.setWritable(true);
@@ -2577,6 +2583,10 @@ private:
 
   std::vector<V> reduce(const ir::Op &op, Frame &f) {
     const json &spec = op.attrs["reducer"];
+    if (!spec.is_string() && !(spec.is_object() && spec.contains("name")))
+      fail(fmt::format("{}: the reduction's reducer was not resolved (its generics could not be "
+                       "inferred; write them)",
+                       where_));
     const json &indices = op.attrs["indices"];
     bool filter = op.attrs.value("filter", false);
     Type resultT;

@@ -1328,8 +1328,41 @@ private:
             match(*a_.resolveType(*part->params[i].type, *red->module, a_.envs_[red]), *msg[i], b, own);
       for (const GenericParam &g : red->generics) {
         auto it = b.find(g.id);
-        if (it == b.end())
-          return Type::unknown(); // not inferable: write the generics
+        // A dtype generic that only an untyped literal reaches
+        // (`logsumexp(k: S) 1.0`) takes its default, else f32 for a float
+        // literal and i64 for an integer one, as in a call.
+        if (it != b.end() && g.kind == ast::GenericKind::Dtype && it->second.kind == ast::GenericKind::Dtype &&
+            isLit(it->second.dtype)) {
+          if (g.defaultValue && g.defaultValue->kind == ast::GenericKind::Dtype)
+            it->second.dtype = g.defaultValue->dtype;
+          else if (it->second.dtype.name == "{integer}" && g.dtypeClass != "float")
+            it->second.dtype = Dtype{"i64", ""};
+          else
+            it->second.dtype = Dtype{"f32", ""};
+        }
+        if (it == b.end() && g.kind == ast::GenericKind::Dtype) {
+          std::string lit;
+          for (const TypeRef &m : msg)
+            if (m && m->kind == Type::Kind::Scalar && isLit(m->dtype) && lit.empty())
+              lit = m->dtype.name;
+          if (!lit.empty()) {
+            GenericValue v;
+            v.kind = ast::GenericKind::Dtype;
+            if (g.defaultValue && g.defaultValue->kind == ast::GenericKind::Dtype)
+              v.dtype = g.defaultValue->dtype;
+            else if (lit == "{integer}" && g.dtypeClass != "float")
+              v.dtype = Dtype{"i64", ""};
+            else
+              v.dtype = Dtype{"f32", ""};
+            it = b.emplace(g.id, v).first;
+          }
+        }
+        if (it == b.end()) {
+          diag_.error(r.loc, fmt::format("cannot infer generic '{}' of reducer '{}' from the "
+                                         "reduction's body: write it ({}<...>)",
+                                         g.name, ast::joinPath(path), ast::joinPath(path)));
+          return Type::unknown();
+        }
         args.push_back(it->second);
       }
     } else if (!a_.bindGenericArgs(*red, r.genericArgs, r.loc, env_, args)) {
