@@ -71,7 +71,7 @@ CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "
                "blockexpr", "while", "stepslice", "domonly", "idxcast", "tensorbody", "bool", "intlit",
                "trimean", "letannot", "litcast", "smallidx", "untypedcomp", "dimexpr_sig", "emptyred",
                "intdiv", "csr", "reducer", "stdreducer", "state", "ifstate", "blocks", "subarray",
-               "optsub", "optparam", "childcomp", "tanh_erf", "relmean", "multibind", "typedT"}
+               "optsub", "optparam", "childcomp", "tanh_erf", "relmean", "multibind"}
 PROFILES = {
     "ci": CI_FEATURES,
     "full": set(ALL_FEATURES),
