@@ -598,14 +598,39 @@ private:
       t = tl;
     else if (isLiteral(t) && !isLiteral(tr) && !isUnknown(tr) && !cmpOp(b.op))
       t = tr;
-    // A literal side takes the other side's dtype (or the context's).
+    // A literal side takes the other side's dtype (or the context's; a
+    // comparison's context is the bool it yields, never its operands' type:
+    // `n + 1 == -2` typed the -2 bool).
+    bool cmp = isComparison(b.op);
+    json opHint = hint;
+    if (cmp) {
+      // Two literals compare at the default dtypes (f32 if either is a
+      // float literal, else i64).
+      bool flt = (isLiteral(tl) && tl.value("class", "") == "float") ||
+                 (isLiteral(tr) && tr.value("class", "") == "float");
+      opHint = json{{"kind", "scalar"}, {"dtype", flt ? "f32" : "i64"}};
+    }
     json hl = tl, hr = tr;
     if (isLiteral(tl) || isUnknown(tl))
-      hl = isLiteral(tr) || isUnknown(tr) ? hint : tr;
+      hl = isLiteral(tr) || isUnknown(tr) ? opHint : tr;
     if (isLiteral(tr) || isUnknown(tr))
-      hr = isLiteral(tl) || isUnknown(tl) ? hint : tl;
-    bool cmp = isComparison(b.op);
-    ValueId l = expr(*b.lhs, hl), r = expr(*b.rhs, hr);
+      hr = isLiteral(tl) || isUnknown(tl) ? opHint : tl;
+    // A comparison of a literal with a side whose type Sema left open
+    // (index arithmetic): the literal takes the type that side lowers to.
+    ValueId l, r;
+    auto typed = [&](const json &t) { return !t.is_null() && !isLiteral(t) && !isUnknown(t); };
+    if (cmp && isLiteral(tr) && !typed(hr) && !isLiteral(tl)) {
+      l = expr(*b.lhs, hl);
+      json lt = valueType(l);
+      r = expr(*b.rhs, typed(lt) ? lt : hr);
+    } else if (cmp && isLiteral(tl) && !typed(hl) && !isLiteral(tr)) {
+      r = expr(*b.rhs, hr);
+      json rt = valueType(r);
+      l = expr(*b.lhs, typed(rt) ? rt : hl);
+    } else {
+      l = expr(*b.lhs, hl);
+      r = expr(*b.rhs, hr);
+    }
     if (cmp)
       return emit(kind::Cmp, {l, r}, {{"pred", binaryName(b.op)}}, t);
     // Index arithmetic: a dim generic on either side stays an index.
