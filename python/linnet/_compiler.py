@@ -96,20 +96,26 @@ def build_source(text, *, name="model", root=None, dims=None, extra_key=""):
         src = os.path.join(tmp, f"{name}.ln")
         with open(src, "w") as f:
             f.write(text)
-        art = os.path.join(tmp, "art")
-        args = [binary, "build", src, "--target", "cpu", "-o", art]
-        if root:
-            args += ["--root", root]
-        for k, v in sorted(dims.items()):
-            args += ["-D", f"{k}={v}"]
-        _run(args)
-        try:
-            os.rename(art, out)
-        except OSError:
-            # Another process built the same artifact first: use theirs.
-            if not os.path.isfile(os.path.join(out, "manifest.json")):
-                raise
+        _build_into(tmp, out, [binary, "build", src], root, dims)
     return out
+
+
+def _build_into(tmp, out, command, root, dims, extra=()):
+    """Runs `command` (linnet build SOURCE) into tmp/art with --root and -D,
+    then moves the artifact to `out` whole."""
+    art = os.path.join(tmp, "art")
+    args = list(command) + ["--target", "cpu", "-o", art] + list(extra)
+    if root:
+        args += ["--root", root]
+    for k, v in sorted(dims.items()):
+        args += ["-D", f"{k}={v}"]
+    _run(args)
+    try:
+        os.rename(art, out)
+    except OSError:
+        # Another process built the same artifact first: use theirs.
+        if not os.path.isfile(os.path.join(out, "manifest.json")):
+            raise
 
 
 def safetensors_names(path):
@@ -150,23 +156,13 @@ def build_file(path, *, root=None, dims=None, weights=None, binding=None):
     out = os.path.join(cache_dir(), f"{base}-{h.hexdigest()[:32]}")
     if os.path.isfile(os.path.join(out, "manifest.json")):
         return out
+    extra = []
+    if weights:
+        extra += ["--weights", os.path.abspath(weights)]
+    if weights and binding:
+        extra += ["--binding", os.path.abspath(binding)]
     with tempfile.TemporaryDirectory(dir=cache_dir(), prefix=".build-") as tmp:
-        art = os.path.join(tmp, "art")
-        args = [binary, "build", path, "--target", "cpu", "-o", art]
-        if weights:
-            args += ["--weights", os.path.abspath(weights)]
-        if weights and binding:
-            args += ["--binding", os.path.abspath(binding)]
-        if root:
-            args += ["--root", root]
-        for k, v in sorted(dims.items()):
-            args += ["-D", f"{k}={v}"]
-        _run(args)
-        try:
-            os.rename(art, out)
-        except OSError:
-            if not os.path.isfile(os.path.join(out, "manifest.json")):
-                raise
+        _build_into(tmp, out, [binary, "build", path], root, dims, extra)
     return out
 
 
