@@ -2918,6 +2918,12 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
   return doc;
 }
 
+void registerImportDialects(DialectRegistry &registry) {
+  registry.insert<gf::GfDialect, arith::ArithDialect, bufferization::BufferizationDialect,
+                  func::FuncDialect, LLVM::LLVMDialect, linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect>();
+}
+
 OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
                                  MLIRContext &context, std::string &error,
                                  const ImportOptions &options) {

@@ -5,8 +5,9 @@
 // math, scf, tensor, memref, vector, linalg and bufferization (what the
 // importer and the CPU code generator produce) plus the upstream
 // canonicalize/cse passes. The pipelines `linnet build` runs are registered
-// under their names (-linnet-bufferize, -linnet-cpu-lower-to-loops,
-// -linnet-cpu-lower-to-llvm), with the dialects they produce (LLVM,
+// under their names (-linnet-gf-to-tasks, -linnet-bufferize,
+// -linnet-cpu-lower-to-loops, -linnet-cpu-lower-to-llvm), with the dialects
+// and interfaces the CPU target registers in a build (LLVM,
 // OpenMP), so each stage of `linnet build --dump-ir` can be reproduced
 // from the previous one.
 //
@@ -14,8 +15,9 @@
 
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Import/PlanImporter.h"
-#include "linnet/Target/CPU/CPUCodegen.h"
+#include "linnet/Target/CPU/CpuTarget.h"
 #include "linnet/Target/CPU/Passes.h"
+#include "linnet/Target/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -40,13 +42,15 @@ int main(int argc, char **argv) {
                   mlir::vector::VectorDialect, mlir::linalg::LinalgDialect,
                   mlir::bufferization::BufferizationDialect>();
   linnet::import::registerImportDialects(registry);
+  linnet::cpu::CpuTarget().registerDialects(registry);
   linnet::gf::registerGfPasses();
   linnet::cpu::registerLinnetCPUPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
-  linnet::import::registerImportPipelines();
+  linnet::target::registerTaskPipeline();
+  linnet::cpu::registerBufferizePipeline();
   linnet::cpu::registerCPUPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "linnet MLIR optimizer: gf Domain/Iter/Kernel/Task IR\n",

@@ -122,7 +122,7 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   // build of the same key replaces it with an identical whole artifact.
   b.output = dir.string();
   std::cerr << fmt::format("linnet {}: building {} into {}\n", command, model, dir.string());
-  if (buildCpuArtifactWithManifest(b) != 0)
+  if (buildCpuArtifact(b) != 0)
     return std::nullopt;
   return dir.string();
 }

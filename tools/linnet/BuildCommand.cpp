@@ -23,11 +23,7 @@
 #include "linnet/Sema/Sema.h"
 
 #include "linnet/Support/AtomicFile.h"
-#include "linnet/Support/Timing.h"
-#include "linnet/Target/CPU/CPUCodegen.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/MLIRContext.h"
+#include "linnet/Compiler/Compiler.h"
 
 #include <fmt/format.h>
 
@@ -64,37 +60,13 @@ struct BuildOptions {
   bool ownsLnOptions = false;
 } gBuild;
 
-struct Inputs {
-  Target target;
-  Deployment deployment;
-  ImplementationPolicy implementations;
-  EvidencePolicy evidence;
-  SimulationPolicy simulation;
-};
+using Inputs = compiler::PlanningInputs;
 
 /// Reads the target, deployment and policies; throws SchemaError with the
 /// file named in the message.
 Inputs loadInputs() {
-  std::string dir = defaultTargetsDir();
-  auto load = [](const std::string &file, auto parse) {
-    try {
-      return parse(readJsonFile(file));
-    } catch (const SchemaError &e) {
-      throw SchemaError(e.path, file + ": " + e.what());
-    }
-  };
-  auto orDefault = [&](const std::string &given, const std::string &name) {
-    return given.empty() ? dir + "/policies/" + name : given;
-  };
-  Inputs in;
-  in.target = load(resolveTargetFile(gBuild.target, dir), targetFromJson);
-  in.deployment = load(gBuild.deployment.empty() ? defaultDeploymentFile(in.target, dir) : gBuild.deployment,
-                       deploymentFromJson);
-  in.implementations =
-      load(orDefault(gBuild.implementationPolicy, "implementation-default.json"), implementationPolicyFromJson);
-  in.evidence = load(orDefault(gBuild.evidencePolicy, "evidence-default.json"), evidencePolicyFromJson);
-  in.simulation = load(orDefault(gBuild.simulationPolicy, "simulation-default.json"), simulationPolicyFromJson);
-  return in;
+  return compiler::loadPlanningInputs(gBuild.target, gBuild.deployment, gBuild.implementationPolicy,
+                                      gBuild.evidencePolicy, gBuild.simulationPolicy);
 }
 
 bool endsWith(const std::string &s, const std::string &suffix) {
@@ -170,9 +142,6 @@ int checkSourceOptions(const std::string &file) {
     return 1;
   return 0;
 }
-
-int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
-                          ArtifactOutputs &out);
 
 /// Every candidate bound, costed and projected; the PlanSet picks one.
 struct Selection {
@@ -266,137 +235,17 @@ int writeAll(const Products &p, const PlanSet &set) {
   return writeOutput(canonicalDump(toJson(set)), (fs::path(gBuild.output) / "planset.json").string()) ? 0 : 1;
 }
 
-std::string readText(const std::string &path);
-
-/// The CPU artifact's manifest.json (and portable/concrete/machine.json
-/// beside it): the model imported again through planning, bound for the
-/// CPU target; the linalg stage's choices become the contraction tasks'
-/// ImplementationRefs; MachineIR's code section is model.so (size and
-/// digest) with the exported entry symbols; the manifest lists every
-/// file with the digest of the bytes written, which the runtime checks.
-int writeArtifactManifest(mlir::ModuleOp imported, const std::vector<cpu::ImplementationChoice> &choices,
-                          ArtifactOutputs &out) {
-  support::TimingStage stage("plans and manifest");
-  const std::string &file = gBuild.file;
-  Diagnostics diags;
-  std::optional<PortablePlan> plan = buildPortablePlanFromImport(imported, file, readText(file), diags);
-  if (!plan)
-    return report(diags, file);
-  Inputs in;
-  try {
-    in = loadInputs();
-  } catch (const SchemaError &e) {
-    return report({{"input.schema", e.path, e.what()}}, file);
+/// The compiler's options for this build of a .ln model; nullopt after
+/// reporting a bad -D.
+std::optional<compiler::Options> lnOptions() {
+  std::optional<compiler::Options> o = compilerOptions(buildCpuOptions(), gBuild.target);
+  if (o) {
+    o->deployment = gBuild.deployment;
+    o->implementationPolicy = gBuild.implementationPolicy;
+    o->evidencePolicy = gBuild.evidencePolicy;
+    o->simulationPolicy = gBuild.simulationPolicy;
   }
-  std::vector<std::string> flags = {"--target=" + gBuild.target};
-  for (const std::string &d : gBuild.defines.empty() ? buildCpuOptions().defines : gBuild.defines)
-    flags.push_back("-D" + d);
-  if (buildCpuOptions().serial)
-    flags.push_back("--serial");
-  std::optional<Products> prod = buildProducts({*plan, in.target, in.deployment, in.implementations, in.evidence,
-                                                in.simulation, LINNET_VERSION, LINNET_GIT_COMMIT, flags},
-                                               diags);
-  if (!prod)
-    return report(diags, file);
-  // Contraction tasks of each function, in program order, take the linalg
-  // stage's choices for its matmul-like ops in the same order.
-  std::map<std::string, std::vector<const cpu::ImplementationChoice *>> byFn;
-  for (const cpu::ImplementationChoice &c : choices)
-    if (c.role == "matmul" || c.role == "batch-matmul" || c.role == "matvec")
-      byFn[c.function].push_back(&c);
-  std::map<std::string, size_t> used;
-  ConcretePlan &concrete = prod->concrete;
-  for (const Task &t : prod->portable.tasks) {
-    if (t.facts.derivation.rfind("contraction", 0) != 0)
-      continue;
-    std::string fn = t.provenance.lineage.empty() ? "" : t.provenance.lineage.front().substr(5);
-    size_t &k = used[fn];
-    auto it = byFn.find(fn);
-    if (it == byFn.end() || k >= it->second.size())
-      continue;
-    const cpu::ImplementationChoice &c = *it->second[k++];
-    for (ImplementationRef &r : concrete.implementations)
-      if (r.id == "impl." + t.id.substr(5) || r.id == "impl." + t.id) {
-        r.spec = "cpu-linalg." + c.role;
-        r.kind = c.kind == "library" ? "library" : "generated";
-        r.capability = c.kind == "library" ? "library-class.gemm" : "generated.dense-row";
-        r.routine = c.routine;
-        r.symbol = c.kind == "library" ? "" : c.function;
-        // An entry is inlined into its C interface (docs/cpu-abi.md).
-        if (auto f = imported.lookupSymbol<mlir::func::FuncOp>(c.function);
-            !r.symbol.empty() && f && !f.isPrivate())
-          r.symbol = "_mlir_ciface_" + c.function;
-        r.library = c.kind == "library" ? "openblas" : "";
-        r.soname = c.kind == "library" ? "libopenblas.so.0" : "";
-      }
-  }
-  MachineIR machine = lowerToMachine(concrete, in.target);
-  const std::string &lib = out.library;
-  std::string libDigest = "sha256:" + sha256Hex(lib);
-  for (Section &sec : machine.sections)
-    if (sec.name == ".text") {
-      sec.state = "present";
-      sec.bytes = int64_t(lib.size());
-      sec.digest = libDigest;
-    }
-  // Generated kernels are inlined into their function, which is their
-  // symbol (for an entry, its C interface: see below).
-  std::set<std::string> have;
-  std::vector<Symbol> unique;
-  for (const Symbol &sy : machine.symbols)
-    if (have.insert(sy.name).second)
-      unique.push_back(sy);
-  machine.symbols = std::move(unique);
-  // A private function (a layer body called once per layer) is a local
-  // symbol; an entry exports its interfaces, into which it is inlined.
-  for (auto fn : imported.getOps<mlir::func::FuncOp>()) {
-    if (fn.isExternal())
-      continue;
-    std::string name = fn.getSymName().str();
-    std::vector<std::string> syms = {name};
-    if (!fn.isPrivate())
-      syms = {"_mlir_ciface_" + name, "linnet_entry_" + name};
-    for (const std::string &sym : syms)
-      if (have.insert(sym).second)
-        machine.symbols.push_back({sym, ".text", "function", ""});
-  }
-  Diagnostics d = verifyMachine(machine, &concrete, &in.target);
-  if (report(d, file))
-    return 1;
-  ProgramManifest m = artifactManifest({prod->portable, concrete, machine, in.target, in.deployment,
-                                        LINNET_VERSION, LINNET_GIT_COMMIT, flags});
-  m.runtimeAbi = "linnet-cpu-packed-v1";
-  if (cpu::openMPAvailable() && !buildCpuOptions().serial)
-    m.runtimeLibraries.push_back("libomp.so.5");
-  std::sort(m.runtimeLibraries.begin(), m.runtimeLibraries.end());
-  m.runtimeLibraries.erase(std::unique(m.runtimeLibraries.begin(), m.runtimeLibraries.end()),
-                           m.runtimeLibraries.end());
-  m.libraryFile = "model.so";
-  m.libraryDigest = libDigest;
-  if (!out.write("portable.json", canonicalDump(toJson(prod->portable))) ||
-      !out.write("concrete.json", canonicalDump(toJson(concrete))) ||
-      !out.write("machine.json", canonicalDump(toJson(machine))))
-    return 1;
-  for (const ArtifactOutputs::File &f : out.files)
-    m.files.push_back({f.path, f.sha256, f.bytes});
-  return writeOutput(canonicalDump(toJson(m)), out.dir + "/manifest.json") ? 0 : 1;
-}
-
-std::string readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-/// A .ln model: Sema, the plan, the importer, the gf passes to Task IR and
-/// the portable plan (a single partition; one task per contraction).
-std::optional<PortablePlan> planLnModel(const BuildCpuOptions &o, Diagnostics &diags) {
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  std::optional<ImportedModel> im = importModel(o, context);
-  if (!im) {
-    diags.push_back({"input.import", "", "the model could not be imported (errors above)"});
-    return std::nullopt;
-  }
-  return buildPortablePlanFromImport(*im->module, o.file, readText(o.file), diags);
+  return o;
 }
 
 } // namespace
@@ -428,17 +277,6 @@ CLI::App *addBuildCommand(CLI::App &app) {
   cmd->add_option("-o", gBuild.output, "Output file ('-': standard output; a directory for --emit all)");
   cmd->add_flag("--verify-only", gBuild.verifyOnly, "Run every verifier and write nothing");
   return cmd;
-}
-
-int buildCpuArtifactWithManifest(const BuildCpuOptions &opts) {
-  // The manifest writer reads the build's options: make them this build's.
-  gBuild.file = opts.file;
-  gBuild.target = "cpu";
-  gBuild.root = opts.root;
-  gBuild.defines = opts.defines;
-  BuildCpuOptions o = opts;
-  o.writeManifest = writeArtifactManifest;
-  return buildCpuArtifact(o);
 }
 
 /// An output that is one of the build's inputs (or, for an artifact
@@ -488,18 +326,16 @@ int runBuild() {
     bool planning = gBuild.emitOpt->count() || gBuild.verifyOnly || !gBuild.checkProducts.empty();
     BuildCpuOptions &o = buildCpuOptions();
     o.file = file;
-    if (!planning) {
-      if (gBuild.target != "cpu") {
-        std::cerr << "linnet build: error: a .ln model builds an artifact only for --target cpu so far "
-                     "(use --emit to plan for other targets)\n";
-        return 2;
-      }
+    if (!planning)
       o.output = gBuild.output;
-      o.writeManifest = writeArtifactManifest;
-      return buildCpuArtifact(o);
-    }
+    std::optional<compiler::Options> options = lnOptions();
+    if (!options)
+      return 2;
+    compiler::Compiler c(std::move(*options), std::cerr);
+    if (!planning)
+      return c.buildArtifact();
     Diagnostics diags;
-    std::optional<PortablePlan> plan = planLnModel(o, diags);
+    std::optional<PortablePlan> plan = c.portablePlan(diags);
     if (!plan)
       return report(diags, file), 1;
     cands.push_back({"the source's plan", std::move(*plan)});

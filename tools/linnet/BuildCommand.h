@@ -10,11 +10,6 @@ namespace linnet::tool {
 CLI::App *addBuildCommand(CLI::App &app);
 int runBuild();
 
-struct BuildCpuOptions;
-/// What `linnet build MODEL.ln --target cpu -o DIR` does (artifact and
-/// manifest), for callers that build on their own (run/generate's cache).
-int buildCpuArtifactWithManifest(const BuildCpuOptions &opts);
-
 } // namespace linnet::tool
 
 #endif

@@ -22,7 +22,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <nlohmann/json.hpp>
 
@@ -55,7 +54,7 @@ nlohmann::json runtimeChecks(mlir::ModuleOp module);
 nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
                            const nlohmann::json &checks = nlohmann::json::array());
 
-/// Registers every dialect and interface the importer and lowerToLoops use.
+/// Registers the dialects the importer creates (a target adds its own).
 void registerImportDialects(mlir::DialectRegistry &registry);
 
 /// Imports every entry of the plan's root. On failure returns null and sets
@@ -70,20 +69,6 @@ mlir::OwningOpRef<mlir::ModuleOp> importPlan(const plan::Plan &p,
                                              mlir::MLIRContext &context, std::string &error,
                                              const ImportOptions &options = {});
 
-/// Tensors to memrefs: one-shot bufferization and ownership-based buffer
-/// deallocation. The result (scf, memref-level linalg) is what
-/// linnet::cpu::compileToSharedLibrary takes.
-/// Runs buildBufferizePipeline.
-mlir::LogicalResult lowerImportedToLoops(mlir::ModuleOp module);
-
-/// -linnet-bufferize, the pipeline lowerImportedToLoops runs (`linnet
-/// build`'s stage 01, docs/ir-by-example.md): -linnet-outline-relation-kernels
-/// (gf.apply through the gf passes into private kernel functions),
-/// canonicalize, cse, one-shot bufferization (copies as linalg.copy),
-/// -linnet-drop-unread-aliased-inputs, buffer deallocation, canonicalize, cse.
-void buildBufferizePipeline(mlir::OpPassManager &pm);
-/// Registers -linnet-bufferize and its two linnet passes (for linnet-opt).
-void registerImportPipelines();
 
 } // namespace linnet::import
 

@@ -19,13 +19,14 @@ std::optional<PortablePlan> buildPortablePlan(mlir::ModuleOp module, const std::
                                               const std::string &sourceText, Diagnostics &diags);
 
 /// A module imported from a linnet plan (func/linalg/tensor/scf on tensors,
-/// gf relations where the importer made them): runs the gf pipeline to Task
-/// IR, takes its tasks, and adds the linalg work of every function without
+/// gf relations where the importer made them) after a compilation's task
+/// pipeline (linnet/Target/Target.h; this reads it, runs nothing): takes its
+/// tasks, and adds the linalg work of every function without
 /// one: a task per contraction or reduction (exact facts: trip counts x body
 /// ops, 2·M·N·K for a matmul; bytes from the operands), or a single "whole"
 /// task for a function without any. Single partition unless gf planned one.
-std::optional<PortablePlan> buildPortablePlanFromImport(mlir::ModuleOp module, const std::string &sourceFile,
-                                                        const std::string &sourceText, Diagnostics &diags);
+std::optional<PortablePlan> buildPortablePlanFromTasks(mlir::ModuleOp module, const std::string &sourceFile,
+                                                       const std::string &sourceText, Diagnostics &diags);
 
 /// Parses an .mlir file (Domain, Iter, Kernel or Task IR), runs the gf
 /// pipeline up to task planning (each pass leaves what is already lowered

@@ -947,9 +947,9 @@ std::optional<PortablePlan> lowerAndBuild(ModuleOp module, const std::string &pa
 }
 } // namespace
 
-std::optional<PortablePlan> buildPortablePlanFromImport(ModuleOp module, const std::string &sourceFile,
-                                                        const std::string &sourceText, Diagnostics &diags) {
-  std::optional<PortablePlan> gfPlan = lowerAndBuild(module, sourceFile, sourceText, diags);
+std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const std::string &sourceFile,
+                                                       const std::string &sourceText, Diagnostics &diags) {
+  std::optional<PortablePlan> gfPlan = buildPortablePlan(module, sourceFile, sourceText, diags);
   if (!gfPlan)
     return std::nullopt;
   // The gf tasks (relations), then the linalg work of every function; a

@@ -9,6 +9,7 @@
 #include "linnet/Target/CPU/CPUCodegen.h"
 
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
+#include "linnet/Target/Target.h"
 #include "linnet/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -195,16 +196,7 @@ const char *policyName(ImplementationPolicy p) {
 
 } // namespace
 
-void buildGfKernelSchedulePipeline(OpPassManager &pm) {
-  pm.addPass(gf::createGfLowerDomainToIter());
-  pm.addPass(gf::createGfLowerIterToKernel());
-  gf::GfSelectKernelScheduleOptions schedule;
-  schedule.targetContract = "cpu-simd-v1";
-  pm.addPass(gf::createGfSelectKernelSchedule(schedule));
-}
-
 void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options) {
-  buildGfKernelSchedulePipeline(pm);
   pm.addPass(createGfLowerKernelToLoops());
   LinnetCPULowerLinalgOptions linalg;
   linalg.implementation = policyName(options.implementation);
@@ -250,15 +242,14 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) 
 void registerCPUPipelines() {
   PassPipelineRegistration<CPUPipelineOptions>(
       "linnet-cpu-lower-to-loops",
-      "linnet build's CPU stage 02: gf Domain/Iter/Kernel IR and memref-level linalg to loops "
-      "(gf passes with the cpu-simd-v1 contract, -gf-lower-kernel-to-loops, "
-      "-linnet-cpu-lower-linalg)",
+      "linnet build's CPU stage 03: scheduled gf kernels and memref-level linalg to loops "
+      "(-gf-lower-kernel-to-loops, -linnet-cpu-lower-linalg)",
       [](OpPassManager &pm, const CPUPipelineOptions &o) {
         buildLowerToLoopsPipeline(pm, o.codegen());
       });
   PassPipelineRegistration<CPUPipelineOptions>(
       "linnet-cpu-lower-to-llvm",
-      "linnet build's CPU stage 03: loops to the LLVM dialect (OpenMP, libm, upstream "
+      "linnet build's CPU stage 04: loops to the LLVM dialect (OpenMP, libm, upstream "
       "conversions)",
       [](OpPassManager &pm, const CPUPipelineOptions &o) {
         buildLowerToLLVMPipeline(pm, o.codegen());
@@ -268,7 +259,7 @@ void registerCPUPipelines() {
 LogicalResult lowerToLoops(ModuleOp module) {
   PassManager pm(module.getContext());
   linnet::support::enablePassTiming(pm);
-  buildGfKernelSchedulePipeline(pm);
+  target::buildTaskPipeline(pm, kScheduleContract);
   pm.addPass(createGfLowerKernelToLoops());
   return pm.run(module);
 }
@@ -278,6 +269,8 @@ LogicalResult lowerToLoops(ModuleOp module, const CodegenOptions &options,
   size_t before = recordedChoices(module).size();
   PassManager pm(module.getContext());
   linnet::support::enablePassTiming(pm);
+  if (options.runTaskPipeline)
+    target::buildTaskPipeline(pm, kScheduleContract);
   buildLowerToLoopsPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
@@ -459,13 +452,15 @@ std::function<void(llvm::raw_ostream &)> printWithLocations(ModuleOp module) {
   };
 }
 
-/// Writes one stage's IR to options.dumpIRDir/name (`linnet build --dump-ir`).
+/// Writes one stage's IR to options.dumpIRDir/NN-name (`linnet build
+/// --dump-ir`), numbered from options.firstDumpStage in the order written.
 llvm::Error dumpIR(const CodegenOptions &options, llvm::StringRef name,
                    llvm::function_ref<void(llvm::raw_ostream &)> print) {
   if (options.dumpIRDir.empty())
     return llvm::Error::success();
+  unsigned stage = options.firstDumpStage + (name == "loops.mlir" ? 0 : name == "llvm.mlir" ? 1 : 2);
   llvm::SmallString<128> path(options.dumpIRDir);
-  llvm::sys::path::append(path, name);
+  llvm::sys::path::append(path, (stage < 10 ? "0" : "") + llvm::Twine(stage) + "-" + name);
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
   if (ec)
@@ -506,13 +501,13 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   linnet::support::TimingStage stage("gf and linalg to loops");
   if (failed(lowerToLoops(module, options, choices)))
     return diags.error("lowering to loops failed");
-  if (llvm::Error e = dumpIR(options, "02-loops.mlir", printWithLocations(module)))
+  if (llvm::Error e = dumpIR(options, "loops.mlir", printWithLocations(module)))
     return e;
   bool blas = usesBLAS(module);
   stage.next("loops to the LLVM dialect");
   if (failed(lowerLoopsToLLVMDialect(module, options)))
     return diags.error("lowering to the LLVM dialect failed");
-  if (llvm::Error e = dumpIR(options, "03-llvm.mlir", printWithLocations(module)))
+  if (llvm::Error e = dumpIR(options, "llvm.mlir", printWithLocations(module)))
     return e;
   stage.next("LLVM IR and its optimization");
   llvm::LLVMContext context;
@@ -520,7 +515,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   stage.next("object code");
   if (!llvmModule)
     return llvmModule.takeError();
-  if (llvm::Error e = dumpIR(options, "04-model.ll",
+  if (llvm::Error e = dumpIR(options, "model.ll",
                              [&](llvm::raw_ostream &os) { (*llvmModule)->print(os, nullptr); }))
     return e;
   auto tm = makeTargetMachine(options);

@@ -50,22 +50,38 @@ struct CodegenOptions {
   /// derived from (zeros: the host's).
   LinalgTarget linalgTarget;
   /// When set, compileToSharedLibrary writes the IR of its stages there
-  /// (`linnet build --dump-ir`): 02-loops.mlir, 03-llvm.mlir and the
-  /// optimized LLVM IR the object code is emitted from, 04-model.ll.
+  /// (`linnet build --dump-ir`), numbered from firstDumpStage: NN-loops.mlir,
+  /// NN-llvm.mlir and the optimized LLVM IR the object code is emitted
+  /// from, NN-model.ll.
   std::string dumpIRDir;
+  unsigned firstDumpStage = 3;
+  /// The input is gf Domain/Iter/Kernel IR: run the task pipeline
+  /// (cpu-simd-v1) before lowering to loops. A compilation that already ran
+  /// it (linnet/Compiler) turns this off: the gf passes run once.
+  bool runTaskPipeline = true;
 };
+
+/// The schedule contract of the CPU target's gf kernels.
+inline constexpr const char *kScheduleContract = "cpu-simd-v1";
 
 /// Adds every dialect and LLVM IR translation the CPU pipeline touches.
 void registerCPUCodegenDialects(mlir::DialectRegistry &registry);
 
+/// Bufferization interfaces and the dialects -linnet-bufferize creates.
+void registerBufferizationInterfaces(mlir::DialectRegistry &registry);
+
 /// The pipelines of the CPU code generator, one builder each: the build
-/// runs them and linnet-opt registers them (registerCPUPipelines), so every
-/// stage of `linnet build` can be reproduced from its --dump-ir input.
+/// runs them and linnet-opt registers them (registerCPUPipelines,
+/// registerBufferizePipeline), so every stage of `linnet build` can be
+/// reproduced from its --dump-ir input.
 ///
-/// domain->iter, iter->kernel and schedule selection with the cpu-simd-v1
-/// contract (also the importer's route for relation reductions).
-void buildGfKernelSchedulePipeline(mlir::OpPassManager &pm);
-/// -linnet-cpu-lower-to-loops: the gf passes, -gf-lower-kernel-to-loops and
+/// -linnet-bufferize: Task IR on tensors to memrefs (relation kernels
+/// outlined, one-shot bufferization, buffer deallocation).
+void buildBufferizePipeline(mlir::OpPassManager &pm);
+void registerBufferizePipeline();
+/// Runs -linnet-bufferize on `module`.
+mlir::LogicalResult bufferize(mlir::ModuleOp module);
+/// -linnet-cpu-lower-to-loops: -gf-lower-kernel-to-loops and
 /// the linalg stage with options' policy and target (threads 1 when serial
 /// or without OpenMP); its choices are recorded on the module
 /// (recordedChoices).
@@ -111,7 +127,8 @@ llvm::Expected<std::string>
 compileToSharedLibraryBytes(mlir::ModuleOp module, const CodegenOptions &options = {},
                             std::vector<ImplementationChoice> *choices = nullptr);
 
-/// lowerToLoops, then the linalg stage with options' policy and target.
+/// The task pipeline (options.runTaskPipeline), -gf-lower-kernel-to-loops,
+/// then the linalg stage with options' policy and target.
 mlir::LogicalResult lowerToLoops(mlir::ModuleOp module,
                                  const CodegenOptions &options,
                                  std::vector<ImplementationChoice> *choices);

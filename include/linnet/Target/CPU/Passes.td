@@ -141,4 +141,38 @@ def LinnetCPUMathToLibm : Pass<"linnet-cpu-math-to-libm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::vector::VectorDialect"];
 }
 
+def LinnetCPUOutlineRelationKernels
+    : Pass<"linnet-outline-relation-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline each scheduled relation kernel into a private function called by its entry";
+  let description = [{
+    Takes the entries as the task pipeline (-linnet-gf-to-tasks) leaves
+    them: tensors, with each relation reduction a scheduled
+    `gf_kernel.launch`. Each launch is outlined into a kernel function of a
+    module of its own, lowered there by -gf-lower-kernel-to-loops
+    (destination-passing style on memrefs) and moved back as a private
+    function; in the entry the launch becomes `bufferization.to_memref`
+    (read only) of its operands, output buffers, a `func.call` and
+    `bufferization.to_tensor` (restrict) of the outputs, which one-shot
+    bufferization then folds. An output that the entry only stores into its
+    result memref is computed straight into it. A `gf.apply` that was never
+    scheduled is an error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect", "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"];
+}
+
+def LinnetCPUDropUnreadAliasedInputs
+    : Pass<"linnet-drop-unread-aliased-inputs", "::mlir::ModuleOp"> {
+  let summary = "Drop a buffer generic's input that is its own output buffer and is never read";
+  let description = [{
+    A generic on buffers whose input is its own output buffer and whose body
+    never reads that input (`0 * t[n]` folded to 0 after in-place
+    bufferization) loses the input; MLIR 19's canonicalizer would otherwise
+    erase such a generic as an identity copy without looking at its body.
+  }];
+}
+
 #endif // LINNET_TARGET_CPU_PASSES_TD

@@ -1,0 +1,108 @@
+//===- Target.h - What a compilation target supplies -------------*- C++ -*-===//
+//
+// A compilation (linnet/Compiler/Compiler.h) runs the gf passes once, with
+// the target's schedule contract, and the plans and the code generator both
+// read that one Task IR module. A target supplies the rest: its schedule
+// contract, the dialects and interfaces its pipeline needs, the code
+// generator from Task IR to a library, and what the artifact records of it
+// (the runtime ABI the runtime loads it with, the libraries it needs).
+// Targets are immutable: every option of a build travels in its request.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_TARGET_TARGET_H
+#define LINNET_TARGET_TARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace linnet::target {
+
+/// How one kernel of a library is implemented: the code generator's choice,
+/// which the concrete plan records as the kernel's ImplementationRef.
+struct KernelChoice {
+  std::string function; // the func.func it is in
+  std::string op;       // "linalg.matmul", "linalg.generic", ...
+  std::string role;     // "matmul" | "batch-matmul" | "matvec" | "elementwise" | "other"
+  std::string kind;     // "generated" | "library"
+  std::string routine;  // the library routine (cblas_sgemm) or the schedule's name
+};
+
+/// One code generation: a Task IR module to a library.
+struct CodegenRequest {
+  bool parallel = true;             // threads where the target has them
+  std::string implementation = "auto"; // auto | generated | blas
+  /// `linnet build --dump-ir`: where each later stage's IR is written
+  /// (empty: nowhere), numbered from `firstDumpStage`.
+  std::string dumpIRDir;
+  unsigned firstDumpStage = 0;
+  /// Keep the IR of the target's first stage after bufferization as text
+  /// (`linnet build --emit-mlir`: model.loops.mlir).
+  bool keepBufferizedIR = false;
+};
+
+struct GeneratedLibrary {
+  std::string bytes;                 // the library file's contents
+  std::vector<KernelChoice> choices; // in program order
+  /// Sonames the library loads besides libc (libomp.so.5, ...).
+  std::vector<std::string> runtimeLibraries;
+  std::string bufferizedIR; // with CodegenRequest::keepBufferizedIR
+};
+
+class Target {
+public:
+  virtual ~Target();
+  /// The `kind` of the target files (docs/targets/*.json) it serves: cpu, cuda.
+  virtual llvm::StringRef kind() const = 0;
+  /// -gf-select-kernel-schedule's contract for this target.
+  virtual llvm::StringRef scheduleContract() const = 0;
+  /// The runtime ABI an artifact of this target is loaded with; empty for a
+  /// target that plans but has no code generator yet.
+  virtual llvm::StringRef runtimeAbi() const = 0;
+  bool generatesCode() const { return !runtimeAbi().empty(); }
+  /// Dialects and external interface models the target's pipeline needs,
+  /// registered in a compilation's context before the model is imported.
+  virtual void registerDialects(mlir::DialectRegistry &registry) const;
+  /// The gf passes, Domain IR to Task IR, scheduled for this target
+  /// (`linnet-opt -linnet-gf-to-tasks=target-contract=...`).
+  void buildTaskPipeline(mlir::OpPassManager &pm) const;
+  /// A Task IR module (tensors, as the importer and the task pipeline left
+  /// it) to a library; the module is consumed. Errors say which stage failed.
+  virtual llvm::Expected<GeneratedLibrary> generateCode(mlir::ModuleOp module,
+                                                        const CodegenRequest &request) const;
+};
+
+/// Writes `module` with its locations (as `linnet-opt --mlir-print-debuginfo`
+/// prints it) to DIR/NN-name: one stage of `linnet build --dump-ir`. The
+/// error reads "cannot write 'PATH': why".
+llvm::Error dumpStage(llvm::StringRef dir, unsigned stage, llvm::StringRef name, mlir::ModuleOp module);
+
+/// The gf passes up to Task IR with `contract` (Target::buildTaskPipeline).
+void buildTaskPipeline(mlir::OpPassManager &pm, llvm::StringRef contract);
+/// Registers -linnet-gf-to-tasks (for linnet-opt).
+void registerTaskPipeline();
+
+/// A target that plans but has no code generator (yet): its contract only.
+class PlanningOnlyTarget final : public Target {
+public:
+  PlanningOnlyTarget(std::string kind, std::string contract)
+      : kind_(std::move(kind)), contract_(std::move(contract)) {}
+  llvm::StringRef kind() const override { return kind_; }
+  llvm::StringRef scheduleContract() const override { return contract_; }
+  llvm::StringRef runtimeAbi() const override { return {}; }
+
+private:
+  std::string kind_, contract_;
+};
+
+} // namespace linnet::target
+
+#endif // LINNET_TARGET_TARGET_H

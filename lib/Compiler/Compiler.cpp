@@ -1,0 +1,635 @@
+//===- Compiler.cpp - One compilation, source to artifact -----------------===//
+#include "linnet/Compiler/Compiler.h"
+
+#include "linnet/Config.h"
+#include "linnet/Plan/Binding.h"
+#include "linnet/Plan/PlanWriter.h"
+#include "linnet/Planning/FromTaskIR.h"
+#include "linnet/Planning/Products.h"
+#include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Sema/Instantiate.h"
+#include "linnet/Support/AtomicFile.h"
+#include "linnet/Support/Digest.h"
+#include "linnet/Support/Timing.h"
+#include "linnet/Syntax/Diagnostics.h"
+#include "linnet/Syntax/SourceManager.h"
+#include "linnet/Target/CPU/CpuTarget.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/thread.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+namespace linnet::compiler {
+
+using planning::Diagnostics;
+
+const target::Target &targetForKind(const std::string &kind) {
+  static const cpu::CpuTarget cpuTarget;
+  static const target::PlanningOnlyTarget cudaTarget("cuda", "provider-neutral-v1");
+  static const target::PlanningOnlyTarget otherTarget("other", "provider-neutral-v1");
+  if (kind == "cpu")
+    return cpuTarget;
+  return kind == "cuda" ? cudaTarget : otherTarget;
+}
+
+PlanningInputs loadPlanningInputs(const std::string &target, const std::string &deployment,
+                                  const std::string &implementationPolicy,
+                                  const std::string &evidencePolicy, const std::string &simulationPolicy) {
+  using namespace planning;
+  std::string dir = defaultTargetsDir();
+  auto load = [](const std::string &file, auto parse) {
+    try {
+      return parse(readJsonFile(file));
+    } catch (const SchemaError &e) {
+      throw SchemaError(e.path, file + ": " + e.what());
+    }
+  };
+  auto orDefault = [&](const std::string &given, const std::string &name) {
+    return given.empty() ? dir + "/policies/" + name : given;
+  };
+  PlanningInputs in;
+  in.target = load(resolveTargetFile(target, dir), targetFromJson);
+  in.deployment = load(deployment.empty() ? defaultDeploymentFile(in.target, dir) : deployment, deploymentFromJson);
+  in.implementations = load(orDefault(implementationPolicy, "implementation-default.json"), implementationPolicyFromJson);
+  in.evidence = load(orDefault(evidencePolicy, "evidence-default.json"), evidencePolicyFromJson);
+  in.simulation = load(orDefault(simulationPolicy, "simulation-default.json"), simulationPolicyFromJson);
+  return in;
+}
+
+std::vector<std::set<std::string>> optionalVariants(const plan::Plan &p, const std::string &mode,
+                                                    std::string &error) {
+  if (mode == "none")
+    return {};
+  // One unit per optional manifest entry that weights can hold (state is
+  // never in the weights): all of a layer array's copies of an entry go
+  // together, as a checkpoint has a bias everywhere or nowhere.
+  std::vector<std::vector<std::string>> units;
+  std::string err;
+  std::vector<import::ModelTensor> all = import::expandManifest(p, {}, err);
+  size_t next = 0;
+  for (const plan::ManifestEntry &e : p.manifest) {
+    size_t copies = 1;
+    for (const nlohmann::json &r : e.repeat)
+      copies *= r.is_number_integer() ? static_cast<size_t>(std::max<int64_t>(r.get<int64_t>(), 0)) : 0;
+    if (next + copies > all.size())
+      return {};
+    if (e.optional && e.kind != "state") {
+      std::vector<std::string> paths;
+      for (size_t i = 0; i < copies; ++i)
+        paths.push_back(all[next + i].path);
+      units.push_back(std::move(paths));
+    }
+    next += copies;
+  }
+  if (units.empty())
+    return {};
+  if (mode == "each" && units.size() > kMaxOptionalUnitsForEach) {
+    error = fmt::format("--variants each: the model has {} optional tensors (or arrays of them), "
+                        "more than the {} whose {} combinations an artifact may carry; use "
+                        "--variants auto (none or all present) or build with --weights",
+                        units.size(), kMaxOptionalUnitsForEach, size_t(1) << kMaxOptionalUnitsForEach);
+    return {};
+  }
+  // auto: all of them present besides none (a checkpoint with or without
+  // biases); each: every combination, while there are few.
+  std::vector<std::set<std::string>> sets;
+  size_t combos = mode == "each" ? size_t(1) << units.size() : 2;
+  for (size_t mask = 1; mask < combos; ++mask) {
+    std::set<std::string> s;
+    for (size_t u = 0; u < units.size(); ++u)
+      if (mode != "each" || (mask >> u & 1))
+        s.insert(units[u].begin(), units[u].end());
+    sets.push_back(std::move(s));
+  }
+  return sets;
+}
+
+namespace {
+
+/// The files of an artifact being built, written into its staging
+/// directory: each file's digest is taken from the bytes written, never
+/// read back from disk.
+struct ArtifactOutputs {
+  struct File {
+    std::string path, sha256;
+    int64_t bytes = 0;
+  };
+  std::string dir;
+  std::vector<File> files;
+};
+
+/// A library of an artifact's optional-tensor variant, built on a worker.
+struct VariantBuild {
+  llvm::thread worker;
+  bool ok = false;
+  std::string library, runtime; // model.vK.so's and runtime.vK.json's bytes
+};
+/// A function of the imported module: what MachineIR's symbols derive from.
+struct FunctionSymbol {
+  std::string name;
+  bool isPrivate = false, isExternal = false;
+};
+
+/// Deep programs recurse in the importer: the CLI's command stack size.
+constexpr unsigned kVariantStackBytes = 256u << 20;
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+} // namespace
+
+struct Compiler::Impl {
+  Options o;
+  std::ostream &errs;
+  Impl(Options opts, std::ostream &e) : o(std::move(opts)), errs(e) {}
+
+  int report(const Diagnostics &diags) {
+    for (const planning::Diagnostic &d : diags)
+      errs << fmt::format("{}: {}\n", o.file, planning::render(d));
+    return diags.empty() ? 0 : 1;
+  }
+
+  /// The flags the plans and the manifest record.
+  std::vector<std::string> flags() const {
+    std::vector<std::string> f = {"--target=" + o.target};
+    for (const auto &[name, value] : o.defines)
+      f.push_back("-D" + name + "=" + value);
+    if (o.serial)
+      f.push_back("--serial");
+    return f;
+  }
+
+  std::optional<nlohmann::json> planDocument();
+  bool importPresence(ImportedModel &m, const std::set<std::string> &present, mlir::MLIRContext &context);
+  bool runTaskPipeline(const target::Target &t, mlir::ModuleOp module);
+  int writeManifest(const target::Target &t, const PlanningInputs &in, const planning::PortablePlan &portable,
+                    const std::vector<FunctionSymbol> &functions, const target::GeneratedLibrary &lib,
+                    ArtifactOutputs &out);
+  bool write(ArtifactOutputs &out, const std::string &name, std::string_view bytes);
+};
+
+Compiler::Compiler(Options options, std::ostream &errs) : impl_(std::make_unique<Impl>(std::move(options), errs)) {}
+Compiler::~Compiler() = default;
+
+bool Compiler::Impl::write(ArtifactOutputs &out, const std::string &name, std::string_view bytes) {
+  support::TimingStage stage("write the artifact");
+  std::string err;
+  if (!support::writeFileAtomic(out.dir + "/" + name, bytes, err)) {
+    errs << fmt::format("linnet build: error: cannot write '{}/{}': {}\n", out.dir, name, err);
+    return false;
+  }
+  out.files.push_back({name, support::sha256Hex(bytes), static_cast<int64_t>(bytes.size())});
+  return true;
+}
+
+std::optional<nlohmann::json> Compiler::Impl::planDocument() {
+  SourceManager sm;
+  std::string err;
+  std::optional<uint32_t> buf = sm.addFile(o.file, err);
+  if (!buf) {
+    errs << fmt::format("linnet: error: cannot read '{}': {}\n", o.file, err);
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> defines(o.defines.begin(), o.defines.end());
+  support::TimingStage stage("parse and check");
+  DiagnosticEngine diag(sm, &errs);
+  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, o.file, diag, o.sema);
+  if (diag.hasErrors())
+    return std::nullopt;
+  const sema::BlockInfo *root = sema::findRootBlock(*prog, o.root, diag);
+  if (!root)
+    return std::nullopt;
+  // What the back ends cannot build yet, said at the source.
+  for (const sema::GenericParam &g : root->generics)
+    if (g.kind == ast::GenericKind::Shape)
+      diag.error(g.loc, fmt::format("root generic '{}': a shape generic on the root block is not "
+                                    "supported by the CPU back end yet (give the block a dim "
+                                    "generic per axis)",
+                                    g.name));
+  if (diag.hasErrors())
+    return std::nullopt;
+  std::optional<sema::Instantiation> inst = sema::instantiate(*root, defines, diag);
+  if (!inst)
+    return std::nullopt;
+  stage.next("plan");
+  try {
+    return plan::buildPlan(*prog, &*inst);
+  } catch (const std::exception &e) {
+    errs << "linnet: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,
+                                                   const std::set<std::string> *presentOverride) {
+  Impl &I = *impl_;
+  const Options &o = I.o;
+  std::optional<nlohmann::json> doc = I.planDocument();
+  if (!doc)
+    return std::nullopt;
+  std::vector<ir::Problem> problems;
+  std::optional<plan::Plan> p = plan::readPlan(*doc, problems);
+  if (!p) {
+    for (const ir::Problem &pr : problems)
+      I.errs << fmt::format("linnet build: error: {}: plan: {}\n", o.file, pr.str());
+    return std::nullopt;
+  }
+
+  // Optional tensors are present when the weights hold them.
+  std::set<std::string> present;
+  if (presentOverride) {
+    present = *presentOverride;
+  } else if (!o.weights.empty()) {
+    std::string err;
+    auto w = rt::SafeTensorsFile::open(o.weights, err);
+    if (!w) {
+      I.errs << "linnet build: error: " << err << "\n";
+      return std::nullopt;
+    }
+    std::map<std::string, std::string> external;
+    if (!o.binding.empty()) {
+      std::ifstream in(o.binding);
+      nlohmann::json bdoc = nlohmann::json::parse(in, nullptr, false);
+      std::vector<ir::Problem> bp;
+      std::optional<plan::Binding> b = bdoc.is_discarded() ? std::nullopt
+                                                           : plan::checkBinding(bdoc, p->manifest, bp);
+      if (!b) {
+        I.errs << fmt::format("linnet build: error: {}: not a valid binding manifest\n", o.binding);
+        for (const ir::Problem &pr : bp)
+          I.errs << "  " << pr.str() << "\n";
+        return std::nullopt;
+      }
+      external = b->names;
+    }
+    std::string err2;
+    for (const import::ModelTensor &t : import::expandManifest(*p, {}, err2)) {
+      auto it = external.find(t.path);
+      if (w->find(it == external.end() ? t.path : it->second))
+        present.insert(t.path);
+    }
+  }
+  ImportedModel m;
+  m.doc = std::move(*doc);
+  m.plan = std::move(*p);
+  if (!I.importPresence(m, present, context))
+    return std::nullopt;
+  return m;
+}
+
+bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string> &present,
+                                    mlir::MLIRContext &context) {
+  std::string err;
+  std::vector<import::ModelTensor> tensors = import::expandManifest(m.plan, present, err);
+  if (!err.empty()) {
+    errs << fmt::format("linnet build: error: {}: {}\n", o.file, err);
+    return false;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(m.plan, tensors, context, err, {o.runtimeChecks});
+  if (!module) {
+    // A located error already reads `file:line:col: error: ...`.
+    if (err.find(": error: ") != std::string::npos)
+      errs << err << "\n";
+    else
+      errs << fmt::format("linnet build: error: {}: {}\n", o.file, err);
+    return false;
+  }
+  m.tensors = std::move(tensors);
+  m.module = std::move(module);
+  return true;
+}
+
+bool Compiler::Impl::runTaskPipeline(const target::Target &t, mlir::ModuleOp module) {
+  support::TimingStage stage("gf passes to Task IR");
+  std::string first;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &d) {
+    if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
+      llvm::raw_string_ostream(first) << d;
+    return mlir::success();
+  });
+  mlir::PassManager pm(module.getContext());
+  support::enablePassTiming(pm);
+  t.buildTaskPipeline(pm);
+  if (mlir::succeeded(pm.run(module)))
+    return true;
+  errs << fmt::format("linnet build: error: {}: the gf passes (Domain to Task IR, contract {}) failed{}\n",
+                      o.file, t.scheduleContract().str(), first.empty() ? "" : ": " + first);
+  return false;
+}
+
+std::optional<planning::PortablePlan> Compiler::portablePlan(Diagnostics &diags) {
+  Impl &I = *impl_;
+  PlanningInputs in;
+  try {
+    in = loadPlanningInputs(I.o.target, I.o.deployment, I.o.implementationPolicy, I.o.evidencePolicy,
+                            I.o.simulationPolicy);
+  } catch (const planning::SchemaError &e) {
+    diags.push_back({"input.schema", e.path, e.what()});
+    return std::nullopt;
+  }
+  const target::Target &t = targetForKind(in.target.kind);
+  mlir::DialectRegistry registry;
+  t.registerDialects(registry);
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  std::optional<ImportedModel> im = importModel(context);
+  if (!im || !I.runTaskPipeline(t, *im->module)) {
+    diags.push_back({"input.import", "", "the model could not be imported (errors above)"});
+    return std::nullopt;
+  }
+  return planning::buildPortablePlanFromTasks(*im->module, I.o.file, readText(I.o.file), diags);
+}
+
+/// The CPU artifact's manifest.json (and portable/concrete/machine.json
+/// beside it): the portable plan of the build's Task IR bound for the
+/// target; the code generator's choices become the contraction tasks'
+/// ImplementationRefs; MachineIR's code section is the library (size and
+/// digest) with the exported entry symbols; the manifest lists every file
+/// with the digest of the bytes written, which the runtime checks.
+int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs &in,
+                                  const planning::PortablePlan &portable,
+                                  const std::vector<FunctionSymbol> &functions,
+                                  const target::GeneratedLibrary &lib, ArtifactOutputs &out) {
+  using namespace planning;
+  support::TimingStage stage("plans and manifest");
+  Diagnostics diags;
+  std::vector<std::string> fl = flags();
+  std::optional<Products> prod = buildProducts({portable, in.target, in.deployment, in.implementations, in.evidence,
+                                                in.simulation, LINNET_VERSION, LINNET_GIT_COMMIT, fl},
+                                               diags);
+  if (!prod)
+    return report(diags);
+  // Contraction tasks of each function, in program order, take the code
+  // generator's choices for its matmul-like ops in the same order.
+  std::map<std::string, std::vector<const target::KernelChoice *>> byFn;
+  for (const target::KernelChoice &c : lib.choices)
+    if (c.role == "matmul" || c.role == "batch-matmul" || c.role == "matvec")
+      byFn[c.function].push_back(&c);
+  std::map<std::string, size_t> used;
+  ConcretePlan &concrete = prod->concrete;
+  for (const Task &task : prod->portable.tasks) {
+    if (task.facts.derivation.rfind("contraction", 0) != 0)
+      continue;
+    std::string fn = task.provenance.lineage.empty() ? "" : task.provenance.lineage.front().substr(5);
+    size_t &k = used[fn];
+    auto it = byFn.find(fn);
+    if (it == byFn.end() || k >= it->second.size())
+      continue;
+    const target::KernelChoice &c = *it->second[k++];
+    for (ImplementationRef &r : concrete.implementations)
+      if (r.id == "impl." + task.id.substr(5) || r.id == "impl." + task.id) {
+        r.spec = "cpu-linalg." + c.role;
+        r.kind = c.kind == "library" ? "library" : "generated";
+        r.capability = c.kind == "library" ? "library-class.gemm" : "generated.dense-row";
+        r.routine = c.routine;
+        r.symbol = c.kind == "library" ? "" : c.function;
+        // An entry is inlined into its C interface (docs/cpu-abi.md).
+        auto f = std::find_if(functions.begin(), functions.end(),
+                              [&](const FunctionSymbol &s) { return s.name == c.function; });
+        if (!r.symbol.empty() && f != functions.end() && !f->isPrivate)
+          r.symbol = "_mlir_ciface_" + c.function;
+        r.library = c.kind == "library" ? "openblas" : "";
+        r.soname = c.kind == "library" ? "libopenblas.so.0" : "";
+      }
+  }
+  MachineIR machine = lowerToMachine(concrete, in.target);
+  std::string libDigest = "sha256:" + sha256Hex(lib.bytes);
+  for (Section &sec : machine.sections)
+    if (sec.name == ".text") {
+      sec.state = "present";
+      sec.bytes = int64_t(lib.bytes.size());
+      sec.digest = libDigest;
+    }
+  // Generated kernels are inlined into their function, which is their
+  // symbol (for an entry, its C interface: see below).
+  std::set<std::string> have;
+  std::vector<Symbol> unique;
+  for (const Symbol &sy : machine.symbols)
+    if (have.insert(sy.name).second)
+      unique.push_back(sy);
+  machine.symbols = std::move(unique);
+  // A private function (a layer body called once per layer) is a local
+  // symbol; an entry exports its interfaces, into which it is inlined.
+  for (const FunctionSymbol &fn : functions) {
+    if (fn.isExternal)
+      continue;
+    const std::string &name = fn.name;
+    std::vector<std::string> syms = {name};
+    if (!fn.isPrivate)
+      syms = {"_mlir_ciface_" + name, "linnet_entry_" + name};
+    for (const std::string &sym : syms)
+      if (have.insert(sym).second)
+        machine.symbols.push_back({sym, ".text", "function", ""});
+  }
+  if (report(verifyMachine(machine, &concrete, &in.target)))
+    return 1;
+  ProgramManifest m = artifactManifest({prod->portable, concrete, machine, in.target, in.deployment,
+                                        LINNET_VERSION, LINNET_GIT_COMMIT, fl});
+  m.runtimeAbi = t.runtimeAbi().str();
+  m.runtimeLibraries.insert(m.runtimeLibraries.end(), lib.runtimeLibraries.begin(), lib.runtimeLibraries.end());
+  std::sort(m.runtimeLibraries.begin(), m.runtimeLibraries.end());
+  m.runtimeLibraries.erase(std::unique(m.runtimeLibraries.begin(), m.runtimeLibraries.end()),
+                           m.runtimeLibraries.end());
+  m.libraryFile = "model.so";
+  m.libraryDigest = libDigest;
+  if (!write(out, "portable.json", canonicalDump(toJson(prod->portable))) ||
+      !write(out, "concrete.json", canonicalDump(toJson(concrete))) ||
+      !write(out, "machine.json", canonicalDump(toJson(machine))))
+    return 1;
+  for (const ArtifactOutputs::File &f : out.files)
+    m.files.push_back({f.path, f.sha256, f.bytes});
+  std::string err;
+  if (!support::writeFileAtomic(out.dir + "/manifest.json", canonicalDump(toJson(m)), err)) {
+    errs << fmt::format("linnet build: error: cannot write '{}/manifest.json': {}\n", out.dir, err);
+    return 1;
+  }
+  return 0;
+}
+
+int Compiler::buildArtifact() {
+  Impl &I = *impl_;
+  const Options &o = I.o;
+  std::ostream &errs = I.errs;
+  if (o.output.empty() || o.output == "-") {
+    errs << "linnet build: error: building a .ln model needs -o DIR (the artifact directory)\n";
+    return 2;
+  }
+  PlanningInputs in;
+  try {
+    in = loadPlanningInputs(o.target, o.deployment, o.implementationPolicy, o.evidencePolicy, o.simulationPolicy);
+  } catch (const planning::SchemaError &e) {
+    return I.report({{"input.schema", e.path, e.what()}});
+  }
+  const target::Target &t = targetForKind(in.target.kind);
+  if (!t.generatesCode()) {
+    errs << fmt::format("linnet build: error: --target {}: the {} target has no code generator yet "
+                        "(use --emit to plan for it)\n",
+                        o.target, in.target.kind);
+    return 2;
+  }
+  mlir::DialectRegistry registry;
+  t.registerDialects(registry);
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  std::optional<ImportedModel> im = importModel(context);
+  if (!im)
+    return 1;
+  mlir::ModuleOp module = *im->module;
+  // --dump-ir: numbered stages of the primary library, outside the artifact.
+  auto dump = [&](unsigned stage, const char *name) {
+    if (o.dumpIR.empty())
+      return true;
+    if (llvm::Error e = target::dumpStage(o.dumpIR, stage, name, module)) {
+      errs << "linnet build: error: " << llvm::toString(std::move(e)) << "\n";
+      return false;
+    }
+    return true;
+  };
+  auto text = [](mlir::ModuleOp m) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    m->print(os);
+    return s;
+  };
+  std::string importedText = o.emitMlir ? text(module) : "";
+  if (!dump(0, "imported.mlir") || !I.runTaskPipeline(t, module) || !dump(1, "tasks.mlir"))
+    return 1;
+  // The plans read the Task IR the code is generated from.
+  Diagnostics diags;
+  std::optional<planning::PortablePlan> portable =
+      planning::buildPortablePlanFromTasks(module, o.file, readText(o.file), diags);
+  if (!portable)
+    return I.report(diags);
+  // The functions as imported, for MachineIR (code generation consumes the module).
+  std::vector<FunctionSymbol> functions;
+  for (auto fn : module.getOps<mlir::func::FuncOp>())
+    functions.push_back({fn.getSymName().str(), fn.isPrivate(), fn.isExternal()});
+
+  // Built beside the destination and moved into place whole (AtomicFile.h).
+  std::string err;
+  support::StagingDir staging(o.output, err);
+  if (staging.path().empty()) {
+    errs << fmt::format("linnet build: error: {}\n", err);
+    return 1;
+  }
+  ArtifactOutputs out;
+  out.dir = staging.path();
+  if (o.emitMlir && !I.write(out, "model.mlir", importedText))
+    return 1;
+
+  target::CodegenRequest request;
+  request.parallel = !o.serial;
+  request.implementation = o.impl;
+  // A variant's library compiles the same way, without the dumps.
+  target::CodegenRequest variantRequest = request;
+  request.dumpIRDir = o.dumpIR;
+  request.firstDumpStage = 2;
+  request.keepBufferizedIR = o.emitMlir;
+
+  // Without weights, optional tensors are bound at load time: besides the
+  // primary library (every optional tensor absent) the artifact carries one
+  // variant per presence set (optionalVariants), and the runtime loads the
+  // one the weights select (docs/runtime-abi.md, "Optional tensors"). Each
+  // variant is imported and compiled in a context of its own on a worker
+  // thread while the primary one compiles here; the files are written in a
+  // fixed order afterwards, so the artifact does not depend on timing.
+  std::vector<std::set<std::string>> variants;
+  if (o.weights.empty()) {
+    std::string why;
+    variants = optionalVariants(im->plan, o.variants, why);
+    if (!why.empty()) {
+      errs << fmt::format("linnet build: error: {}: {}\n", o.file, why);
+      return 2;
+    }
+  }
+  std::vector<VariantBuild> variantBuilds(variants.size());
+  std::atomic<size_t> nextVariant{0};
+  auto variantWorker = [&] {
+    for (size_t k; (k = nextVariant.fetch_add(1)) < variants.size();) {
+      VariantBuild &v = variantBuilds[k];
+      std::string what = fmt::format(" (variant {}: with optional tensors {})", k + 1, fmt::join(variants[k], ", "));
+      mlir::MLIRContext vcontext(registry, mlir::MLIRContext::Threading::DISABLED);
+      ImportedModel vm;
+      vm.plan = im->plan;
+      if (!I.importPresence(vm, variants[k], vcontext) || !I.runTaskPipeline(t, *vm.module))
+        continue;
+      nlohmann::json vchecks = import::runtimeChecks(*vm.module);
+      llvm::Expected<target::GeneratedLibrary> vlib = t.generateCode(*vm.module, variantRequest);
+      if (!vlib) {
+        errs << fmt::format("linnet build: error: {}{}: {}\n", o.file, what, llvm::toString(vlib.takeError()));
+        continue;
+      }
+      nlohmann::json vrt = import::runtimeJson(vm.plan, vm.tensors, vchecks);
+      vrt["library"] = fmt::format("model.v{}.so", k + 1);
+      v.library = std::move(vlib->bytes);
+      v.runtime = vrt.dump(2) + "\n";
+      v.ok = true;
+    }
+  };
+  // The primary library compiles on this thread: the workers take the
+  // other hardware threads (the CLI's own stack size: deep programs).
+  unsigned hw = llvm::hardware_concurrency().compute_thread_count();
+  size_t workers = std::min<size_t>(variants.size(), hw > 1 ? hw - 1 : 1);
+  for (size_t i = 0; i < workers; ++i)
+    variantBuilds[i].worker = llvm::thread(std::optional<unsigned>(kVariantStackBytes), variantWorker);
+  auto joinVariants = llvm::make_scope_exit([&] {
+    for (VariantBuild &v : variantBuilds)
+      if (v.worker.joinable())
+        v.worker.join();
+  });
+  // The check table is read before code generation erases it.
+  nlohmann::json checks = import::runtimeChecks(module);
+  llvm::Expected<target::GeneratedLibrary> lib = t.generateCode(module, request);
+  if (!lib) {
+    errs << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(lib.takeError()));
+    return 1;
+  }
+  if (o.emitMlir && !I.write(out, "model.loops.mlir", lib->bufferizedIR))
+    return 1;
+
+  nlohmann::json runtime = import::runtimeJson(im->plan, im->tensors, checks);
+  if (!variants.empty()) {
+    nlohmann::json names = nlohmann::json::array();
+    for (size_t k = 1; k <= variants.size(); ++k)
+      names.push_back(fmt::format("runtime.v{}.json", k));
+    runtime["variants"] = names;
+  }
+  if (!I.write(out, "model.so", lib->bytes) || !I.write(out, "runtime.json", runtime.dump(2) + "\n") ||
+      !I.write(out, "plan.json", plan::printPlan(im->doc)))
+    return 1;
+  // Every worker may have built any variant: all are joined before any is read.
+  joinVariants.release();
+  for (VariantBuild &v : variantBuilds)
+    if (v.worker.joinable())
+      v.worker.join();
+  for (size_t k = 1; k <= variants.size(); ++k) {
+    VariantBuild &v = variantBuilds[k - 1];
+    if (!v.ok)
+      return 1;
+    if (!I.write(out, fmt::format("model.v{}.so", k), v.library) ||
+        !I.write(out, fmt::format("runtime.v{}.json", k), v.runtime))
+      return 1;
+  }
+  if (int rc = I.writeManifest(t, in, *portable, functions, *lib, out))
+    return rc;
+  if (!staging.commit(err)) {
+    errs << fmt::format("linnet build: error: {}\n", err);
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace linnet::compiler

@@ -1,0 +1,60 @@
+//===- CpuTarget.cpp - The CPU target -------------------------------------===//
+#include "linnet/Target/CPU/CpuTarget.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace linnet::cpu {
+
+void CpuTarget::registerDialects(DialectRegistry &registry) const {
+  registerCPUCodegenDialects(registry);
+  registerBufferizationInterfaces(registry);
+}
+
+llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module,
+                                                                 const target::CodegenRequest &request) const {
+  CodegenOptions options;
+  options.parallel = request.parallel;
+  if (!parseImplementationPolicy(request.implementation, options.implementation))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "implementation policy: expected auto, generated or blas, found '" +
+                                       request.implementation + "'");
+  options.runTaskPipeline = false; // the compilation ran it
+  options.dumpIRDir = request.dumpIRDir;
+  options.firstDumpStage = request.firstDumpStage + 1;
+  {
+    // Bufferization reports through the context; keep the first message.
+    std::string first;
+    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+      if (first.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+        llvm::raw_string_ostream(first) << d;
+      return success();
+    });
+    if (failed(bufferize(module)))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "bufferization of the Task IR failed" +
+                                         (first.empty() ? std::string() : ": " + first));
+  }
+  std::string bufferizedIR;
+  if (request.keepBufferizedIR)
+    llvm::raw_string_ostream(bufferizedIR) << module;
+  if (!request.dumpIRDir.empty())
+    if (llvm::Error e = target::dumpStage(request.dumpIRDir, request.firstDumpStage, "bufferized.mlir", module))
+      return std::move(e);
+  std::vector<ImplementationChoice> choices;
+  llvm::Expected<std::string> bytes = compileToSharedLibraryBytes(module, options, &choices);
+  if (!bytes)
+    return bytes.takeError();
+  target::GeneratedLibrary lib;
+  lib.bytes = std::move(*bytes);
+  lib.bufferizedIR = std::move(bufferizedIR);
+  for (const ImplementationChoice &c : choices)
+    lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine});
+  if (options.parallel && openMPAvailable())
+    lib.runtimeLibraries.push_back("libomp.so.5");
+  return lib;
+}
+
+} // namespace linnet::cpu

@@ -1,0 +1,75 @@
+//===- Target.cpp - The Target interface and the gf task pipeline ---------===//
+#include "linnet/Target/Target.h"
+
+#include "linnet/Dialect/Gf/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace linnet::target {
+
+Target::~Target() = default;
+
+void Target::registerDialects(DialectRegistry &) const {}
+
+llvm::Expected<GeneratedLibrary> Target::generateCode(ModuleOp, const CodegenRequest &) const {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "the " + kind().str() +
+                                     " target has no code generator yet: plan for it with --emit");
+}
+
+void Target::buildTaskPipeline(OpPassManager &pm) const {
+  target::buildTaskPipeline(pm, scheduleContract());
+}
+
+void buildTaskPipeline(OpPassManager &pm, llvm::StringRef contract) {
+  pm.addPass(gf::createGfLowerDomainToIter());
+  pm.addPass(gf::createGfLowerIterToKernel());
+  gf::GfSelectKernelScheduleOptions schedule;
+  schedule.targetContract = contract.str();
+  pm.addPass(gf::createGfSelectKernelSchedule(schedule));
+  pm.addPass(gf::createGfPlanDistributedTasks());
+}
+
+llvm::Error dumpStage(llvm::StringRef dir, unsigned stage, llvm::StringRef name, ModuleOp module) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, (stage < 10 ? "0" : "") + llvm::Twine(stage) + "-" + name);
+  std::error_code ec = llvm::sys::fs::create_directories(dir);
+  if (!ec) {
+    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+    if (!ec) {
+      // Locations are part of what the next stage reads.
+      module->print(os, OpPrintingFlags().enableDebugInfo());
+      os << "\n";
+    }
+  }
+  if (ec)
+    return llvm::createStringError(ec, "cannot write '" + path.str() + "': " + ec.message());
+  return llvm::Error::success();
+}
+
+namespace {
+struct TaskPipelineOptions : public PassPipelineOptions<TaskPipelineOptions> {
+  Option<std::string> targetContract{
+      *this, "target-contract",
+      llvm::cl::desc("the schedule contract: cpu-simd-v1 (linnet build --target cpu) or "
+                     "provider-neutral-v1"),
+      llvm::cl::init("cpu-simd-v1")};
+};
+} // namespace
+
+void registerTaskPipeline() {
+  PassPipelineRegistration<TaskPipelineOptions>(
+      "linnet-gf-to-tasks",
+      "linnet build's stage 01: gf Domain IR to Task IR, scheduled for a target's contract "
+      "(-gf-lower-domain-to-iter, -gf-lower-iter-to-kernel, -gf-select-kernel-schedule, "
+      "-gf-plan-distributed-tasks); the plans and the code generator both read its result",
+      [](OpPassManager &pm, const TaskPipelineOptions &o) { buildTaskPipeline(pm, o.targetContract); });
+}
+
+} // namespace linnet::target
