@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/ir/lower.hpp"
+#include "linnet/IR/Reducers.h"
 #include "linnet/Sema/Subst.h"
 
 #include <fmt/format.h>
@@ -17,15 +18,12 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <set>
 
 using namespace linnet;
 using namespace linnet::sema;
 using namespace linnet::ir;
 
 namespace {
-
-const std::set<std::string> kBuiltinReducers = {"sum", "prod", "max", "min", "mean", "any", "all"};
 
 json scalarType(const std::string &dtype) { return {{"kind", "scalar"}, {"dtype", dtype}}; }
 json indexType() { return scalarType("index"); }
@@ -878,7 +876,7 @@ private:
       std::string n;
       if (auto *ne = llvm::dyn_cast<ast::NameExpr>(r.reducer.get()))
         n = ne->name;
-      reducer = kBuiltinReducers.count(n) ? json(n) : json(nullptr);
+      reducer = findBuiltinReducer(n) ? json(n) : json(nullptr);
       bodyHint = t;
     }
     std::vector<Region> regions(r.filter ? 2 : 1);

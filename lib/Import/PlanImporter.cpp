@@ -11,6 +11,7 @@
 #include "linnet/Import/PlanImporter.h"
 
 #include "linnet/Dialect/Gf/IR/Gf.h"
+#include "linnet/IR/Reducers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -1979,11 +1980,14 @@ private:
         body.ops[1].operands.size() == 1 && body.ops[1].operands[0] == body.ops[0].results[0].id) {
       red = &body.ops[0];
       const json &spec = red->attrs["reducer"];
-      if (!spec.is_string() || red->attrs.value("filter", false) || spec == "mean")
+      if (!spec.is_string() || red->attrs.value("filter", false))
         return std::nullopt;
       redName = spec.get<std::string>();
+      const ir::BuiltinReducer *br = ir::findBuiltinReducer(redName);
+      if (br && br->dividesByCount)
+        return std::nullopt;
       // Unsigned max/min: the general path says it is not supported.
-      if (isUnsigned(red->results[0].type, f) && redName != "sum" && redName != "prod")
+      if (isUnsigned(red->results[0].type, f) && signedOnly(br))
         return std::nullopt;
       for (const json &ix : red->attrs["indices"])
         if (!ix.contains("domain"))
@@ -2144,58 +2148,79 @@ private:
     return a;
   }
 
-  Reducer builtinReducer(const std::string &name, Type t) {
-    Reducer r;
-    if (name == "mean") {
-      // (sum, count): the count is of the messages combined, so a filter
-      // (`mean(k: N where k <= i)`) or a CSR row counts what it keeps.
-      Reducer sum = builtinReducer("sum", t);
-      Type i64 = b_.getI64Type();
-      auto pair = [](V s, V n) {
-        V a;
-        a.k = V::Agg;
-        a.elems = {s, n};
-        a.names = {"sum", "count"};
-        return a;
-      };
-      r.identity = [=, this] { return pair(sum.identity(), V::scalar(constant(i64, 0))); };
-      r.lift = [=, this](const std::vector<V> &m) {
-        return pair(sum.lift(m), V::scalar(constant(i64, 1)));
-      };
-      r.combine = [=, this](const V &a, const V &c) {
-        return pair(sum.combine(a.elems[0], c.elems[0]),
-                    V::scalar(b_.create<arith::AddIOp>(loc_, a.elems[1].v, c.elems[1].v)));
-      };
-      // An empty mean is 0 / 0: NaN for floats (as the interpreter and
-      // torch.mean of an empty tensor), 0 for integers.
-      r.finalize = [=, this](const V &s) {
-        Value n = convert(s.elems[1].v, t);
-        if (!isFloat(t))
-          n = b_.create<arith::MaxSIOp>(loc_, n, constant(t, 1));
-        return V::scalar(binary("div", s.elems[0].v, n, t));
-      };
-      return r;
+  /// A built-in reducer's identities and combines are signed: a sum or a
+  /// product wraps the same in either reading, the others (and mean's
+  /// division) would not. An unknown name counts as signed.
+  static bool signedOnly(const ir::BuiltinReducer *r) {
+    return !r || r->dividesByCount ||
+           (r->combine != ir::ReduceCombine::Add && r->combine != ir::ReduceCombine::Mul);
+  }
+
+  /// A built-in reducer's identity in `t` (signed for integers: max's is the
+  /// signed minimum of the width).
+  Value identityConstant(ir::ReduceIdentity id, Type t) {
+    switch (id) {
+    case ir::ReduceIdentity::Zero:
+    case ir::ReduceIdentity::False: return constant(t, 0);
+    case ir::ReduceIdentity::One:
+    case ir::ReduceIdentity::True: return constant(t, 1);
+    case ir::ReduceIdentity::Lowest:
+    case ir::ReduceIdentity::Highest: break;
     }
-    std::string comb = name == "sum"   ? "add"
-                     : name == "prod"  ? "mul"
-                     : name == "max"   ? "max"
-                     : name == "min"   ? "min"
-                     : name == "any"   ? "or"
-                     : name == "all"   ? "and"
-                                       : "";
-    if (comb.empty())
+    bool lowest = id == ir::ReduceIdentity::Lowest;
+    if (isFloat(t))
+      return infinity(t, lowest);
+    int64_t w = t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
+    return b_.create<arith::ConstantOp>(
+        loc_, t, b_.getIntegerAttr(t, lowest ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w)));
+  }
+
+  /// Built-in reducer `name` over `t`; for mean, (sum, count) finalized by
+  /// the division.
+  Reducer builtinReducer(const std::string &name, Type t) {
+    const ir::BuiltinReducer *br = ir::findBuiltinReducer(name);
+    if (!br)
       fail(fmt::format("{}: unknown reducer '{}'", where_, name));
-    r.identity = [=, this] {
-      if (comb == "add") return V::scalar(constant(t, 0));
-      if (comb == "mul") return V::scalar(constant(t, 1));
-      if (comb == "or") return V::scalar(constant(t, 0));
-      if (comb == "and") return V::scalar(constant(t, 1));
-      if (isFloat(t)) return V::scalar(infinity(t, comb == "max"));
-      int64_t w = t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
-      return V::scalar(b_.create<arith::ConstantOp>(
-          loc_, t, b_.getIntegerAttr(t, comb == "max" ? APInt::getSignedMinValue(w)
-                                                      : APInt::getSignedMaxValue(w))));
+    if (!br->dividesByCount)
+      return combiningReducer(*br, t);
+    // (sum, count): the count is of the messages combined, so a filter
+    // (`mean(k: N where k <= i)`) or a CSR row counts what it keeps.
+    Reducer r;
+    Reducer sum = combiningReducer(*br, t);
+    Type i64 = b_.getI64Type();
+    auto pair = [](V s, V n) {
+      V a;
+      a.k = V::Agg;
+      a.elems = {s, n};
+      a.names = {"sum", "count"};
+      return a;
     };
+    r.identity = [=, this] { return pair(sum.identity(), V::scalar(constant(i64, 0))); };
+    r.lift = [=, this](const std::vector<V> &m) {
+      return pair(sum.lift(m), V::scalar(constant(i64, 1)));
+    };
+    r.combine = [=, this](const V &a, const V &c) {
+      return pair(sum.combine(a.elems[0], c.elems[0]),
+                  V::scalar(b_.create<arith::AddIOp>(loc_, a.elems[1].v, c.elems[1].v)));
+    };
+    // An empty mean is 0 / 0: NaN for floats (as the interpreter and
+    // torch.mean of an empty tensor), 0 for integers.
+    r.finalize = [=, this](const V &s) {
+      Value n = convert(s.elems[1].v, t);
+      if (!isFloat(t))
+        n = b_.create<arith::MaxSIOp>(loc_, n, constant(t, 1));
+      return V::scalar(binary("div", s.elems[0].v, n, t));
+    };
+    return r;
+  }
+
+  /// A built-in reducer's identity and combine over `t` with no finalize
+  /// (for mean, its sum).
+  Reducer combiningReducer(const ir::BuiltinReducer &br, Type t) {
+    Reducer r;
+    std::string comb(ir::combineOpName(br.combine));
+    ir::ReduceIdentity id = br.identity;
+    r.identity = [=, this] { return V::scalar(identityConstant(id, t)); };
     r.lift = [=, this](const std::vector<V> &m) { return V::scalar(convert(scalarOf(m.at(0)).v, t)); };
     // Sums may be reassociated: that is what lets LLVM vectorize a dot product.
     r.combine = [=, this](const V &a, const V &c) {
@@ -2281,11 +2306,11 @@ private:
   /// The module's `gf.reducer` for built-in reducer `name` over `t` (a
   /// scalar, or a tensor<F x T> feature row), created on first use:
   /// `sum_f32`, `max_f32x64`, ...
-  FlatSymbolRefAttr gfReducer(const std::string &name, Type t) {
+  FlatSymbolRefAttr gfReducer(const ir::BuiltinReducer &br, Type t) {
     Type et = getElementTypeOrSelf(t);
     std::string sym;
     llvm::raw_string_ostream os(sym);
-    os << name << "_" << et;
+    os << br.name << "_" << et;
     if (auto tt = dyn_cast<RankedTensorType>(t))
       os << "x" << tt.getDimSize(0);
     auto module = b_.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
@@ -2303,18 +2328,21 @@ private:
       return blk;
     };
     TypedAttr id;
+    bool zero = br.identity == ir::ReduceIdentity::Zero || br.identity == ir::ReduceIdentity::False;
+    bool one = br.identity == ir::ReduceIdentity::One || br.identity == ir::ReduceIdentity::True;
+    bool lowest = br.identity == ir::ReduceIdentity::Lowest;
     if (auto ft = dyn_cast<FloatType>(et)) {
       const auto &sem = ft.getFloatSemantics();
-      APFloat v = name == "sum"    ? APFloat::getZero(sem)
-                  : name == "prod" ? APFloat::getOne(sem)
-                                   : APFloat::getInf(sem, /*Negative=*/name == "max");
+      APFloat v = zero  ? APFloat::getZero(sem)
+                  : one ? APFloat::getOne(sem)
+                        : APFloat::getInf(sem, /*Negative=*/lowest);
       id = mb.getFloatAttr(et, v);
     } else {
       unsigned w = et.getIntOrFloatBitWidth();
-      APInt v = name == "sum"    ? APInt(w, 0)
-                : name == "prod" ? APInt(w, 1)
-                : name == "max"  ? APInt::getSignedMinValue(w)
-                                 : APInt::getSignedMaxValue(w);
+      APInt v = zero     ? APInt(w, 0)
+                : one    ? APInt(w, 1)
+                : lowest ? APInt::getSignedMinValue(w)
+                         : APInt::getSignedMaxValue(w);
       id = mb.getIntegerAttr(et, v);
     }
     if (auto tt = dyn_cast<RankedTensorType>(t))
@@ -2328,16 +2356,28 @@ private:
     // Sums and products may be reassociated (and fused with the message's
     // multiply): the order of a row's edges is not part of the result.
     auto fm = reassoc();
-    if (isa<FloatType>(et))
-      r = name == "sum"    ? mb.create<arith::AddFOp>(loc_, a, c, fm).getResult()
-          : name == "prod" ? mb.create<arith::MulFOp>(loc_, a, c, fm).getResult()
-          : name == "max"  ? mb.create<arith::MaximumFOp>(loc_, a, c).getResult()
-                           : mb.create<arith::MinimumFOp>(loc_, a, c).getResult();
-    else
-      r = name == "sum"    ? mb.create<arith::AddIOp>(loc_, a, c).getResult()
-          : name == "prod" ? mb.create<arith::MulIOp>(loc_, a, c).getResult()
-          : name == "max"  ? mb.create<arith::MaxSIOp>(loc_, a, c).getResult()
-                           : mb.create<arith::MinSIOp>(loc_, a, c).getResult();
+    bool fl = isa<FloatType>(et);
+    switch (br.combine) {
+    case ir::ReduceCombine::Add:
+      r = fl ? mb.create<arith::AddFOp>(loc_, a, c, fm).getResult()
+             : mb.create<arith::AddIOp>(loc_, a, c).getResult();
+      break;
+    case ir::ReduceCombine::Mul:
+      r = fl ? mb.create<arith::MulFOp>(loc_, a, c, fm).getResult()
+             : mb.create<arith::MulIOp>(loc_, a, c).getResult();
+      break;
+    case ir::ReduceCombine::Max:
+      r = fl ? mb.create<arith::MaximumFOp>(loc_, a, c).getResult()
+             : mb.create<arith::MaxSIOp>(loc_, a, c).getResult();
+      break;
+    case ir::ReduceCombine::Min:
+      r = fl ? mb.create<arith::MinimumFOp>(loc_, a, c).getResult()
+             : mb.create<arith::MinSIOp>(loc_, a, c).getResult();
+      break;
+    case ir::ReduceCombine::Or:
+    case ir::ReduceCombine::And:
+      fail(fmt::format("{}: no gf.reducer for '{}'", where_, br.name));
+    }
     mb.create<gf::ReducerYieldOp>(loc_, ValueRange{r});
     Block *fin = blockOf(red.getFinalize(), 1);
     mb.create<gf::ReducerYieldOp>(loc_, ValueRange{fin->getArgument(0)});
@@ -2369,8 +2409,9 @@ private:
     if (indices.size() != 1 || !indices[0].contains("relation") || !spec.is_string() ||
         red.attrs.value("filter", false) || red.regions.empty())
       return std::nullopt;
-    std::string rname = spec.get<std::string>();
-    if (rname != "sum" && rname != "max" && rname != "min" && rname != "prod")
+    const ir::BuiltinReducer *br = ir::findBuiltinReducer(spec.get<std::string>());
+    if (!br || br->dividesByCount || br->combine == ir::ReduceCombine::Or ||
+        br->combine == ir::ReduceCombine::And)
       return std::nullopt;
     Type et = resT.getElementType();
     if (!isa<FloatType, IntegerType>(et))
@@ -2577,7 +2618,7 @@ private:
     });
     if (captured)
       return giveUp();
-    apply.setReducersAttr(b_.getArrayAttr({gfReducer(rname, msgT)}));
+    apply.setReducersAttr(b_.getArrayAttr({gfReducer(*br, msgT)}));
     return V::tensor(apply.getResult(0));
   }
 
@@ -2601,15 +2642,16 @@ private:
     // product (no count carried); otherwise it counts what it combines.
     // The built-in reducers' identities and combines are signed: a sum or a
     // product wraps the same in either reading, the others would not.
-    if (!builtinName.empty() && builtinName != "sum" && builtinName != "prod" && isUnsigned(rt, f))
+    const ir::BuiltinReducer *builtin = ir::findBuiltinReducer(builtinName);
+    if (!builtinName.empty() && signedOnly(builtin) && isUnsigned(rt, f))
       fail(fmt::format("{}: a '{}' reduction over an unsigned integer type is not supported by "
                        "the CPU backend yet (cast the values to a signed type first)",
                        where_, builtinName));
-    bool denseMean = builtinName == "mean" && !filter;
+    bool denseMean = builtin && builtin->dividesByCount && !filter;
     for (const json &ix : indices)
       denseMean &= !ix.contains("relation");
     Reducer red = builtinName.empty() ? userReducer(spec, f)
-                  : denseMean         ? builtinReducer("sum", resultT)
+                  : denseMean         ? combiningReducer(*builtin, resultT)
                                       : builtinReducer(builtinName, resultT);
 
     // Loop bounds of each index; a relation index loops over a destination's

@@ -12,6 +12,7 @@
 #include "Value.h"
 
 #include "linnet/ir/ir.hpp"
+#include "linnet/IR/Reducers.h"
 
 #include <fmt/format.h>
 
@@ -1077,17 +1078,16 @@ struct Interpreter::Impl {
     if (!reducer.is_string())
       throw EvalError("a reduction without a known reducer");
     std::string r = reducer;
-    static const std::set<std::string> known = {"sum", "prod", "max", "min", "mean", "any", "all"};
-    if (!known.count(r))
+    const ir::BuiltinReducer *br = ir::findBuiltinReducer(r);
+    if (!br)
       throw EvalError(fmt::format("unknown reducer '{}'", r));
     std::optional<DT> t = elemDtype(rt, f.env);
-    if (r == "any" || r == "all")
+    if (br->boolOnly())
       t = DT::Bool;
     std::optional<Val> acc;
     int64_t count = 0;
     DT dt = t.value_or(DT::LitFloat);
-    const char *op2 = r == "sum" || r == "mean" ? "add" : r == "prod" ? "mul" : r == "max" ? "max"
-                      : r == "min" ? "min" : r == "any" ? "or" : "and";
+    const std::string op2(ir::combineOpName(br->combine));
     forEachTerm(op, f, [&] {
       std::vector<Val> y = yieldOf(body, f, "a reduction");
       if (y.size() != 1)
@@ -1104,18 +1104,8 @@ struct Interpreter::Impl {
     });
     if (!acc) {
       // The reducer's identity (an empty domain).
-      Num id;
-      if (r == "sum" || r == "mean")
-        id = isFloat(dt) ? numF(0) : numI(0);
-      else if (r == "prod")
-        id = isFloat(dt) ? numF(1) : numI(1);
-      else if (r == "any")
-        id = numI(0);
-      else if (r == "all")
-        id = numI(1);
-      else
-        id = extreme(dt, r == "max");
-      if (r == "mean") {
+      Num id = identity(br->identity, dt);
+      if (br->dividesByCount) {
         if (!isFloat(dt))
           throw EvalError("mean over an empty domain (integer division by zero)");
         id = numF(std::numeric_limits<double>::quiet_NaN());
@@ -1128,27 +1118,28 @@ struct Interpreter::Impl {
       }
       return Val::scalar(dt, id);
     }
-    if (r == "mean") {
+    if (br->dividesByCount) {
       Num c = convert(numI(count), DT::I64, dt);
       return elementwise1(*acc, [&](Num a) { return arith("div", dt, a, c); }, dt);
     }
     return *acc;
   }
 
-  /// The identity of max (the lowest value) or min (the highest).
-  static Num extreme(DT t, bool lowest) {
-    if (isFloat(t))
-      return numF(lowest ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
-    int64_t lo, hi;
-    switch (t) {
-    case DT::Bool: lo = 0, hi = 1; break;
-    case DT::U8: lo = 0, hi = 255; break;
-    case DT::I8: lo = -128, hi = 127; break;
-    case DT::I16: lo = -32768, hi = 32767; break;
-    case DT::I32: lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max(); break;
-    default: lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max(); break;
-    }
-    return numI(lowest ? lo : hi);
+  /// A built-in reducer's identity in dtype `t` (an untyped literal is
+  /// computed in i64 or f64): a float cell holds a double, the others
+  /// (bool and the integers) an int64.
+  static Num identity(ir::ReduceIdentity id, DT t) {
+    DT at = t == DT::LitInt ? DT::I64 : t == DT::LitFloat ? DT::F64 : t;
+    std::optional<ir::ReducerIdentityValue> v = ir::reducerIdentity(id, dtName(at));
+    if (!v)
+      throw EvalError(fmt::format("no reducer identity in dtype {}", dtName(t)));
+    if (const double *d = std::get_if<double>(&*v))
+      return numF(*d);
+    if (const bool *b = std::get_if<bool>(&*v))
+      return numI(*b ? 1 : 0);
+    if (const uint64_t *u = std::get_if<uint64_t>(&*v))
+      return numI(static_cast<int64_t>(*u));
+    return numI(std::get<int64_t>(*v));
   }
 
   const FnInfo &function(const std::string &name) {
