@@ -126,7 +126,8 @@ int64_t countOps(Region &r) {
 }
 
 struct RelationFacts {
-  std::string id, realization;
+  std::string id;
+  std::optional<gf::Realization> realization; // none: not a known case
   int64_t numSrc = -1, numDst = -1, degreeMin = -1, degreeMax = -1;
   std::vector<int64_t> mesh;
   int64_t meshAxis = 0;
@@ -134,7 +135,7 @@ struct RelationFacts {
 RelationFacts relationFacts(Operation *rel) {
   RelationFacts f;
   f.id = strAttr(rel, "relation_id");
-  f.realization = strAttr(rel, "realization");
+  f.realization = gf::symbolizeRealization(strAttr(rel, "realization"));
   f.numSrc = intAttr(rel, "num_src");
   f.numDst = intAttr(rel, "num_dst");
   f.degreeMin = intAttr(rel, "degree_min");
@@ -222,7 +223,7 @@ struct Builder {
 
 struct PendingTask {
   size_t index; // into plan.tasks
-  std::string kind; // interior | boundary | whole
+  gf_task::TaskKind kind;
   std::vector<std::string> reads; // logical field names
   Operation *partition;
 };
@@ -435,10 +436,11 @@ private:
 
   void launch(Operation *op) {
     Task t;
-    std::string kind = strAttr(op, "task_kind");
-    t.id = prefix() + "." + kind;
+    gf_task::TaskKind kind = cast<gf_task::LaunchOp>(op).getTaskKindEnum();
+    std::string kindName = gf_task::stringifyTaskKind(kind).str();
+    t.id = prefix() + "." + kindName;
     t.kind = "compute";
-    t.name = name + ": " + kind + " rows of kernel " + std::to_string(kernelCount);
+    t.name = name + ": " + kindName + " rows of kernel " + std::to_string(kernelCount);
     t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()), {}};
     Task &added = b.addTask(std::move(t));
     auto segments = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
@@ -490,7 +492,7 @@ private:
     int64_t ownedSrc = (rel.numSrc + parts - 1) / parts;
     // Edges of this rank: see the file header.
     Quantity edges;
-    if (rel.realization == "dense")
+    if (rel.realization == gf::Realization::Dense)
       edges = Quantity::exact(rows * rel.numSrc);
     else if (rel.degreeMax >= 0)
       edges = {rows * std::max<int64_t>(rel.degreeMin, 0), rows * rel.degreeMax};
@@ -522,9 +524,9 @@ private:
     std::vector<std::string> topo;
     int ti = 0;
     for (Value v : k.getTopology()) {
-      bool offsets = k.getTraversal() == "csr-row" && ti == 0;
-      std::string nm = k.getTraversal() == "csr-row" ? (ti == 0 ? "row_ptr" : "col_idx")
-                                                     : "neighbors" + std::to_string(ti);
+      bool csr = k.getTraversalKind() == gf::Traversal::CsrRow;
+      bool offsets = csr && ti == 0;
+      std::string nm = csr ? (ti == 0 ? "row_ptr" : "col_idx") : "neighbors" + std::to_string(ti);
       int64_t eb = entityBytes(v.getType());
       topo.push_back(b.bufferFor(v, name, nm, offsets ? Quantity::exact((rows + 1) * eb) : edges * eb));
       ++ti;
@@ -567,11 +569,11 @@ private:
       t.name = name + ": kernel " + std::to_string(kernelCount);
       t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()), {}};
       b.addTask(std::move(t));
-      tasks = {{b.plan.tasks.size() - 1, "whole", {}, nullptr}};
+      tasks = {{b.plan.tasks.size() - 1, gf_task::TaskKind::Whole, {}, nullptr}};
     }
     for (const PendingTask &pt : tasks) {
       Task &t = b.plan.tasks[pt.index];
-      bool whole = pt.kind == "whole";
+      bool whole = pt.kind == gf_task::TaskKind::Whole;
       Quantity r = whole || parts == 1 ? Quantity::exact(rows) : Quantity{0, rows};
       Quantity e = whole || parts == 1 ? edges : Quantity{0, edges.upper};
       Quantity rd = (r + Quantity::exact(1)) * 8 /* row offsets */;
@@ -621,9 +623,10 @@ private:
       t.alternatives = {{"generated." + ki.traversal + (ki.scheduleKind.empty() ? "" : "." + ki.scheduleKind),
                          {"codegen." + ki.traversal}}};
       bool sumOfProducts = reducerName == "sum" && bodyOps == 1;
-      if (sumOfProducts && ki.traversal == "csr-row")
+      gf::Traversal traversal = k.getTraversalKind();
+      if (sumOfProducts && traversal == gf::Traversal::CsrRow)
         t.alternatives.push_back({"library-class.spmv-csr", {"library-class.sparse"}});
-      if (sumOfProducts && ki.traversal == "dense-row")
+      if (sumOfProducts && traversal == gf::Traversal::DenseRow)
         t.alternatives.push_back({"library-class.gemm", {"library-class.dense"}});
       t.provenance.lineage = {"func:" + name, opAt(op)};
       if (!whole)
@@ -634,7 +637,7 @@ private:
         b.use(t, tb, false);
       for (const In &in : ins) {
         b.use(t, in.buffer, false);
-        if (pt.kind == "boundary" && in.role == "src")
+        if (pt.kind == gf_task::TaskKind::Boundary && in.role == "src")
           for (Buffer &gb : b.plan.buffers)
             if (gb.role == BufferRole::Communication && gb.name == in.name + " (ghost)")
               b.use(t, gb.id, false);
@@ -665,7 +668,7 @@ private:
     }
     // Interior rows overlap the halo exchange: no path joins them.
     for (const PendingTask &pt : tasks)
-      if (pt.kind == "interior" && !pendingHalo.empty()) {
+      if (pt.kind == gf_task::TaskKind::Interior && !pendingHalo.empty()) {
         ConcurrencyGroup g;
         g.id = "group." + b.plan.tasks[pt.index].id.substr(5) + ".overlap-halo";
         g.tasks = {b.plan.tasks[pt.index].id};

@@ -188,7 +188,8 @@ FailureOr<Value> LaunchLowering::numSources(OpBuilder &b, Location loc) {
   auto func = launch->getParentOfType<func::FuncOp>();
   int64_t found = -1;
   func.walk([&](gf::RelationOp rel) {
-    if (rel.getRealization() == "dense" && rel.getNumSrc() >= 0)
+    if (rel.getRealizationKind() == gf::Realization::Dense &&
+        rel.getNumSrc() >= 0)
       found = found == -1 ? rel.getNumSrc() : -2;
   });
   if (found < 0)
@@ -201,7 +202,7 @@ FailureOr<Value> LaunchLowering::numSources(OpBuilder &b, Location loc) {
 LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
                                       ArrayRef<gf::ReducerOp> reducers,
                                       ArrayRef<Value> outs) {
-  StringRef traversal = launch.getTraversal();
+  gf::Traversal traversal = launch.getTraversalKind();
   auto topology = launch.getTopology();
   auto roles = launch.getInputRoles();
   Value c1 = indexConst(b, loc, 1);
@@ -220,40 +221,45 @@ LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
     llvm::append_range(init, *state);
   }
 
-  Value lo, hi, numSrc;
-  if (traversal == "csr-row") {
+  // Row bounds, and the edge ids of the implicit relations: row-major over
+  // the pairs.
+  Value lo, hi, numSrc, rowBase;
+  switch (traversal) {
+  case gf::Traversal::CsrRow: {
     Value rowPtr = buffers.lookup(topology[0]);
     lo = toIndex(b, loc, b.create<memref::LoadOp>(loc, rowPtr, d));
     Value next = b.create<arith::AddIOp>(loc, d, c1);
     hi = toIndex(b, loc, b.create<memref::LoadOp>(loc, rowPtr, next));
-  } else if (traversal == "dense-row") {
+    break;
+  }
+  case gf::Traversal::DenseRow: {
     auto n = numSources(b, loc);
     if (failed(n))
       return failure();
     numSrc = *n;
     lo = indexConst(b, loc, 0);
     hi = numSrc;
-  } else if (traversal == "triangular-row") {
+    rowBase = b.create<arith::MulIOp>(loc, d, numSrc);
+    break;
+  }
+  case gf::Traversal::TriangularRow:
     lo = indexConst(b, loc, 0);
     hi = b.create<arith::AddIOp>(loc, d, c1); // sources j <= i
-  } else {
-    return launch.emitOpError() << "traversal '" << traversal
-                                << "' has no CPU lowering yet";
-  }
-  // Edge ids of the implicit relations: row-major over the pairs.
-  Value rowBase;
-  if (traversal == "dense-row")
-    rowBase = b.create<arith::MulIOp>(loc, d, numSrc);
-  else if (traversal == "triangular-row")
     rowBase = b.create<arith::DivUIOp>(
         loc, b.create<arith::MulIOp>(loc, d, hi), indexConst(b, loc, 2));
+    break;
+  case gf::Traversal::RadiusCell:
+  case gf::Traversal::KnnRow:
+    return launch.emitOpError() << "traversal '" << launch.getTraversal()
+                                << "' has no CPU lowering yet";
+  }
 
   LogicalResult status = success();
   auto loop = b.create<scf::ForOp>(
       loc, lo, hi, c1, init,
       [&](OpBuilder &lb, Location l, Value iv, ValueRange state) {
         Value edge, src;
-        if (traversal == "csr-row") {
+        if (traversal == gf::Traversal::CsrRow) {
           edge = iv;
           src = toIndex(lb, l,
                         lb.create<memref::LoadOp>(l, buffers.lookup(topology[1]), iv));
@@ -364,7 +370,7 @@ FailureOr<Value> allocResult(OpBuilder &b, gf_kernel::LaunchOp launch,
   SmallVector<Value> dyn;
   if (type.isDynamicDim(0)) {
     Value rows;
-    if (launch.getTraversal() == "csr-row") {
+    if (launch.getTraversalKind() == gf::Traversal::CsrRow) {
       Value n = b.create<memref::DimOp>(loc, buffers.lookup(launch.getTopology()[0]), 0);
       rows = b.create<arith::SubIOp>(loc, n, indexConst(b, loc, 1));
     } else if (launch.getNumRows() >= 0) {

@@ -686,6 +686,15 @@ func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %pos: tensor<?x3xf32>) {
 
 // -----
 
+// The strings are the IR spelling, not the C++ enumerators' names.
+func.func @f() {
+  // expected-error @+1 {{'gf.relation' op has unknown realization 'Dense'; expected materialized, dense, triangular, radius, knn or paged}}
+  %r = "gf.relation"() <{relation_id = "d", version = 0, origin = "derived", lifecycle = "frozen", num_src = 64, num_dst = 32, realization = "Dense"}> : () -> !gf.relation
+  return
+}
+
+// -----
+
 // A materialized relation takes row_ptr and col_idx.
 func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %pos: tensor<?x3xf32>) {
   // expected-error @+1 {{'gf.relation' op with realization 'materialized' takes 2 topology operand(s), got 1}}

@@ -105,6 +105,15 @@ func.func @f(%p: !gf_task.partition) {
 
 // -----
 
+// The strings are the IR spelling, not the C++ enumerators' names.
+func.func @f() {
+  // expected-error @+1 {{'gf_task.launch' op has task_kind 'Whole'; expected 'interior', 'boundary' or 'whole'}}
+  %e = "gf_task.launch"() <{callee = @f, operandSegmentSizes = array<i32: 0, 0>, reads = ["x"], snapshot_version = 0, task_kind = "Whole", writes = ["out"]}> : () -> !gf_storage.event
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
   // expected-error @+1 {{'gf_task.planned' marks gf_kernel.launch ops only}}
   %y = arith.negf %x {gf_task.planned} : tensor<?xf32>

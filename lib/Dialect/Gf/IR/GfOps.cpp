@@ -77,12 +77,21 @@ LogicalResult ReducerOp::verifyRegions() {
 // RelationOp
 //===----------------------------------------------------------------------===//
 
+Realization RelationOp::getRealizationKind() {
+  std::optional<Realization> kind = symbolizeRealization(getRealization());
+  assert(kind && "gf.relation with an unknown realization (not verified?)");
+  return *kind;
+}
+
 LogicalResult RelationOp::verify() {
   StringRef realization = getRealization();
-  if (!isKnownRealization(realization))
+  std::optional<Realization> kind = symbolizeRealization(realization);
+  if (!kind)
     return emitOpError() << "has unknown realization '" << realization
-                         << "'; expected materialized, dense, triangular, "
-                            "radius, knn or paged";
+                         << "'; expected "
+                         << describeCases<Realization>(
+                                getMaxEnumValForRealization(),
+                                symbolizeRealization);
   if (getRelationId().empty())
     return emitOpError("needs a non-empty relation_id");
   if (getVersion() < 0)
@@ -91,7 +100,7 @@ LogicalResult RelationOp::verify() {
     return emitOpError("num_src and num_dst must be non-negative, or -1 "
                        "when unknown");
 
-  int expected = expectedTopologyOperands(realization);
+  int expected = expectedTopologyOperands(*kind);
   unsigned numTopology = getTopology().size();
   if (expected >= 0 && numTopology != static_cast<unsigned>(expected))
     return emitOpError() << "with realization '" << realization << "' takes "
@@ -100,7 +109,7 @@ LogicalResult RelationOp::verify() {
   if (expected < 0 && numTopology == 0)
     return emitOpError() << "with realization '" << realization
                          << "' needs at least one topology operand";
-  if (realization == "materialized") {
+  if (*kind == Realization::Materialized) {
     for (auto [i, v] : llvm::enumerate(getTopology())) {
       auto type = cast<RankedTensorType>(v.getType());
       if (type.getRank() != 1 || !type.getElementType().isSignlessInteger())
@@ -121,21 +130,21 @@ LogicalResult RelationOp::verify() {
   if (dmin && dmax && *dmin > *dmax)
     return emitOpError() << "has degree_min = " << *dmin
                          << " greater than degree_max = " << *dmax;
-  if (realization == "dense" && getNumSrc() >= 0 &&
+  if (*kind == Realization::Dense && getNumSrc() >= 0 &&
       ((dmin && *dmin != getNumSrc()) || (dmax && *dmax != getNumSrc())))
     return emitOpError() << "is dense, so every destination has num_src = "
                          << getNumSrc() << " neighbors; degree bounds disagree";
-  if (realization == "triangular" && getNumSrc() >= 0 && getNumDst() >= 0 &&
-      getNumSrc() != getNumDst())
+  if (*kind == Realization::Triangular && getNumSrc() >= 0 &&
+      getNumDst() >= 0 && getNumSrc() != getNumDst())
     return emitOpError() << "is triangular and needs num_src == num_dst, got "
                          << getNumSrc() << " and " << getNumDst();
 
-  if (getRadius().has_value() != (realization == "radius"))
+  if (getRadius().has_value() != (*kind == Realization::Radius))
     return emitOpError("takes a 'radius' exactly when realization = "
                        "\"radius\"");
   if (getRadius() && !(getRadius()->convertToDouble() > 0.0))
     return emitOpError("needs a positive radius");
-  if (getK().has_value() != (realization == "knn"))
+  if (getK().has_value() != (*kind == Realization::Knn))
     return emitOpError("takes 'k' exactly when realization = \"knn\"");
   if (std::optional<int64_t> k = getK()) {
     if (*k <= 0)

@@ -3,53 +3,76 @@
 #include "linnet/Dialect/Gf/IR/Gf.h"
 
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
 namespace linnet::gf {
 
-bool isKnownRealization(StringRef r) {
-  return llvm::StringSwitch<bool>(r)
-      .Cases("materialized", "dense", "triangular", "radius", "knn", "paged",
-             true)
-      .Default(false);
+int expectedTopologyOperands(Realization r) {
+  switch (r) {
+  case Realization::Materialized:
+    return 2; // row_ptr, col_idx
+  case Realization::Dense:
+  case Realization::Triangular:
+    return 0;
+  case Realization::Radius:
+  case Realization::Knn:
+    return 1; // positions
+  case Realization::Paged:
+    return -1; // page table and pages
+  }
+  llvm_unreachable("unknown realization");
 }
 
-int expectedTopologyOperands(StringRef r) {
-  return llvm::StringSwitch<int>(r)
-      .Case("materialized", 2) // row_ptr, col_idx
-      .Cases("dense", "triangular", 0)
-      .Cases("radius", "knn", 1) // positions
-      .Default(-1);              // paged: page table and pages
+std::optional<CoordinateHierarchy> coordinateHierarchyFor(Realization r) {
+  switch (r) {
+  case Realization::Materialized:
+    return CoordinateHierarchy::CompressedRow;
+  case Realization::Dense:
+  case Realization::Triangular:
+    return CoordinateHierarchy::CartesianProduct;
+  case Realization::Radius:
+    return CoordinateHierarchy::GeneratedNeighborhood;
+  case Realization::Knn:
+    return CoordinateHierarchy::RankedPairs;
+  case Realization::Paged:
+    return std::nullopt;
+  }
+  llvm_unreachable("unknown realization");
 }
 
-StringRef coordinateHierarchyFor(StringRef r) {
-  return llvm::StringSwitch<StringRef>(r)
-      .Case("materialized", "compressed-row")
-      .Cases("dense", "triangular", "cartesian-product")
-      .Case("radius", "generated-neighborhood")
-      .Case("knn", "ranked-pairs")
-      .Default("");
+std::optional<Traversal> traversalFor(Realization r) {
+  switch (r) {
+  case Realization::Materialized:
+    return Traversal::CsrRow;
+  case Realization::Dense:
+    return Traversal::DenseRow;
+  case Realization::Triangular:
+    return Traversal::TriangularRow;
+  case Realization::Radius:
+    return Traversal::RadiusCell;
+  case Realization::Knn:
+    return Traversal::KnnRow;
+  case Realization::Paged:
+    return std::nullopt;
+  }
+  llvm_unreachable("unknown realization");
 }
 
-StringRef traversalFor(StringRef r) {
-  return llvm::StringSwitch<StringRef>(r)
-      .Case("materialized", "csr-row")
-      .Case("dense", "dense-row")
-      .Case("triangular", "triangular-row")
-      .Case("radius", "radius-cell")
-      .Case("knn", "knn-row")
-      .Default("");
-}
-
-int topologyOperandsForTraversal(StringRef t) {
-  return llvm::StringSwitch<int>(t)
-      .Case("csr-row", 2)
-      .Cases("dense-row", "triangular-row", 0)
-      .Cases("radius-cell", "knn-row", 1)
-      .Default(-1);
+int topologyOperandsForTraversal(Traversal t) {
+  switch (t) {
+  case Traversal::CsrRow:
+    return 2;
+  case Traversal::DenseRow:
+  case Traversal::TriangularRow:
+    return 0;
+  case Traversal::RadiusCell:
+  case Traversal::KnnRow:
+    return 1;
+  }
+  llvm_unreachable("unknown traversal");
 }
 
 Type entityValueType(Type type) {

@@ -32,9 +32,9 @@ struct LowerDomainToIter
                           "is not defined by a gf.relation in this function");
         return signalPassFailure();
       }
-      StringRef hierarchy =
-          gf::coordinateHierarchyFor(relation.getRealization());
-      if (hierarchy.empty())
+      std::optional<gf::CoordinateHierarchy> hierarchy =
+          gf::coordinateHierarchyFor(relation.getRealizationKind());
+      if (!hierarchy)
         continue; // Paged relations have no Iter form: stay in Domain IR.
 
       OpBuilder builder(apply);
@@ -44,7 +44,8 @@ struct LowerDomainToIter
           apply.getRegionKindsAttr(), apply.getInputSegmentSizesAttr(),
           apply.getSnapshotVersionsAttr(), apply.getEffectsAttr(),
           apply.getDeterministicAttr(), apply.getInputRolesAttr(),
-          apply.getInputNamesAttr(), builder.getStringAttr(hierarchy),
+          apply.getInputNamesAttr(),
+          builder.getStringAttr(gf::stringifyCoordinateHierarchy(*hierarchy)),
           builder.getStringAttr("destination-major"),
           apply->getNumRegions());
       // Keep any discardable attributes a user or earlier pass attached.

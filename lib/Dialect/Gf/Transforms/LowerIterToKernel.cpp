@@ -26,11 +26,11 @@ degreeBounds(gf::RelationOp relation) {
   std::optional<int64_t> lo = relation.getDegreeMin();
   std::optional<int64_t> hi = relation.getDegreeMax();
   int64_t numSrc = relation.getNumSrc();
-  StringRef realization = relation.getRealization();
-  if (numSrc >= 0 && realization == "dense") {
+  gf::Realization realization = relation.getRealizationKind();
+  if (numSrc >= 0 && realization == gf::Realization::Dense) {
     lo = lo.value_or(numSrc);
     hi = hi.value_or(numSrc);
-  } else if (numSrc >= 0 && realization == "triangular") {
+  } else if (numSrc >= 0 && realization == gf::Realization::Triangular) {
     lo = lo.value_or(numSrc > 0 ? 1 : 0);
     hi = hi.value_or(numSrc);
   } else if (std::optional<int64_t> k = relation.getK()) {
@@ -53,8 +53,9 @@ struct LowerIterToKernel
                              "defined by a gf.relation in this function");
         return signalPassFailure();
       }
-      StringRef traversal = gf::traversalFor(relation.getRealization());
-      if (traversal.empty()) {
+      std::optional<gf::Traversal> traversal =
+          gf::traversalFor(relation.getRealizationKind());
+      if (!traversal) {
         traverse.emitOpError() << "has no kernel traversal for a '"
                                << relation.getRealization() << "' relation";
         return signalPassFailure();
@@ -73,7 +74,8 @@ struct LowerIterToKernel
           traverse.getInputSegmentSizesAttr(),
           traverse.getSnapshotVersionsAttr(), traverse.getEffectsAttr(),
           traverse.getDeterministicAttr(), traverse.getInputRolesAttr(),
-          traverse.getInputNamesAttr(), builder.getStringAttr(traversal),
+          traverse.getInputNamesAttr(),
+          builder.getStringAttr(gf::stringifyTraversal(*traversal)),
           builder.getI64IntegerAttr(relation.getNumDst()), i64(lo), i64(hi),
           /*schedule_kind=*/StringAttr(), /*block_rows=*/IntegerAttr(),
           /*block_neighbors=*/IntegerAttr(), /*num_warps=*/IntegerAttr(),

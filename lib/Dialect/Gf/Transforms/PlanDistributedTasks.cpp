@@ -55,20 +55,35 @@ StringRef ownerMapAlgorithm(gf::RelationOp relation) {
              : "contiguous-destination-block";
 }
 
-StringRef ghostMapAlgorithm(StringRef realization) {
-  if (realization == "materialized")
+StringRef ghostMapAlgorithm(gf::Realization realization) {
+  switch (realization) {
+  case gf::Realization::Materialized:
     return "csr-owned-row-remote-src-sort-unique";
-  if (realization == "radius" || realization == "knn")
+  case gf::Realization::Radius:
+  case gf::Realization::Knn:
     return "generated-neighbor-remote-src-sort-unique";
-  return "dense-remote-src-range";
+  case gf::Realization::Dense:
+  case gf::Realization::Triangular:
+  case gf::Realization::Paged:
+    return "dense-remote-src-range";
+  }
+  llvm_unreachable("unknown realization");
 }
 
-StringRef neighborDiscovery(StringRef realization) {
+StringRef neighborDiscovery(gf::Realization realization) {
   // Who needs which ids is only known from the topology's contents, except
   // for dense/triangular relations where the mesh alone decides it.
-  if (realization == "dense" || realization == "triangular")
+  switch (realization) {
+  case gf::Realization::Dense:
+  case gf::Realization::Triangular:
     return "static-from-mesh";
-  return "alltoall-counts-then-request-ids";
+  case gf::Realization::Materialized:
+  case gf::Realization::Radius:
+  case gf::Realization::Knn:
+  case gf::Realization::Paged:
+    return "alltoall-counts-then-request-ids";
+  }
+  llvm_unreachable("unknown realization");
 }
 
 struct PlanDistributedTasks
@@ -155,8 +170,8 @@ struct PlanDistributedTasks
         reach = satMul(reach, *dmax);
       ghosts = std::min(ghosts, reach);
     }
-    StringRef realization = relation.getRealization();
-    int64_t exactGhosts = realization == "dense" ? ghosts : -1;
+    gf::Realization realization = relation.getRealizationKind();
+    int64_t exactGhosts = realization == gf::Realization::Dense ? ghosts : -1;
 
     // The fields read through the src role: the only remote reads.
     llvm::MapVector<StringRef, std::pair<Value, int64_t>> haloFields;
@@ -232,24 +247,25 @@ struct PlanDistributedTasks
           b.getStringAttr(e == 1 ? std::string("out") : "out" + std::to_string(i)));
     auto callee = FlatSymbolRefAttr::get(
         b.getStringAttr(SymbolTable::getSymbolName(function).getValue()));
-    auto task = [&](StringRef kind, ValueRange deps) {
+    auto task = [&](gf_task::TaskKind kind, ValueRange deps) {
       return b.create<gf_task::LaunchOp>(
           loc, b.getType<gf_storage::EventType>(), partition, deps, callee,
-          b.getStringAttr(kind), b.getArrayAttr(fieldNames),
-          b.getArrayAttr(writes), b.getI64IntegerAttr(version));
+          b.getStringAttr(gf_task::stringifyTaskKind(kind)),
+          b.getArrayAttr(fieldNames), b.getArrayAttr(writes),
+          b.getI64IntegerAttr(version));
     };
     if (haloDone.empty()) {
       // Nothing remote is read: every destination is interior.
-      task("interior", {});
-    } else if (realization == "dense") {
+      task(gf_task::TaskKind::Interior, {});
+    } else if (realization == gf::Realization::Dense) {
       // Every destination of a dense relation reads every part's sources:
       // there is no interior to overlap with the exchange.
-      task("boundary", haloDone);
+      task(gf_task::TaskKind::Boundary, haloDone);
     } else {
       // Only destinations next to a part boundary read ghosts; the others
       // run while the halo is in flight.
-      auto interior = task("interior", {});
-      auto boundary = task("boundary", haloDone);
+      auto interior = task(gf_task::TaskKind::Interior, {});
+      auto boundary = task(gf_task::TaskKind::Boundary, haloDone);
       b.create<gf_storage::JoinOp>(
           loc, b.getType<gf_storage::EventType>(),
           ValueRange{interior.getDone(), boundary.getDone()},

@@ -56,7 +56,7 @@ struct Facts {
   int64_t numRows;                  // -1: unknown
   std::optional<int64_t> degreeMin; // absent: unknown
   std::optional<int64_t> degreeMax;
-  StringRef traversal;
+  gf::Traversal traversal;
   bool associative;    // every reducer declares associativity
   bool scalarMessages; // every message is a scalar
   bool deterministic;
@@ -121,7 +121,8 @@ Schedule deriveSchedule(const Facts &f, const TargetContract &c) {
   s.handoffs.push_back("store.register-to-global");
 
   // Dense and triangular relations have no topology buffers to read.
-  bool implicit = f.traversal == "dense-row" || f.traversal == "triangular-row";
+  bool implicit = f.traversal == gf::Traversal::DenseRow ||
+                  f.traversal == gf::Traversal::TriangularRow;
   s.resources.push_back(implicit ? "relation.implicit"
                                  : "relation.global.read");
   s.resources.push_back("input.global.read");
@@ -149,7 +150,7 @@ struct SelectKernelSchedule
       if (launch.isScheduled())
         return WalkResult::advance();
       Facts facts{launch.getNumRows(), launch.getDegreeMin(),
-                  launch.getDegreeMax(), launch.getTraversal(),
+                  launch.getDegreeMax(), launch.getTraversalKind(),
                   /*associative=*/true, /*scalarMessages=*/true,
                   launch.getDeterministic()};
       for (Attribute ref : launch.getReducers()) {

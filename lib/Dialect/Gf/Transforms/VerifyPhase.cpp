@@ -69,7 +69,8 @@ struct VerifyPhase : gf::impl::GfVerifyPhaseBase<VerifyPhase> {
       if (auto apply = dyn_cast<gf::ApplyOp>(op)) {
         // Paged relations have no Iter form: their applies stay by design.
         auto relation = apply.getRelation().getDefiningOp<gf::RelationOp>();
-        bool paged = relation && relation.getRealization() == "paged";
+        bool paged = relation &&
+                     relation.getRealizationKind() == gf::Realization::Paged;
         if (*reached >= Stage::Iter && !paged)
           reject(op, "lowered", "-gf-lower-domain-to-iter");
       } else if (isa<gf_iter::TraverseOp>(op)) {

@@ -25,31 +25,49 @@ void GfIterDialect::initialize() {
 #define GET_OP_CLASSES
 #include "linnet/Dialect/GfIter/IR/GfIterOps.cpp.inc"
 
+gf::CoordinateHierarchy TraverseOp::getCoordinateHierarchyKind() {
+  std::optional<gf::CoordinateHierarchy> kind =
+      gf::symbolizeCoordinateHierarchy(getCoordinateHierarchy());
+  assert(kind && "gf_iter.traverse with an unknown coordinate_hierarchy "
+                 "(not verified?)");
+  return *kind;
+}
+
 LogicalResult TraverseOp::verify() {
   auto sig = gf::MessageSignature::get(*this, getInputs(), "gf_iter.yield");
   if (failed(gf::verifyMessageSignature(*this, sig)))
     return failure();
   StringRef hierarchy = getCoordinateHierarchy();
-  if (hierarchy != "compressed-row" && hierarchy != "cartesian-product" &&
-      hierarchy != "generated-neighborhood" && hierarchy != "ranked-pairs")
+  std::optional<gf::CoordinateHierarchy> kind =
+      gf::symbolizeCoordinateHierarchy(hierarchy);
+  if (!kind)
     return emitOpError() << "has unknown coordinate_hierarchy '" << hierarchy
-                         << "'; expected compressed-row, cartesian-product, "
-                            "generated-neighborhood or ranked-pairs";
+                         << "'; expected "
+                         << gf::describeCases<gf::CoordinateHierarchy>(
+                                gf::getMaxEnumValForCoordinateHierarchy(),
+                                gf::symbolizeCoordinateHierarchy);
   if (getOrdering() != "destination-major")
     return emitOpError() << "has ordering '" << getOrdering()
                          << "'; only 'destination-major' is supported";
   auto relation = getRelation().getDefiningOp<gf::RelationOp>();
   if (!relation)
     return success();
+  // The relation may not be verified yet: read its realization checked.
   StringRef realization = relation.getRealization();
-  StringRef expected = gf::coordinateHierarchyFor(realization);
-  if (expected.empty())
+  std::optional<gf::Realization> relationKind =
+      gf::symbolizeRealization(realization);
+  if (!relationKind)
+    return success(); // The relation's own verifier reports it.
+  std::optional<gf::CoordinateHierarchy> expected =
+      gf::coordinateHierarchyFor(*relationKind);
+  if (!expected)
     return emitOpError() << "cannot traverse a '" << realization
                          << "' relation: it has no Iter form";
-  if (expected != hierarchy)
+  if (*expected != *kind)
     return emitOpError() << "enumerates a '" << realization
                          << "' relation with coordinate_hierarchy '"
-                         << hierarchy << "'; expected '" << expected << "'";
+                         << hierarchy << "'; expected '"
+                         << gf::stringifyCoordinateHierarchy(*expected) << "'";
   return gf::verifyAgainstRelation(*this, sig, relation);
 }
 

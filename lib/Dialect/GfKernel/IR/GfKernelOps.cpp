@@ -41,6 +41,12 @@ OperandRange LaunchOp::getInputs() {
   return getArgs().drop_front(getNumTopologyOperands());
 }
 
+gf::Traversal LaunchOp::getTraversalKind() {
+  std::optional<gf::Traversal> kind = gf::symbolizeTraversal(getTraversal());
+  assert(kind && "gf_kernel.launch with an unknown traversal (not verified?)");
+  return *kind;
+}
+
 LogicalResult LaunchOp::verify() {
   int64_t fields = 0;
   for (int64_t size : getInputSegmentSizes())
@@ -54,11 +60,14 @@ LogicalResult LaunchOp::verify() {
     return failure();
 
   StringRef traversal = getTraversal();
-  int topology = gf::topologyOperandsForTraversal(traversal);
-  if (topology < 0)
+  std::optional<gf::Traversal> kind = gf::symbolizeTraversal(traversal);
+  if (!kind)
     return emitOpError() << "has unknown traversal '" << traversal
-                         << "'; expected csr-row, dense-row, triangular-row, "
-                            "radius-cell or knn-row";
+                         << "'; expected "
+                         << gf::describeCases<gf::Traversal>(
+                                gf::getMaxEnumValForTraversal(),
+                                gf::symbolizeTraversal);
+  int topology = gf::topologyOperandsForTraversal(*kind);
   if (getNumTopologyOperands() != static_cast<unsigned>(topology))
     return emitOpError() << "with traversal '" << traversal << "' reads "
                          << topology << " topology buffer(s) before its "

@@ -159,18 +159,28 @@ LogicalResult HaloUnpackOp::verify() {
   return verifyVersion(*this, getPlan(), getSnapshotVersion());
 }
 
+TaskKind LaunchOp::getTaskKindEnum() {
+  std::optional<TaskKind> kind = symbolizeTaskKind(getTaskKind());
+  assert(kind && "gf_task.launch with an unknown task_kind (not verified?)");
+  return *kind;
+}
+
 LogicalResult LaunchOp::verify() {
-  StringRef kind = getTaskKind();
-  if (kind != "interior" && kind != "boundary" && kind != "whole")
-    return emitOpError() << "has task_kind '" << kind
-                         << "'; expected 'interior', 'boundary' or 'whole'";
-  if ((kind == "whole") == static_cast<bool>(getPartition()))
-    return emitOpError() << "of kind '" << kind << "' "
-                         << (kind == "whole" ? "must not take" : "needs")
+  StringRef name = getTaskKind();
+  std::optional<TaskKind> kind = symbolizeTaskKind(name);
+  if (!kind)
+    return emitOpError() << "has task_kind '" << name << "'; expected "
+                         << gf::describeCases<TaskKind>(
+                                getMaxEnumValForTaskKind(), symbolizeTaskKind,
+                                "'");
+  bool whole = *kind == TaskKind::Whole;
+  if (whole == static_cast<bool>(getPartition()))
+    return emitOpError() << "of kind '" << name << "' "
+                         << (whole ? "must not take" : "needs")
                          << " a partition";
   // Boundary destinations read ghosts, so something must order them after
   // the halo arrives.
-  if (kind == "boundary" && getDependencies().empty())
+  if (*kind == TaskKind::Boundary && getDependencies().empty())
     return emitOpError("of kind 'boundary' must depend on the halo unpack "
                        "event");
   if (getSnapshotVersion() < 0)

@@ -10,6 +10,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "linnet/Dialect/Gf/IR/GfEnums.h"
 #include "linnet/Dialect/Gf/IR/GfOpsDialect.h.inc"
 
 #define GET_TYPEDEF_CLASSES

@@ -112,6 +112,9 @@ def Gf_RelationOp : Gf_Op<"relation"> {
   let extraClassDeclaration = [{
     /// True when the relation carries placement metadata (a mesh).
     bool hasPlacement() { return getMeshShape().has_value(); }
+    /// The `realization` string as an enum (the op must verify: the
+    /// verifier rejects a string that is not a Realization case).
+    ::linnet::gf::Realization getRealizationKind();
   }];
 }
 

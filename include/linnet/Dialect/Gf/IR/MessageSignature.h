@@ -9,6 +9,8 @@
 #ifndef LINNET_DIALECT_GF_IR_MESSAGESIGNATURE_H
 #define LINNET_DIALECT_GF_IR_MESSAGESIGNATURE_H
 
+#include "linnet/Dialect/Gf/IR/GfEnums.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringRef.h"
@@ -64,18 +66,17 @@ mlir::LogicalResult verifyAgainstRelation(mlir::Operation *op,
                                           const MessageSignature &sig,
                                           RelationOp relation);
 
-/// The realizations a gf.relation may have, and what each implies. These
-/// tables are the single source for the verifiers and the lowering passes.
-bool isKnownRealization(llvm::StringRef realization);
+/// What each realization of a gf.relation implies. These tables are the
+/// single source for the verifiers and the lowering passes.
 /// Number of topology operands a realization needs; -1 means "at least one".
-int expectedTopologyOperands(llvm::StringRef realization);
-/// The Iter coordinate hierarchy for a realization; empty for "paged", which
+int expectedTopologyOperands(Realization realization);
+/// The Iter coordinate hierarchy for a realization; none for Paged, which
 /// has no Iter form.
-llvm::StringRef coordinateHierarchyFor(llvm::StringRef realization);
-/// The Kernel traversal for a realization; empty for "paged".
-llvm::StringRef traversalFor(llvm::StringRef realization);
-/// Number of topology operands a Kernel traversal reads; -1 if unknown.
-int topologyOperandsForTraversal(llvm::StringRef traversal);
+std::optional<CoordinateHierarchy> coordinateHierarchyFor(Realization realization);
+/// The Kernel traversal for a realization; none for Paged.
+std::optional<Traversal> traversalFor(Realization realization);
+/// Number of topology operands a Kernel traversal reads.
+int topologyOperandsForTraversal(Traversal traversal);
 
 /// The per-entity value type an input tensor contributes to a region: its
 /// element type for a vector of scalars, the trailing dims otherwise.

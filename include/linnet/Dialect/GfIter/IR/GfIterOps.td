@@ -45,6 +45,10 @@ def GfIter_TraverseOp : GfIter_Op<"traverse",
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region VariadicRegion<SizedRegion<1>>:$bodies);
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The `coordinate_hierarchy` string as an enum (the op must verify).
+    ::linnet::gf::CoordinateHierarchy getCoordinateHierarchyKind();
+  }];
 }
 
 def GfIter_YieldOp : GfIter_Op<"yield",

@@ -65,6 +65,8 @@ def GfKernel_LaunchOp : GfKernel_Op<"launch",
     ::mlir::OperandRange getInputs();
     /// True once a schedule has been selected.
     bool isScheduled() { return getScheduleKind().has_value(); }
+    /// The `traversal` string as an enum (the op must verify).
+    ::linnet::gf::Traversal getTraversalKind();
   }];
 }
 

@@ -122,6 +122,10 @@ def GfTask_LaunchOp : GfTask_Op<"launch",
                        LinnetI64Attr:$snapshot_version);
   let results = (outs GfStorage_EventType:$done);
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The `task_kind` string as an enum (the op must verify).
+    ::linnet::gf_task::TaskKind getTaskKindEnum();
+  }];
 }
 
 #endif // LINNET_DIALECT_GFTASK_IR_GFTASKOPS_TD
