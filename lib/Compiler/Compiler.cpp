@@ -142,6 +142,7 @@ struct VariantBuild {
 struct FunctionSymbol {
   std::string name;
   bool isPrivate = false, isExternal = false;
+  std::vector<std::string> callees; // the functions it calls
 };
 
 /// Deep programs recurse in the importer: the CLI's command stack size.
@@ -373,38 +374,65 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
                                                diags);
   if (!prod)
     return report(diags);
-  // Contraction tasks of each function, in program order, take the code
-  // generator's choices for its matmul-like ops in the same order.
+  // Every task's implementation is what the library contains. A function's
+  // linalg work is generated into that function (an entry's into its C
+  // interface, docs/cpu-abi.md), except contractions the code generator
+  // bound to a library routine: the contraction tasks of each function, in
+  // program order, take its choices for the matmul-like ops in the same
+  // order. A relation kernel is the function `F.k<i>` of the i-th launch
+  // of F (-linnet-outline-relation-kernels), its task `task.F.k<i>.*`.
+  auto fnSymbol = [&](const std::string &fn) {
+    auto f = std::find_if(functions.begin(), functions.end(),
+                          [&](const FunctionSymbol &s) { return s.name == fn; });
+    return f != functions.end() && !f->isPrivate ? "_mlir_ciface_" + fn : fn;
+  };
   std::map<std::string, std::vector<const target::KernelChoice *>> byFn;
   for (const target::KernelChoice &c : lib.choices)
     if (c.role == "matmul" || c.role == "batch-matmul" || c.role == "matvec")
       byFn[c.function].push_back(&c);
   std::map<std::string, size_t> used;
   ConcretePlan &concrete = prod->concrete;
+  std::map<std::string, ImplementationRef *> implOf;
+  for (ImplementationRef &r : concrete.implementations)
+    implOf[r.id] = &r;
   for (const Task &task : prod->portable.tasks) {
-    if (task.facts.derivation.rfind("contraction", 0) != 0)
+    auto ref = implOf.find("impl." + task.id.substr(5));
+    if (ref == implOf.end() || task.provenance.lineage.empty())
       continue;
-    std::string fn = task.provenance.lineage.empty() ? "" : task.provenance.lineage.front().substr(5);
-    size_t &k = used[fn];
-    auto it = byFn.find(fn);
-    if (it == byFn.end() || k >= it->second.size())
+    ImplementationRef &r = *ref->second;
+    std::string fn = task.provenance.lineage.front().substr(5);
+    if (task.kernel) {
+      size_t k = task.id.find(".k", 5 + fn.size());
+      size_t end = task.id.find('.', k + 2);
+      r.kind = "generated";
+      r.symbol = task.id.substr(5, end == std::string::npos ? std::string::npos : end - 5);
       continue;
-    const target::KernelChoice &c = *it->second[k++];
-    for (ImplementationRef &r : concrete.implementations)
-      if (r.id == "impl." + task.id.substr(5) || r.id == "impl." + task.id) {
-        r.spec = "cpu-linalg." + c.role;
-        r.kind = c.kind == "library" ? "library" : "generated";
-        r.capability = c.kind == "library" ? "library-class.gemm" : "generated.dense-row";
-        r.routine = c.routine;
-        r.symbol = c.kind == "library" ? "" : c.function;
-        // An entry is inlined into its C interface (docs/cpu-abi.md).
-        auto f = std::find_if(functions.begin(), functions.end(),
-                              [&](const FunctionSymbol &s) { return s.name == c.function; });
-        if (!r.symbol.empty() && f != functions.end() && !f->isPrivate)
-          r.symbol = "_mlir_ciface_" + c.function;
-        r.library = c.kind == "library" ? "openblas" : "";
-        r.soname = c.kind == "library" ? "libopenblas.so.0" : "";
-      }
+    }
+    const target::KernelChoice *c = nullptr;
+    if (task.facts.derivation.rfind("contraction", 0) == 0) {
+      size_t &k = used[fn];
+      auto it = byFn.find(fn);
+      if (it != byFn.end() && k < it->second.size())
+        c = it->second[k++];
+    }
+    if (c && c->kind == "library") {
+      r.spec = "cpu-linalg." + c->role;
+      r.kind = "library";
+      r.capability = "library-class.gemm";
+      r.routine = c->routine;
+      r.symbol = "";
+      r.library = "openblas";
+      r.soname = "libopenblas.so.0";
+      continue;
+    }
+    if (c)
+      r.spec = "cpu-linalg." + c->role;
+    r.kind = "generated";
+    r.capability = "generated.dense-row";
+    r.routine = c ? c->routine : "";
+    r.symbol = fnSymbol(fn);
+    r.library = "";
+    r.soname = "";
   }
   MachineIR machine = lowerToMachine(concrete, in.target);
   std::string libDigest = "sha256:" + sha256Hex(lib.bytes);
@@ -422,6 +450,40 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
     if (have.insert(sy.name).second)
       unique.push_back(sy);
   machine.symbols = std::move(unique);
+  // The plan travels as concrete.json, not as data in the library.
+  machine.symbols.erase(std::remove_if(machine.symbols.begin(), machine.symbols.end(),
+                                       [](const Symbol &sy) { return sy.kind == "data"; }),
+                        machine.symbols.end());
+  // One entry point per entry of the model, the exported symbol the runtime
+  // calls, with the commands of every task in the functions it reaches.
+  machine.entryPoints.clear();
+  std::map<std::string, const FunctionSymbol *> byName;
+  for (const FunctionSymbol &f : functions)
+    byName[f.name] = &f;
+  std::map<std::string, std::string> taskFn;
+  for (const Task &task : prod->portable.tasks)
+    if (!task.provenance.lineage.empty())
+      taskFn[task.id] = task.provenance.lineage.front().substr(5);
+  for (const FunctionSymbol &f : functions) {
+    if (f.isPrivate || f.isExternal)
+      continue;
+    std::set<std::string> reach = {f.name};
+    std::vector<std::string> todo = {f.name};
+    while (!todo.empty()) {
+      std::string n = todo.back();
+      todo.pop_back();
+      if (auto it = byName.find(n); it != byName.end())
+        for (const std::string &c : it->second->callees)
+          if (reach.insert(c).second)
+            todo.push_back(c);
+    }
+    EntryPoint e;
+    e.name = "linnet_entry_" + f.name;
+    for (const Command &cmd : concrete.commands)
+      if (auto it = taskFn.find(cmd.portableTask); it != taskFn.end() && reach.count(it->second))
+        e.commands.push_back(cmd.id);
+    machine.entryPoints.push_back(std::move(e));
+  }
   // A private function (a layer body called once per layer) is a local
   // symbol; an entry exports its interfaces, into which it is inlined.
   for (const FunctionSymbol &fn : functions) {
@@ -515,8 +577,11 @@ int Compiler::buildArtifact() {
     return I.report(diags);
   // The functions as imported, for MachineIR (code generation consumes the module).
   std::vector<FunctionSymbol> functions;
-  for (auto fn : module.getOps<mlir::func::FuncOp>())
-    functions.push_back({fn.getSymName().str(), fn.isPrivate(), fn.isExternal()});
+  for (auto fn : module.getOps<mlir::func::FuncOp>()) {
+    FunctionSymbol f{fn.getSymName().str(), fn.isPrivate(), fn.isExternal(), {}};
+    fn.walk([&](mlir::func::CallOp call) { f.callees.push_back(call.getCallee().str()); });
+    functions.push_back(std::move(f));
+  }
 
   // Built beside the destination and moved into place whole (AtomicFile.h).
   std::string err;

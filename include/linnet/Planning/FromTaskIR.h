@@ -22,7 +22,7 @@ std::optional<PortablePlan> buildPortablePlan(mlir::ModuleOp module, const std::
 /// gf relations where the importer made them) after a compilation's task
 /// pipeline (linnet/Target/Target.h; this reads it, runs nothing): takes its
 /// tasks, and adds the linalg work of every function without
-/// one: a task per contraction or reduction (exact facts: trip counts x body
+/// one: a task per linalg op (exact facts: trip counts x body
 /// ops, 2·M·N·K for a matmul; bytes from the operands), or a single "whole"
 /// task for a function without any. Single partition unless gf planned one.
 std::optional<PortablePlan> buildPortablePlanFromTasks(mlir::ModuleOp module, const std::string &sourceFile,

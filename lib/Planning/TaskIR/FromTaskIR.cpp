@@ -709,12 +709,13 @@ int64_t elementBytes(Type t) {
 }
 
 /// A function imported from a plan (func/linalg/tensor/scf on tensors):
-/// every linalg op with a reduction iterator (a contraction or a reduction)
-/// is a compute task with exact work facts (loop trip counts x body ops;
-/// 2·M·N·K for a matmul), in program order; a function without one is a
-/// single "whole" task. Tasks of one function run in program order (state
-/// reads and writes are ordered), so each depends on the previous one.
-void importLinalgFunction(Builder &b, func::FuncOp fn) {
+/// every linalg op (a contraction, a reduction, elementwise work, a copy or
+/// a fill) is a compute task with exact work facts (loop trip counts x body
+/// ops; 2·M·N·K for a matmul), in program order; a function with neither a
+/// linalg op nor a relation kernel (`hasKernel`) is a single "whole" task.
+/// Tasks of one function run in program order (state reads and writes are
+/// ordered), so each depends on the previous one.
+void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
   std::string name = fn.getSymName().str();
   std::string prev;
   int count = 0;
@@ -786,8 +787,8 @@ void importLinalgFunction(Builder &b, func::FuncOp fn) {
 
   fn.walk([&](linalg::LinalgOp op) {
     auto iters = op.getIteratorTypesArray();
-    if (std::none_of(iters.begin(), iters.end(), [](utils::IteratorType i) { return i == utils::IteratorType::reduction; }))
-      return;
+    bool reduces = std::any_of(iters.begin(), iters.end(),
+                               [](utils::IteratorType i) { return i == utils::IteratorType::reduction; });
     bool dyn = false;
     int64_t trips = 1, parallel = 1;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -841,17 +842,24 @@ void importLinalgFunction(Builder &b, func::FuncOp fn) {
     std::string shape;
     for (const std::string &d : dims)
       shape += (shape.empty() ? "" : "x") + d;
-    f.derivation = std::string(mulAdd ? "contraction" : "reduction") + " over loops " + shape + " = " +
-                   std::to_string(trips) + " iterations x " + std::to_string(bodyOps) +
-                   " body ops" + (mulAdd ? " (2·M·N·K)" : "") +
+    // Elementwise work (no reduction loop) is planned as well: every
+    // linalg op is code in the library, and a task of the plan.
+    std::string what = !reduces ? "elementwise" : mulAdd ? "contraction" : "reduction";
+    if (!reduces && isa<linalg::CopyOp>(op.getOperation()))
+      what = "copy";
+    if (!reduces && isa<linalg::FillOp>(op.getOperation()))
+      what = "fill";
+    f.derivation = what + " over loops " + shape + " = " + std::to_string(trips) + " iterations x " +
+                   std::to_string(bodyOps) + " body ops" + (reduces && mulAdd ? " (2·M·N·K)" : "") +
                    "; bytes = operand and result elements x element size" +
                    (dyn ? "; dynamic dims (entry generics) counted as 1: facts per unit of them" : "");
     finalizeFacts(f, distinct, trips * int64_t(ins.size()));
-    addTask(op, std::string(mulAdd ? "contraction" : "reduction") + " " + shape, std::move(f), ins, outs,
-            parallel, mulAdd && dtypeOf(outs.empty() ? Type() : outs[0].getType()) == "f32");
+    addTask(op, what + " " + shape, std::move(f), ins, outs, parallel,
+            reduces && mulAdd && dtypeOf(outs.empty() ? Type() : outs[0].getType()) == "f32");
   });
-  if (count == 0) {
-    // No contraction: the function is one task over its arguments.
+  if (count == 0 && !hasKernel) {
+    // No linalg op and no relation kernel: the function is one task over
+    // its arguments.
     std::vector<Value> ins(fn.getArguments().begin(), fn.getArguments().end());
     WorkloadFacts f;
     int64_t ops = 0, readBytes = 0;
@@ -967,8 +975,7 @@ std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const st
       bool hasGfTask = std::any_of(b.plan.tasks.begin(), b.plan.tasks.end(), [&](const Task &t) {
         return t.kernel && t.kernel->function == fn.getSymName();
       });
-      if (!hasGfTask)
-        importLinalgFunction(b, fn);
+      importLinalgFunction(b, fn, hasGfTask);
     }
   PortablePlan &p = b.plan;
   computeLifetimes(p);

@@ -16,6 +16,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 
@@ -48,13 +49,15 @@ static LogicalResult outlineRelationKernels(ModuleOp module) {
   SmallVector<linnet::gf_kernel::LaunchOp> launches;
   module.walk([&](linnet::gf_kernel::LaunchOp l) { launches.push_back(l); });
   SymbolTable symbols(module);
-  unsigned counter = 0;
+  // The i-th launch of function F becomes kernel function `F.k<i>`: the
+  // name the plans give its task (task.F.k<i>.*) and its implementation.
+  llvm::StringMap<unsigned> perFunction;
   for (linnet::gf_kernel::LaunchOp launch : launches) {
     Location loc = launch.getLoc();
     if (launch.getTraversal() != "csr-row")
       return launch.emitOpError("the importer's pipeline outlines csr-row launches only");
     auto parent = launch->getParentOfType<func::FuncOp>();
-    std::string name = (parent.getName() + ".gf" + Twine(counter++)).str();
+    std::string name = (parent.getName() + ".k" + Twine(perFunction[parent.getName()]++)).str();
     OwningOpRef<ModuleOp> kmod = ModuleOp::create(loc);
     OpBuilder kb = OpBuilder::atBlockEnd(kmod->getBody());
     for (Attribute a : launch.getReducers()) {
