@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/ir/lower.hpp"
-#include "linnet/IR/Reducers.h"
+#include "linnet/ir/reducers.hpp"
 #include "linnet/Sema/Subst.h"
 
 #include <fmt/format.h>

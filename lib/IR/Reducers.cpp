@@ -1,5 +1,5 @@
 //===- Reducers.cpp - The built-in reducers, one table --------------------===//
-#include "linnet/IR/Reducers.h"
+#include "linnet/ir/reducers.hpp"
 
 #include <limits>
 #include <type_traits>

@@ -11,7 +11,7 @@
 #include "linnet/Import/PlanImporter.h"
 
 #include "linnet/Dialect/Gf/IR/Gf.h"
-#include "linnet/IR/Reducers.h"
+#include "linnet/ir/reducers.hpp"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -1638,6 +1638,7 @@ private:
       return b_.create<tensor::DimOp>(loc_, t, a).getResult();
     };
     const json &axes = op.attrs["axes"];
+    SmallVector<int64_t> squeezed; // axes an index drops
     int64_t named = 0;
     for (const json &a : axes)
       named += !(a.value("kind", "") == "whole" && a.value("rest", false));
@@ -1647,6 +1648,7 @@ private:
         offs.push_back(fold(*operandAt(a["index"])));
         sizes.push_back(b_.getIndexAttr(1));
         strides.push_back(b_.getIndexAttr(1));
+        squeezed.push_back(axis);
         ++axis;
       } else if (kind == "range") {
         std::optional<V> s = operandAt(a["start"]), e = operandAt(a["stop"]), st = operandAt(a["step"]);
@@ -1690,7 +1692,37 @@ private:
       strides.push_back(b_.getIndexAttr(1));
     }
     auto resT = cast<RankedTensorType>(type(op.results[0].type, f));
-    return V::tensor(b_.create<tensor::ExtractSliceOp>(loc_, resT, t, offs, sizes, strides));
+    // A rank-reducing slice whose kept axes include a static 1 is ambiguous
+    // (which unit axis was dropped?), and MLIR 19's subview folding crashes
+    // on the memref it bufferizes to (`w[::2, 2]` of a 2 x K weight): slice
+    // at full rank, then collapse each dropped axis into a kept neighbour.
+    bool ambiguous = !squeezed.empty() && resT.getRank() > 0 &&
+                     llvm::any_of(resT.getShape(), [](int64_t d) { return d == 1; });
+    if (!ambiguous)
+      return V::tensor(b_.create<tensor::ExtractSliceOp>(loc_, resT, t, offs, sizes, strides));
+    SmallVector<int64_t> fullShape;
+    for (int64_t a = 0, k = 0; a < tt.getRank(); ++a) {
+      if (llvm::is_contained(squeezed, a))
+        fullShape.push_back(1);
+      else
+        fullShape.push_back(resT.getDimSize(k++));
+    }
+    auto fullT = RankedTensorType::get(fullShape, resT.getElementType());
+    Value whole = b_.create<tensor::ExtractSliceOp>(loc_, fullT, t, offs, sizes, strides);
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices leading; // dropped axes before the first kept one
+    for (int64_t a = 0; a < tt.getRank(); ++a) {
+      if (!llvm::is_contained(squeezed, a)) {
+        groups.push_back(leading);
+        leading.clear();
+        groups.back().push_back(a);
+      } else if (groups.empty()) {
+        leading.push_back(a);
+      } else {
+        groups.back().push_back(a);
+      }
+    }
+    return V::tensor(b_.create<tensor::CollapseShapeOp>(loc_, resT, whole, groups));
   }
 
   /// Domain sizes of a comprehension's or reduction's dense indices.
@@ -2216,7 +2248,20 @@ private:
 
   /// A built-in reducer's identity and combine over `t` with no finalize
   /// (for mean, its sum).
-  Reducer combiningReducer(const ir::BuiltinReducer &br, Type t) {
+  /// max and min over bool are any and all (true > false): i1 is no
+  /// signed integer here, where maxsi would order true (-1) below false.
+  static const ir::BuiltinReducer &onBool(const ir::BuiltinReducer &br, Type t) {
+    if (!t.isInteger(1))
+      return br;
+    if (br.combine == ir::ReduceCombine::Max)
+      return *ir::findBuiltinReducer("any");
+    if (br.combine == ir::ReduceCombine::Min)
+      return *ir::findBuiltinReducer("all");
+    return br;
+  }
+
+  Reducer combiningReducer(const ir::BuiltinReducer &reducer, Type t) {
+    const ir::BuiltinReducer &br = onBool(reducer, t);
     Reducer r;
     std::string comb(ir::combineOpName(br.combine));
     ir::ReduceIdentity id = br.identity;
@@ -2306,8 +2351,9 @@ private:
   /// The module's `gf.reducer` for built-in reducer `name` over `t` (a
   /// scalar, or a tensor<F x T> feature row), created on first use:
   /// `sum_f32`, `max_f32x64`, ...
-  FlatSymbolRefAttr gfReducer(const ir::BuiltinReducer &br, Type t) {
+  FlatSymbolRefAttr gfReducer(const ir::BuiltinReducer &reducer, Type t) {
     Type et = getElementTypeOrSelf(t);
+    const ir::BuiltinReducer &br = onBool(reducer, et);
     std::string sym;
     llvm::raw_string_ostream os(sym);
     os << br.name << "_" << et;
@@ -2375,8 +2421,11 @@ private:
              : mb.create<arith::MinSIOp>(loc_, a, c).getResult();
       break;
     case ir::ReduceCombine::Or:
+      r = mb.create<arith::OrIOp>(loc_, a, c).getResult();
+      break;
     case ir::ReduceCombine::And:
-      fail(fmt::format("{}: no gf.reducer for '{}'", where_, br.name));
+      r = mb.create<arith::AndIOp>(loc_, a, c).getResult();
+      break;
     }
     mb.create<gf::ReducerYieldOp>(loc_, ValueRange{r});
     Block *fin = blockOf(red.getFinalize(), 1);

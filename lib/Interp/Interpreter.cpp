@@ -12,7 +12,7 @@
 #include "Value.h"
 
 #include "linnet/ir/ir.hpp"
-#include "linnet/IR/Reducers.h"
+#include "linnet/ir/reducers.hpp"
 
 #include <fmt/format.h>
 

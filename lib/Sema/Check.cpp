@@ -8,14 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SemaImpl.h"
+#include "linnet/ir/reducers.hpp"
 
 using namespace linnet;
 using namespace linnet::sema;
 
 namespace linnet::sema {
 
-static const std::set<std::string> kBuiltinReducers = {"sum", "prod", "max", "min", "mean",
-                                                       "any", "all"};
 static const std::set<std::string> kScalarBuiltins = {"max", "min"};
 
 static Dtype litInt() { return Dtype{"{integer}", ""}; }
@@ -1285,11 +1284,13 @@ private:
     size_t used = 0;
     const Symbol *s = a_.lookupPath(m_, path, used, false);
     if (!s || used != path.size()) {
-      if (path.size() == 1 && kBuiltinReducers.count(path[0].name)) {
+      const ir::BuiltinReducer *builtin =
+          path.size() == 1 ? ir::findBuiltinReducer(path[0].name) : nullptr;
+      if (builtin) {
         // any/all combine with || and &&: the message is a bool. A
         // comparison ends the body (`any(i: N) x[i] > 0.0` is
         // `(any(i: N) x[i]) > 0.0`), so say how to write it.
-        if ((path[0].name == "any" || path[0].name == "all") && body->kind != Type::Kind::Unknown &&
+        if (builtin->boolOnly() && body->kind != Type::Kind::Unknown &&
             !(body->kind == Type::Kind::Scalar && body->dtype.name == "bool")) {
           diag_.error(r.body->loc, fmt::format("'{}' reduces bool values, found {} (parenthesize a "
                                                "comparison: {}(...) (a > b))",
@@ -1298,9 +1299,9 @@ private:
         }
         return body;
       }
-      diag_.error(path[0].loc, fmt::format("unknown reducer '{}' (built in: sum, prod, max, min, "
-                                           "mean, any, all; or declare a 'reducer')",
-                                           ast::joinPath(path)));
+      diag_.error(path[0].loc, fmt::format("unknown reducer '{}' (built in: {}; or declare a "
+                                           "'reducer')",
+                                           ast::joinPath(path), ir::builtinReducerNames()));
       return Type::unknown();
     }
     if (s->kind != Symbol::Kind::Reducer) {

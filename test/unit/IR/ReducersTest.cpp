@@ -1,6 +1,6 @@
 // The built-in reducers' table: names, combines, identities, finalize and
 // the messages each takes.
-#include "linnet/IR/Reducers.h"
+#include "linnet/ir/reducers.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-//===- Reducers.h - The built-in reducers, one table -------------*- C++ -*-===//
+//===- reducers.hpp - The built-in reducers, one table -----------*- C++ -*-===//
 //
 // `sum prod max min mean any all`: what each one means, in one place. Sema
 // resolves a reduction's reducer name and checks its message against it,
