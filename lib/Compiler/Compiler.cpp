@@ -372,8 +372,26 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
   std::optional<Products> prod = buildProducts({portable, in.target, in.deployment, in.implementations, in.evidence,
                                                 in.simulation, LINNET_VERSION, LINNET_GIT_COMMIT, fl},
                                                diags);
-  if (!prod)
+  if (!prod) {
+    // A dtype the target lacks is said at the source of the first task
+    // that reads or computes it (`x[i] as f32` of an f16 input).
+    for (const planning::Diagnostic &d : diags) {
+      size_t q = d.message.find("dtype `");
+      if (d.path != "/requirements/dtypes" || q == std::string::npos)
+        continue;
+      std::string dtype = d.message.substr(q + 7, d.message.find('`', q + 7) - q - 7);
+      for (const Task &task : portable.tasks)
+        if (std::count(task.resources.dtypes.begin(), task.resources.dtypes.end(), dtype) &&
+            !task.provenance.location.empty()) {
+          errs << fmt::format("{}: error: the {} target does not support {} tensors yet (its dtypes: "
+                              "{}): this op reads or computes {} values\n",
+                              task.provenance.location, in.target.id, dtype, fmt::join(in.target.dtypes, ", "),
+                              dtype);
+          return 1;
+        }
+    }
     return report(diags);
+  }
   // Every task's implementation is what the library contains. A function's
   // linalg work is generated into that function (an entry's into its C
   // interface, docs/cpu-abi.md), except contractions the code generator
