@@ -367,31 +367,29 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
                                   const target::GeneratedLibrary &lib, ArtifactOutputs &out) {
   using namespace planning;
   support::TimingStage stage("plans and manifest");
+  // A dtype the target lacks is said at the source of the first task that
+  // reads or computes it (`x[i] as f32` of an f16 input), before the
+  // binding gate refuses the plan for it.
+  for (const std::string &dtype : portable.requirements.dtypes) {
+    if (std::count(in.target.dtypes.begin(), in.target.dtypes.end(), dtype))
+      continue;
+    for (const Task &task : portable.tasks)
+      if (std::count(task.resources.dtypes.begin(), task.resources.dtypes.end(), dtype) &&
+          !task.provenance.location.empty()) {
+        errs << fmt::format("{}: error: the {} target does not support {} tensors yet (its dtypes: "
+                            "{}): this op reads or computes {} values\n",
+                            task.provenance.location, in.target.id, dtype, fmt::join(in.target.dtypes, ", "),
+                            dtype);
+        return 1;
+      }
+  }
   Diagnostics diags;
   std::vector<std::string> fl = flags();
   std::optional<Products> prod = buildProducts({portable, in.target, in.deployment, in.implementations, in.evidence,
                                                 in.simulation, LINNET_VERSION, LINNET_GIT_COMMIT, fl},
                                                diags);
-  if (!prod) {
-    // A dtype the target lacks is said at the source of the first task
-    // that reads or computes it (`x[i] as f32` of an f16 input).
-    for (const planning::Diagnostic &d : diags) {
-      size_t q = d.message.find("dtype `");
-      if (d.path != "/requirements/dtypes" || q == std::string::npos)
-        continue;
-      std::string dtype = d.message.substr(q + 7, d.message.find('`', q + 7) - q - 7);
-      for (const Task &task : portable.tasks)
-        if (std::count(task.resources.dtypes.begin(), task.resources.dtypes.end(), dtype) &&
-            !task.provenance.location.empty()) {
-          errs << fmt::format("{}: error: the {} target does not support {} tensors yet (its dtypes: "
-                              "{}): this op reads or computes {} values\n",
-                              task.provenance.location, in.target.id, dtype, fmt::join(in.target.dtypes, ", "),
-                              dtype);
-          return 1;
-        }
-    }
+  if (!prod)
     return report(diags);
-  }
   // Every task's implementation is what the library contains. A function's
   // linalg work is generated into that function (an entry's into its C
   // interface, docs/cpu-abi.md), except contractions the code generator
@@ -399,10 +397,12 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
   // program order, take its choices for the matmul-like ops in the same
   // order. A relation kernel is the function `F.k<i>` of the i-th launch
   // of F (-linnet-outline-relation-kernels), its task `task.F.k<i>.*`.
+  std::map<std::string, const FunctionSymbol *> byName;
+  for (const FunctionSymbol &f : functions)
+    byName[f.name] = &f;
   auto fnSymbol = [&](const std::string &fn) {
-    auto f = std::find_if(functions.begin(), functions.end(),
-                          [&](const FunctionSymbol &s) { return s.name == fn; });
-    return f != functions.end() && !f->isPrivate ? "_mlir_ciface_" + fn : fn;
+    auto f = byName.find(fn);
+    return f != byName.end() && !f->second->isPrivate ? "_mlir_ciface_" + fn : fn;
   };
   std::map<std::string, std::vector<const target::KernelChoice *>> byFn;
   for (const target::KernelChoice &c : lib.choices)
@@ -475,9 +475,6 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
   // One entry point per entry of the model, the exported symbol the runtime
   // calls, with the commands of every task in the functions it reaches.
   machine.entryPoints.clear();
-  std::map<std::string, const FunctionSymbol *> byName;
-  for (const FunctionSymbol &f : functions)
-    byName[f.name] = &f;
   std::map<std::string, std::string> taskFn;
   for (const Task &task : prod->portable.tasks)
     if (!task.provenance.lineage.empty())

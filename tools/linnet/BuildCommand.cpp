@@ -19,8 +19,6 @@
 #include "linnet/Planning/Derived.h"
 #include "linnet/Planning/FromTaskIR.h"
 #include "linnet/Planning/Products.h"
-#include "linnet/Sema/Instantiate.h"
-#include "linnet/Sema/Sema.h"
 
 #include "linnet/Support/AtomicFile.h"
 #include "linnet/Compiler/Compiler.h"
@@ -53,11 +51,6 @@ struct BuildOptions {
   bool verifyOnly = false;
   CLI::Option *targetOpt = nullptr;
   CLI::Option *emitOpt = nullptr;
-  // .ln input: --root and -D for the front end, registered here unless the
-  // .ln artifact builder already registered them (then they are its own).
-  std::string root;
-  std::vector<std::string> defines;
-  bool ownsLnOptions = false;
 } gBuild;
 
 using Inputs = compiler::PlanningInputs;
@@ -116,31 +109,6 @@ int readBackDocument(const std::string &file) {
   } catch (const SchemaError &e) {
     return report({{"document.schema", e.path, e.what()}}, file);
   }
-}
-
-/// --root and -D of a .ln model go to the front end: Sema resolves the
-/// root block and instantiates it with the definitions, so a wrong root or
-/// generic is reported now.
-int checkSourceOptions(const std::string &file) {
-  SourceManager sm;
-  std::string err;
-  std::optional<uint32_t> buf = sm.addFile(file, err);
-  if (!buf) {
-    std::cerr << fmt::format("linnet build: error: cannot read '{}': {}\n", file, err);
-    return 1;
-  }
-  std::optional<std::map<std::string, std::string>> defines = parseDefines(gBuild.defines, "build");
-  if (!defines)
-    return 2;
-  DiagnosticEngine diag(sm, &std::cerr);
-  std::unique_ptr<sema::Program> prog =
-      sema::analyze(sm, *buf, file, diag, semaOptions(buildCpuOptions().includeDirs));
-  if (diag.hasErrors())
-    return 1;
-  const sema::BlockInfo *root = sema::findRootBlock(*prog, gBuild.root, diag);
-  if (!root || !sema::instantiate(*root, *defines, diag))
-    return 1;
-  return 0;
 }
 
 /// Every candidate bound, costed and projected; the PlanSet picks one.
@@ -257,12 +225,6 @@ CLI::App *addBuildCommand(CLI::App &app) {
       ->required();
   addBuildCpuOptions(cmd, buildCpuOptions());
   gBuild.targetOpt = cmd->add_option("--target", gBuild.target, "cpu, cpu-avx512, cuda, cuda-h100, or a target file");
-  if (!cmd->get_option_no_throw("--root") && !cmd->get_option_no_throw("-D")) {
-    cmd->add_option("--root", gBuild.root, "Root block of a .ln model (default: its only pub block)");
-    cmd->add_option("-D", gBuild.defines, "Bind a root generic of a .ln model: -D Name=value")
-        ->allow_extra_args(false);
-    gBuild.ownsLnOptions = true;
-  }
   cmd->add_option("--deployment", gBuild.deployment, "Deployment file (JSON)");
   gBuild.emitOpt = cmd->add_option("--emit", gBuild.emit, "What to write (all: every product into the directory -o names)")
       ->check(CLI::IsMember({"portable", "concrete", "machine", "costs", "projection", "trace", "observations",
@@ -315,9 +277,6 @@ int runBuild() {
                      gBuild.checkProducts.empty();
   if (!checkBuildOutput(artifactDir))
     return 2;
-  if (gBuild.ownsLnOptions && endsWith(file, ".ln"))
-    if (int rc = checkSourceOptions(file))
-      return rc;
   std::vector<PortableCandidate> cands;
   if (endsWith(file, ".ln")) {
     // No --emit, --verify-only or --check-products: the CPU artifact. Else
