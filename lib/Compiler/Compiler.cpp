@@ -173,6 +173,8 @@ struct Compiler::Impl {
       f.push_back("-D" + name + "=" + value);
     if (o.serial)
       f.push_back("--serial");
+    if (o.profile)
+      f.push_back("--profile");
     return f;
   }
 
@@ -587,7 +589,7 @@ int Compiler::buildArtifact() {
   // The plans read the Task IR the code is generated from.
   Diagnostics diags;
   std::optional<planning::PortablePlan> portable =
-      planning::buildPortablePlanFromTasks(module, o.file, readText(o.file), diags);
+      planning::buildPortablePlanFromTasks(module, o.file, readText(o.file), diags, o.profile);
   if (!portable)
     return I.report(diags);
   // The functions as imported, for MachineIR (code generation consumes the module).
@@ -613,6 +615,7 @@ int Compiler::buildArtifact() {
   target::CodegenRequest request;
   request.parallel = !o.serial;
   request.implementation = o.impl;
+  request.profile = o.profile;
   // A variant's library compiles the same way, without the dumps.
   target::CodegenRequest variantRequest = request;
   request.dumpIRDir = o.dumpIR;
@@ -646,6 +649,12 @@ int Compiler::buildArtifact() {
       vm.plan = im->plan;
       if (!I.importPresence(vm, variants[k], vcontext) || !I.runTaskPipeline(t, *vm.module))
         continue;
+      if (o.profile) {
+        // The variant's ops tagged with their tasks, as the primary's.
+        Diagnostics vdiags;
+        if (!planning::buildPortablePlanFromTasks(*vm.module, o.file, "", vdiags, true))
+          continue;
+      }
       nlohmann::json vchecks = import::runtimeChecks(*vm.module);
       llvm::Expected<target::GeneratedLibrary> vlib = t.generateCode(*vm.module, variantRequest);
       if (!vlib) {
@@ -654,6 +663,8 @@ int Compiler::buildArtifact() {
       }
       nlohmann::json vrt = import::runtimeJson(vm.plan, vm.tensors, vchecks);
       vrt["library"] = fmt::format("model.v{}.so", k + 1);
+      if (!vlib->profiledTasks.empty())
+        vrt["profile"] = {{"tasks", vlib->profiledTasks}};
       v.library = std::move(vlib->bytes);
       v.runtime = vrt.dump(2) + "\n";
       v.ok = true;
@@ -681,6 +692,8 @@ int Compiler::buildArtifact() {
     return 1;
 
   nlohmann::json runtime = import::runtimeJson(im->plan, im->tensors, checks);
+  if (!lib->profiledTasks.empty())
+    runtime["profile"] = {{"tasks", lib->profiledTasks}};
   if (!variants.empty()) {
     nlohmann::json names = nlohmann::json::array();
     for (size_t k = 1; k <= variants.size(); ++k)

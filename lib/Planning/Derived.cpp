@@ -59,6 +59,7 @@ CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deploymen
     }
     v.tasks.push_back(c);
   }
+  v.launchOverheadNs = e.evaluation.launchOverheadNs;
   return v;
 }
 
@@ -66,7 +67,10 @@ Json toJson(const CostedTaskView &v) {
   Json tasks = Json::array();
   for (const auto &c : v.tasks)
     tasks.push_back({{"task", c.task}, {"bound", c.bound}, {"lower_s", c.lowerSeconds}, {"upper_s", c.upperSeconds}});
-  return {{"schema", kCostsSchema}, {"key", keyJson(v.key)}, {"tasks", tasks}};
+  Json doc = {{"schema", kCostsSchema}, {"key", keyJson(v.key)}, {"tasks", tasks}};
+  if (v.launchOverheadNs)
+    doc["launch_overhead_ns"] = *v.launchOverheadNs;
+  return doc;
 }
 
 CostedTaskView costsFromJson(const Json &j) {
@@ -84,6 +88,8 @@ CostedTaskView costsFromJson(const Json &j) {
     o.done();
     v.tasks.push_back(c);
   });
+  if (r.has("launch_overhead_ns"))
+    v.launchOverheadNs = r.f64("launch_overhead_ns");
   r.done();
   return v;
 }
@@ -102,7 +108,7 @@ TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, con
     for (const TaskCost &tc : costs.tasks)
       if (tc.task == cmd.portableTask)
         dur = (sim.durations == "lower" ? tc.lowerSeconds : tc.upperSeconds) * 1e9 +
-              (sim.launchOverhead ? t.launchOverheadNs : 0);
+              (sim.launchOverhead ? costs.launchOverheadNs.value_or(t.launchOverheadNs) : 0);
     const std::string *q = bodyQueue(cmd.body);
     std::string queue = q ? *q : "host";
     double start = queueFree[queue];
@@ -133,13 +139,70 @@ TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, con
   return tp;
 }
 
+std::vector<PhaseTiming> projectPhases(const PortablePlan &p, const ConcretePlan &c, const TimingProjection &tp) {
+  std::map<std::string, const Interval *> interval;
+  for (const Interval &i : tp.intervals)
+    interval[i.command] = &i;
+  std::vector<PhaseTiming> out;
+  for (const Phase &ph : p.phases) {
+    std::map<std::string, int64_t> executions;
+    for (const PhaseTask &t : ph.tasks)
+      executions[t.task] = t.executions;
+    PhaseTiming pt{ph.id, ph.entry, 0, 0, 0};
+    std::map<std::string, double> queueFree, end;
+    for (const Command &cmd : c.commands) {
+      auto n = executions.find(cmd.portableTask);
+      auto iv = interval.find(cmd.id);
+      if (n == executions.end() || iv == interval.end())
+        continue;
+      double dur = (iv->second->endNs - iv->second->startNs) * double(n->second);
+      double start = queueFree[iv->second->queue];
+      for (const std::string &d : cmd.dependsOn)
+        if (auto e = end.find(d); e != end.end())
+          start = std::max(start, e->second);
+      end[cmd.id] = queueFree[iv->second->queue] = start + dur;
+      pt.executions += n->second;
+      pt.serialNs += dur;
+      pt.makespanNs = std::max(pt.makespanNs, start + dur);
+    }
+    out.push_back(std::move(pt));
+  }
+  return out;
+}
+
+namespace {
+Json phasesJson(const std::vector<PhaseTiming> &phases) {
+  Json a = Json::array();
+  for (const PhaseTiming &p : phases)
+    a.push_back({{"phase", p.phase}, {"entry", p.entry}, {"executions", p.executions},
+                 {"makespan_ns", p.makespanNs}, {"serial_ns", p.serialNs}});
+  return a;
+}
+std::vector<PhaseTiming> phasesFrom(ObjReader &r) {
+  std::vector<PhaseTiming> out;
+  if (r.has("phases"))
+    r.each("phases", [&](const Json &e, const std::string &p) {
+      ObjReader o(e, p);
+      PhaseTiming t{o.str("phase"), o.str("entry"), o.i64("executions"), o.f64("makespan_ns"), o.f64("serial_ns")};
+      if (t.executions < 0 || t.makespanNs < 0 || t.serialNs < 0)
+        throw SchemaError(o.at("makespan_ns"), "a phase's executions and times must not be negative");
+      o.done();
+      out.push_back(std::move(t));
+    });
+  return out;
+}
+} // namespace
+
 Json toJson(const TimingProjection &tp) {
   Json iv = Json::array();
   for (const auto &i : tp.intervals)
     iv.push_back({{"command", i.command}, {"queue", i.queue}, {"start_ns", i.startNs}, {"end_ns", i.endNs}});
-  return {{"schema", kProjectionSchema}, {"key", keyJson(tp.key)}, {"intervals", iv},
-          {"makespan_ns", tp.makespanNs}, {"serial_ns", tp.serialNs},
-          {"overlap_ns", tp.serialNs - tp.makespanNs}, {"critical_path", tp.criticalPath}};
+  Json doc = {{"schema", kProjectionSchema}, {"key", keyJson(tp.key)}, {"intervals", iv},
+              {"makespan_ns", tp.makespanNs}, {"serial_ns", tp.serialNs},
+              {"overlap_ns", tp.serialNs - tp.makespanNs}, {"critical_path", tp.criticalPath}};
+  if (!tp.phases.empty())
+    doc["phases"] = phasesJson(tp.phases);
+  return doc;
 }
 
 TimingProjection projectionFromJson(const Json &j) {
@@ -167,6 +230,7 @@ TimingProjection projectionFromJson(const Json &j) {
     if (!commands.count(tp.criticalPath[i]))
       throw SchemaError("/critical_path/" + std::to_string(i),
                         "critical-path command `" + tp.criticalPath[i] + "` has no interval");
+  tp.phases = phasesFrom(r);
   r.done();
   return tp;
 }
@@ -604,6 +668,7 @@ EvaluationReport evaluate(const PortablePlan &p, const ConcretePlan &c, const Co
   rep.makespanNs = tp.makespanNs;
   rep.overlapNs = tp.serialNs - tp.makespanNs;
   rep.memory = c.arenas;
+  rep.phases = tp.phases;
   return rep;
 }
 
@@ -619,9 +684,22 @@ Json toJson(const EvaluationReport &r) {
   for (const auto &a : r.memory)
     memory.push_back({{"memory_space", a.memorySpace}, {"arena_bytes", a.arenaBytes},
                       {"lower_bound_bytes", a.lowerBoundBytes}, {"external_bytes", a.externalBytes}});
-  return {{"schema", kReportSchema}, {"key", keyJson(r.key)}, {"objectives", objectives},
+  Json doc = {{"schema", kReportSchema}, {"key", keyJson(r.key)}, {"objectives", objectives},
           {"constraints", constraints}, {"bottlenecks", bottlenecks}, {"critical_path", r.criticalPath},
           {"makespan_ns", r.makespanNs}, {"overlap_ns", r.overlapNs}, {"memory", memory}};
+  if (!r.phases.empty())
+    doc["phases"] = phasesJson(r.phases);
+  if (r.validation) {
+    Json cmds = Json::array(), phases = Json::array();
+    for (const CommandValidation &c : r.validation->commands)
+      cmds.push_back({{"command", c.command}, {"portable_task", c.portableTask}, {"executions", c.executions},
+                      {"predicted_ns", c.predictedNs}, {"measured_ns", c.measuredNs}});
+    for (const PhaseValidation &p : r.validation->phases)
+      phases.push_back({{"phase", p.phase}, {"entry", p.entry}, {"predicted_ns", p.predictedNs},
+                        {"measured_ns", p.measuredNs}, {"attributed_ns", p.attributedNs}});
+    doc["validation"] = {{"observations", r.validation->observations}, {"commands", cmds}, {"phases", phases}};
+  }
+  return doc;
 }
 
 EvaluationReport reportFromJson(const Json &j) {
@@ -653,8 +731,170 @@ EvaluationReport reportFromJson(const Json &j) {
                           o.i64("external_bytes")});
     o.done();
   });
+  rep.phases = phasesFrom(r);
+  if (r.has("validation")) {
+    ObjReader v = r.obj("validation");
+    Validation val;
+    val.observations = v.str("observations");
+    v.each("commands", [&](const Json &e, const std::string &p) {
+      ObjReader o(e, p);
+      val.commands.push_back({o.str("command"), o.str("portable_task"), o.i64("executions"), o.f64("predicted_ns"),
+                              o.f64("measured_ns")});
+      o.done();
+    });
+    v.each("phases", [&](const Json &e, const std::string &p) {
+      ObjReader o(e, p);
+      val.phases.push_back({o.str("phase"), o.str("entry"), o.f64("predicted_ns"), o.f64("measured_ns"),
+                            o.f64("attributed_ns")});
+      o.done();
+    });
+    v.done();
+    rep.validation = std::move(val);
+  }
   r.done();
   return rep;
+}
+
+// --- Validation and calibration ---------------------------------------------
+
+namespace {
+/// The measured records by (command, metric).
+std::map<std::pair<std::string, std::string>, double> recordsOf(const ObservationSet &o) {
+  std::map<std::pair<std::string, std::string>, double> m;
+  for (const ObservationRecord &r : o.records)
+    m[{r.command, r.metric}] = r.value;
+  return m;
+}
+} // namespace
+
+Validation validate(const ConcretePlan &c, const TimingProjection &tp, const ObservationSet &measured) {
+  Validation v;
+  v.observations = digestOf(toJson(measured));
+  auto rec = recordsOf(measured);
+  std::map<std::string, const Interval *> interval;
+  for (const Interval &i : tp.intervals)
+    interval[i.command] = &i;
+  for (const Command &cmd : c.commands) {
+    auto d = rec.find({cmd.id, "duration_ns"});
+    auto n = rec.find({cmd.id, "executions"});
+    auto iv = interval.find(cmd.id);
+    if (d == rec.end() || n == rec.end() || iv == interval.end())
+      continue;
+    v.commands.push_back({cmd.id, cmd.portableTask, int64_t(n->second),
+                          iv->second->endNs - iv->second->startNs, d->second});
+  }
+  for (const PhaseTiming &ph : tp.phases) {
+    std::string ep = "linnet_entry_" + ph.entry;
+    auto call = rec.find({ep, "call_ns"});
+    if (call == rec.end())
+      continue;
+    auto attributed = rec.find({ep, "attributed_ns"});
+    v.phases.push_back({ph.phase, ph.entry, ph.makespanNs, call->second,
+                        attributed == rec.end() ? 0 : attributed->second});
+  }
+  return v;
+}
+
+std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const PortablePlan &p, const ConcretePlan &c,
+                                      const Target &t, const ObservationSet &measured, std::string &why) {
+  if (measured.source != "measured") {
+    why = "calibration needs measured observations (source `measured`), not `" + measured.source + "`";
+    return std::nullopt;
+  }
+  auto rec = recordsOf(measured);
+  // One row per measured command: [1, compute, memory] seconds at full
+  // efficiency (only the side the current evidence bounds it by), weight
+  // = executions per call, target = measured seconds per execution.
+  struct Row {
+    double x[3], y, w;
+  };
+  std::vector<Row> rows;
+  for (const Command &cmd : c.commands) {
+    auto d = rec.find({cmd.id, "duration_ns"});
+    auto n = rec.find({cmd.id, "executions"});
+    const Task *task = p.task(cmd.portableTask);
+    if (d == rec.end() || n == rec.end() || !task || task->resources.engineClass == "communication")
+      continue;
+    double peak = 0;
+    for (const std::string &dt : task->resources.dtypes)
+      if (auto it = t.peakFlops.find(dt); it != t.peakFlops.end())
+        peak = peak == 0 ? it->second : std::min(peak, it->second);
+    if (peak == 0 && !t.peakFlops.empty())
+      peak = t.peakFlops.begin()->second;
+    double compute = peak > 0 ? double(task->facts.ops.upper) / peak : 0;
+    double memory = double(task->facts.readBytes.upper + task->facts.writeBytes.upper) / t.memoryBandwidth;
+    bool computeBound = compute / e.evaluation.computeEfficiency > memory / e.evaluation.memoryEfficiency;
+    rows.push_back({{1, computeBound ? compute : 0, computeBound ? 0 : memory}, d->second * 1e-9,
+                    std::max(1.0, n->second)});
+  }
+  if (rows.size() < 3) {
+    why = "calibration needs at least 3 measured commands, found " + std::to_string(rows.size());
+    return std::nullopt;
+  }
+  // Weighted least squares over the terms in `use` (the overhead always);
+  // a coefficient that comes out negative drops its term.
+  auto solve = [&](const std::vector<int> &use, std::vector<double> &coef) {
+    size_t k = use.size();
+    std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0));
+    for (const Row &r : rows)
+      for (size_t i = 0; i < k; ++i) {
+        for (size_t j = 0; j < k; ++j)
+          a[i][j] += r.w * r.x[use[i]] * r.x[use[j]];
+        a[i][k] += r.w * r.x[use[i]] * r.y;
+      }
+    for (size_t col = 0; col < k; ++col) {
+      size_t piv = col;
+      for (size_t i = col + 1; i < k; ++i)
+        if (std::abs(a[i][col]) > std::abs(a[piv][col]))
+          piv = i;
+      if (std::abs(a[piv][col]) < 1e-30)
+        return false;
+      std::swap(a[col], a[piv]);
+      for (size_t i = 0; i < k; ++i)
+        if (i != col) {
+          double f = a[i][col] / a[col][col];
+          for (size_t j = col; j <= k; ++j)
+            a[i][j] -= f * a[col][j];
+        }
+    }
+    coef.assign(3, 0);
+    for (size_t i = 0; i < k; ++i)
+      coef[use[i]] = a[i][k] / a[i][i];
+    return true;
+  };
+  std::vector<double> best;
+  double bestResidual = -1;
+  for (std::vector<int> use : {std::vector<int>{0, 1, 2}, {0, 2}, {0, 1}, {1, 2}, {2}, {1}}) {
+    std::vector<double> coef;
+    if (!solve(use, coef) || coef[0] < 0 || coef[1] < 0 || coef[2] < 0)
+      continue;
+    double res = 0;
+    for (const Row &r : rows) {
+      double pred = coef[0] + coef[1] * r.x[1] + coef[2] * r.x[2];
+      res += r.w * (pred - r.y) * (pred - r.y);
+    }
+    if (bestResidual < 0 || res < bestResidual) {
+      bestResidual = res;
+      best = coef;
+    }
+  }
+  if (best.empty()) {
+    why = "the measurements do not fit overhead + compute + memory with non-negative coefficients";
+    return std::nullopt;
+  }
+  auto efficiency = [](double coef, double current) { return coef > 1 ? std::min(1.0, 1 / coef) : coef > 0 ? 1.0 : current; };
+  Json doc = e.raw;
+  Json &ev = doc["evaluation"];
+  ev["compute_efficiency"] = efficiency(best[1], e.evaluation.computeEfficiency);
+  ev["memory_efficiency"] = efficiency(best[2], e.evaluation.memoryEfficiency);
+  ev["launch_overhead_ns"] = best[0] * 1e9;
+  std::string digest = digestOf(toJson(measured));
+  ev["revision"] = "evaluation-evidence/calibrated-" + digest.substr(7, 12);
+  ev["source"] = "fitted by linnet profile from measured observations " + digest + " of `" + c.id + "` on target `" +
+                 t.id + "`: per command, overhead + compute/efficiency + memory/efficiency, least squares weighted "
+                 "by executions over " + std::to_string(rows.size()) + " commands";
+  doc["id"] = e.id + "+calibrated";
+  return doc;
 }
 
 // --- ProgramArtifact manifest ----------------------------------------------

@@ -148,6 +148,13 @@ Json toJson(const PortablePlan &p) {
   Json groups = Json::array();
   for (const ConcurrencyGroup &g : p.concurrencyGroups)
     groups.push_back({{"id", g.id}, {"tasks", g.tasks}, {"reason", g.reason}});
+  Json phases = Json::array();
+  for (const Phase &ph : p.phases) {
+    Json tasks = Json::array();
+    for (const PhaseTask &t : ph.tasks)
+      tasks.push_back({{"task", t.task}, {"executions", t.executions}});
+    phases.push_back({{"id", ph.id}, {"entry", ph.entry}, {"tasks", tasks}, {"derivation", ph.derivation}});
+  }
   Json objectives = Json::array();
   for (const Objective &o : p.objectives)
     objectives.push_back({{"id", o.id}, {"metric", o.metric}, {"direction", o.direction},
@@ -156,7 +163,7 @@ Json toJson(const PortablePlan &p) {
   for (const Constraint &c : p.constraints)
     constraints.push_back({{"id", c.id}, {"kind", c.kind}, {"metric", c.metric},
                            {"bound", c.bound}, {"objective", c.objective}});
-  return {{"schema", p.schema},
+  Json doc = {{"schema", p.schema},
           {"id", p.id},
           {"source", {{"file", p.sourceFile}, {"digest", p.sourceDigest}}},
           {"partitioning",
@@ -174,6 +181,10 @@ Json toJson(const PortablePlan &p) {
           {"concurrency_groups", groups},
           {"objectives", objectives},
           {"constraints", constraints}};
+  // Written only when there are phases: Task IR without entries keeps its bytes.
+  if (!p.phases.empty())
+    doc["phases"] = phases;
+  return doc;
 }
 
 PortablePlan portableFromJson(const Json &j) {
@@ -265,6 +276,24 @@ PortablePlan portableFromJson(const Json &j) {
     p.concurrencyGroups.push_back({g.str("id"), g.strs("tasks"), g.str("reason")});
     g.done();
   });
+  if (r.has("phases"))
+    r.each("phases", [&](const Json &e, const std::string &path) {
+      ObjReader ph(e, path);
+      Phase phase;
+      phase.id = ph.str("id");
+      phase.entry = ph.str("entry");
+      ph.each("tasks", [&](const Json &te, const std::string &tpath) {
+        ObjReader t(te, tpath);
+        PhaseTask pt{t.str("task"), t.i64("executions")};
+        if (pt.executions < 1)
+          throw SchemaError(t.at("executions"), "executions must be at least 1");
+        t.done();
+        phase.tasks.push_back(std::move(pt));
+      });
+      phase.derivation = ph.str("derivation");
+      ph.done();
+      p.phases.push_back(std::move(phase));
+    });
   r.each("objectives", [&](const Json &e, const std::string &path) {
     ObjReader o(e, path);
     p.objectives.push_back({o.str("id"), o.str("metric"), o.str("direction"), o.i64("priority")});
@@ -401,6 +430,9 @@ struct Verifier {
       for (size_t k = 0; k < p.concurrencyGroups[g].tasks.size(); ++k)
         taskRef(p.concurrencyGroups[g].tasks[k],
                 "/concurrency_groups/" + std::to_string(g) + "/tasks/" + std::to_string(k));
+    for (size_t g = 0; g < p.phases.size(); ++g)
+      for (size_t k = 0; k < p.phases[g].tasks.size(); ++k)
+        taskRef(p.phases[g].tasks[k].task, "/phases/" + std::to_string(g) + "/tasks/" + std::to_string(k) + "/task");
   }
 
   bool reaches(size_t from, size_t to) const { return ancestors[to].count(from) > 0; }

@@ -136,6 +136,11 @@ static Evidence evidenceFrom(ObjReader r) {
   e.computeEfficiency = r.f64("compute_efficiency");
   e.memoryEfficiency = r.f64("memory_efficiency");
   e.communicationEfficiency = r.f64("communication_efficiency");
+  if (r.has("launch_overhead_ns")) {
+    e.launchOverheadNs = r.f64("launch_overhead_ns");
+    if (!(*e.launchOverheadNs >= 0))
+      throw SchemaError(r.at("launch_overhead_ns"), "launch_overhead_ns must not be negative");
+  }
   r.done();
   for (double v : {e.computeEfficiency, e.memoryEfficiency, e.communicationEfficiency})
     if (!(v > 0 && v <= 1))

@@ -303,7 +303,7 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
   if (!parseJsonDoc(text, j, error))
     return false;
   Obj o(j, "$", error);
-  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants"}) || !o.str("abi", out.abi) ||
+  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile"}) || !o.str("abi", out.abi) ||
       !o.str("library", out.library))
     return false;
   if (out.abi != kCpuRuntimeAbi)
@@ -318,6 +318,23 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
       if (!why.empty())
         return o.fail(elem(o.at("variants"), k), why);
       out.variants.push_back(n.get<std::string>());
+    }
+  } else if (!o.ok()) {
+    return false;
+  }
+  if (const json *pr = o.get("profile", false)) {
+    Obj p(*pr, o.at("profile"), error);
+    const json *tasks = p.ok() && p.only({"tasks"}) ? p.array("tasks") : nullptr;
+    if (!tasks)
+      return false;
+    std::set<std::string> seen;
+    for (size_t k = 0; k < tasks->size(); ++k) {
+      const json &t = (*tasks)[k];
+      if (!t.is_string() || t.get<std::string>().empty())
+        return p.fail(elem(p.at("tasks"), k), "expected a task id");
+      if (!seen.insert(t.get<std::string>()).second)
+        return p.fail(elem(p.at("tasks"), k), fmt::format("task '{}' is listed twice", t.get<std::string>()));
+      out.profileTasks.push_back(t.get<std::string>());
     }
   } else if (!o.ok()) {
     return false;

@@ -510,6 +510,16 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     }
     m->symbols_[e.name] = reinterpret_cast<void (*)(void **)>(sym);
   }
+  if (!m->info_.profileTasks.empty()) {
+    m->profileTake_ = reinterpret_cast<const ProfileEvent *(*)(uint64_t *, uint64_t *)>(
+        ::dlsym(m->library_, "linnet_profile_take"));
+    if (!m->profileTake_) {
+      error = fmt::format("{}: runtime.json lists profiled tasks but the library has no timers "
+                          "('linnet_profile_take')",
+                          lib);
+      return nullptr;
+    }
+  }
   if (!m->info_.checks.empty()) {
     m->status_ = static_cast<int64_t *>(::dlsym(m->library_, "linnet_status"));
     if (!m->status_) {
@@ -520,6 +530,16 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     }
   }
   return m;
+}
+
+std::vector<ProfileEvent> Model::takeProfile(uint64_t &dropped) {
+  dropped = 0;
+  if (!profileTake_)
+    return {};
+  uint64_t count = 0, calls = 0;
+  const ProfileEvent *events = profileTake_(&count, &calls);
+  dropped = calls - count;
+  return std::vector<ProfileEvent>(events, events + count);
 }
 
 bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs,

@@ -28,6 +28,9 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
                 "-linnet-cpu-lower-to-llvm reproduce each from the one before) and 05-model.ll "
                 "(optimized LLVM IR)")
       ->type_name("DIR");
+  c->add_flag("--profile", o.profile,
+              "Time every command of the concrete plan where it runs (timers compiled in at "
+              "command boundaries): the artifact `linnet profile` runs");
   c->add_option("--runtime-checks", o.runtimeChecks,
                 "on (default): indices read from data and integer divisors are checked at run "
                 "time; off: unchecked, to measure what the checks cost")
@@ -63,6 +66,7 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const
   o.impl = b.impl;
   o.emitMlir = b.emitMlir;
   o.dumpIR = b.dumpIR;
+  o.profile = b.profile;
   o.output = b.output;
   return o;
 }

@@ -24,6 +24,7 @@ struct BuildCpuOptions {
   bool runtimeChecks = true; // --runtime-checks=off: only to measure their cost
   bool emitMlir = false;     // also write model.mlir (tensors) and model.loops.mlir
   std::string dumpIR;        // --dump-ir=DIR
+  bool profile = false;      // --profile: timers at command boundaries
   std::string impl = "auto"; // auto | generated | blas
   std::string variants = "auto";
 };

@@ -81,33 +81,69 @@ int tool::runRun() {
       tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "run");
   if (!dir)
     return 1;
+  std::unique_ptr<rt::Model> model = tool::loadArtifact(*dir, gOpts.weights, gOpts.binding, "run");
+  if (!model)
+    return 1;
+  std::optional<std::vector<rt::OwnedTensor>> owned =
+      tool::readEntryInputs(*model, gOpts.entry, std::move(*inputFiles), "run");
+  if (!owned)
+    return 1;
+  const rt::EntrySig *sig = model->findEntry(gOpts.entry);
   std::string error;
-  rt::LoadOptions lo;
-  lo.weightsPath = gOpts.weights;
-  std::shared_ptr<rt::BindingMap> binding;
-  if (!gOpts.binding.empty()) {
-    binding = rt::BindingMap::load(gOpts.binding, error);
-    if (!binding) {
+  if (gOpts.outputs.size() > sig->results.size()) {
+    std::cerr << fmt::format("linnet run: error: entry '{}' has {} result(s), {} --output given\n",
+                             gOpts.entry, sig->results.size(), gOpts.outputs.size());
+    return 2;
+  }
+  std::vector<rt::TensorView> views;
+  for (const rt::OwnedTensor &t : *owned)
+    views.push_back(t.view());
+  std::vector<rt::OwnedTensor> results;
+  for (unsigned i = 0; i < std::max(1u, gOpts.repeat); ++i)
+    if (!model->call(gOpts.entry, views, results, error)) {
       std::cerr << "linnet run: error: " << error << "\n";
       return 1;
     }
-    lo.externalName = [binding](const std::string &p) { return binding->externalName(p); };
+  for (size_t r = 0; r < gOpts.outputs.size(); ++r)
+    if (!rt::writeNpy(gOpts.outputs[r], results[r].view(), error)) {
+      std::cerr << "linnet run: error: " << error << "\n";
+      return 1;
+    }
+  return 0;
+}
+
+std::unique_ptr<rt::Model> tool::loadArtifact(const std::string &dir, const std::string &weights,
+                                              const std::string &binding, const char *cmd) {
+  std::string error;
+  rt::LoadOptions lo;
+  lo.weightsPath = weights;
+  std::shared_ptr<rt::BindingMap> map;
+  if (!binding.empty()) {
+    map = rt::BindingMap::load(binding, error);
+    if (!map) {
+      std::cerr << fmt::format("linnet {}: error: {}\n", cmd, error);
+      return nullptr;
+    }
+    lo.externalName = [map](const std::string &p) { return map->externalName(p); };
   }
-  std::unique_ptr<rt::Model> model = rt::Model::load(*dir, lo, error);
-  if (!model) {
-    std::cerr << "linnet run: error: " << error << "\n";
-    return 1;
-  }
-  const rt::EntrySig *sig = model->findEntry(gOpts.entry);
+  std::unique_ptr<rt::Model> model = rt::Model::load(dir, lo, error);
+  if (!model)
+    std::cerr << fmt::format("linnet {}: error: {}\n", cmd, error);
+  return model;
+}
+
+std::optional<std::vector<rt::OwnedTensor>> tool::readEntryInputs(const rt::Model &model, const std::string &entry,
+                                                                  std::map<std::string, std::string> files,
+                                                                  const char *cmd) {
+  const rt::EntrySig *sig = model.findEntry(entry);
   if (!sig) {
     std::vector<std::string> names;
-    for (const rt::EntrySig &e : model->info().entries)
+    for (const rt::EntrySig &e : model.info().entries)
       names.push_back(e.name);
-    std::cerr << fmt::format("linnet run: error: no entry '{}' (entries: {})\n", gOpts.entry,
-                             fmt::join(names, ", "));
-    return 1;
+    std::cerr << fmt::format("linnet {}: error: no entry '{}' (entries: {})\n", cmd, entry, fmt::join(names, ", "));
+    return std::nullopt;
   }
-  std::map<std::string, std::string> files = std::move(*inputFiles);
+  std::string error;
   std::vector<rt::OwnedTensor> owned;
   std::vector<std::string> problems;
   std::set<std::string> missingRelations;
@@ -130,29 +166,11 @@ int tool::runRun() {
     owned.push_back(std::move(*t));
   }
   for (auto &[name, file] : files)
-    problems.push_back(fmt::format("entry '{}' has no input '{}'", gOpts.entry, name));
+    problems.push_back(fmt::format("entry '{}' has no input '{}'", entry, name));
   if (!problems.empty()) {
-    std::cerr << fmt::format("linnet run: error: {}\n", fmt::join(problems, "\nlinnet run: error: "));
-    return 1;
+    std::string lead = fmt::format("linnet {}: error: ", cmd);
+    std::cerr << lead << fmt::format("{}", fmt::join(problems, "\n" + lead)) << "\n";
+    return std::nullopt;
   }
-  if (gOpts.outputs.size() > sig->results.size()) {
-    std::cerr << fmt::format("linnet run: error: entry '{}' has {} result(s), {} --output given\n",
-                             gOpts.entry, sig->results.size(), gOpts.outputs.size());
-    return 2;
-  }
-  std::vector<rt::TensorView> views;
-  for (const rt::OwnedTensor &t : owned)
-    views.push_back(t.view());
-  std::vector<rt::OwnedTensor> results;
-  for (unsigned i = 0; i < std::max(1u, gOpts.repeat); ++i)
-    if (!model->call(gOpts.entry, views, results, error)) {
-      std::cerr << "linnet run: error: " << error << "\n";
-      return 1;
-    }
-  for (size_t r = 0; r < gOpts.outputs.size(); ++r)
-    if (!rt::writeNpy(gOpts.outputs[r], results[r].view(), error)) {
-      std::cerr << "linnet run: error: " << error << "\n";
-      return 1;
-    }
-  return 0;
+  return owned;
 }

@@ -11,6 +11,7 @@
 #include "InitWeightsCommand.h"
 #include "InspectCommand.h"
 #include "PlanCommand.h"
+#include "ProfileCommand.h"
 #include "RunCommand.h"
 #include "linnet/Config.h"
 #include "linnet/Support/Timing.h"
@@ -286,6 +287,8 @@ static int linnetMain(int argc, char **argv) {
   CLI::App *buildCmd = tool::addBuildCommand(app);
   CLI::App *runCmd = tool::addRunCommand(app);
   CLI::App *generateCmd = tool::addGenerateCommand(app);
+  CLI::App *profileCmd = tool::addProfileCommand(app);
+  CLI::App *explainCmd = tool::addExplainCommand(app);
   // --diagnostics=json|sarif and --diagnostics-file on the commands CI runs.
   for (CLI::App *cmd : {checkCmd, planCmd, buildCmd})
     tool::diagnosticsOutput().addOptions(cmd);
@@ -325,6 +328,10 @@ static int linnetMain(int argc, char **argv) {
     return tool::runInitWeights();
   if (runCmd->parsed())
     return tool::runRun();
+  if (profileCmd->parsed())
+    return tool::runProfile();
+  if (explainCmd->parsed())
+    return tool::runExplain();
   if (generateCmd->parsed())
     return tool::runGenerate();
   if (buildCmd->parsed()) {

@@ -58,6 +58,7 @@ struct Options {
   std::string impl = "auto";  // contractions: auto | generated | blas
   bool emitMlir = false;      // also model.mlir and model.loops.mlir
   std::string dumpIR;         // --dump-ir=DIR: each stage's IR
+  bool profile = false;       // --profile: timers at every command's boundaries
   std::string output;         // the artifact directory
 };
 

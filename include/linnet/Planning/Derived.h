@@ -45,6 +45,9 @@ struct TaskCost {
 struct CostedTaskView {
   DerivationKey key; // portable, target, deployment, evaluation evidence
   std::vector<TaskCost> tasks;
+  /// The evaluation evidence's measured per-command overhead, which the
+  /// projection pays instead of the target's launch overhead.
+  std::optional<double> launchOverheadNs;
 };
 CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deployment &d, const EvidencePolicy &e);
 Json toJson(const CostedTaskView &v);
@@ -56,6 +59,14 @@ struct Interval {
   std::string command, queue;
   double startNs = 0, endNs = 0;
 };
+/// One entry's phase plan, timed: its commands in issue order, each lasting
+/// its interval's duration times the executions per call (PortablePlan's
+/// phases), list-scheduled on the queues as the whole plan is.
+struct PhaseTiming {
+  std::string phase, entry;
+  int64_t executions = 0; // command executions per call of the entry
+  double makespanNs = 0, serialNs = 0;
+};
 /// Predicted intervals from list scheduling of the issue order on in-order
 /// queues (a command starts when its queue is free and its dependencies
 /// ended), the critical path and the overlap it buys.
@@ -65,9 +76,14 @@ struct TimingProjection {
   double makespanNs = 0;
   double serialNs = 0; // sum of durations; overlap = serial - makespan
   std::vector<std::string> criticalPath;
+  /// Per entry (one call of it); the makespan above is the plan's DAG with
+  /// every command once, which no single call runs.
+  std::vector<PhaseTiming> phases;
 };
 TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, const Target &t,
                          const SimulationPolicy &sim);
+/// The phases of `p` timed on the intervals of `tp` (TimingProjection::phases).
+std::vector<PhaseTiming> projectPhases(const PortablePlan &p, const ConcretePlan &c, const TimingProjection &tp);
 Json toJson(const TimingProjection &tp);
 TimingProjection projectionFromJson(const Json &j);
 
@@ -174,6 +190,25 @@ struct Bottleneck {
   std::string command, portableTask, bound;
   double durationNs = 0;
 };
+/// A report's validation (seed 002: "objectives, constraints, bottlenecks,
+/// validation"): predicted against measured, per command and per entry.
+struct CommandValidation {
+  std::string command, portableTask;
+  int64_t executions = 0;             // measured per call of the entry
+  double predictedNs = 0, measuredNs = 0; // per execution
+};
+struct PhaseValidation {
+  std::string phase, entry;
+  double predictedNs = 0;  // the phase's makespan
+  double measuredNs = 0;   // the entry call, wall clock (median)
+  double attributedNs = 0; // of that, inside timed commands
+};
+struct Validation {
+  std::string observations; // digest of the measured ObservationSet
+  std::vector<CommandValidation> commands;
+  std::vector<PhaseValidation> phases;
+};
+
 struct EvaluationReport {
   DerivationKey key; // portable, concrete, costs, projection, evidence
   std::vector<ObjectiveValue> objectives;
@@ -182,11 +217,29 @@ struct EvaluationReport {
   std::vector<std::string> criticalPath;
   double makespanNs = 0, overlapNs = 0;
   std::vector<ArenaReport> memory;
+  std::vector<PhaseTiming> phases; // the projection's, per entry
+  std::optional<Validation> validation;
 };
 EvaluationReport evaluate(const PortablePlan &p, const ConcretePlan &c, const CostedTaskView &costs,
                           const TimingProjection &tp, const EvidencePolicy &e);
 Json toJson(const EvaluationReport &r);
 EvaluationReport reportFromJson(const Json &j);
+
+/// Predicted (the report's projection) against a measured ObservationSet
+/// (`linnet profile`): records `duration_ns` and `executions` per command,
+/// and per entry point (`linnet_entry_<entry>`) `call_ns` and
+/// `attributed_ns`.
+Validation validate(const ConcretePlan &c, const TimingProjection &tp, const ObservationSet &measured);
+
+/// A calibrated evaluation evidence for the target the observations were
+/// measured on: per command, measured ≈ overhead + a·compute + b·memory
+/// (the roofline's time at full efficiency of the side the current
+/// evidence bounds it by), least squares weighted by executions; the
+/// efficiencies become 1/a and 1/b (at most 1) and the overhead the
+/// launch overhead. Returns the new policy document (planning evidence
+/// unchanged, evaluation revised) or nullopt with `why`.
+std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const PortablePlan &p, const ConcretePlan &c,
+                                      const Target &t, const ObservationSet &measured, std::string &why);
 /// Objective values by metric: latency (s), peak_memory_bytes, devices.
 std::map<std::string, double> objectiveValues(const ConcretePlan &c, const TimingProjection &tp);
 

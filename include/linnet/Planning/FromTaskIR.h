@@ -25,8 +25,12 @@ std::optional<PortablePlan> buildPortablePlan(mlir::ModuleOp module, const std::
 /// one: a task per linalg op (exact facts: trip counts x body
 /// ops, 2·M·N·K for a matmul; bytes from the operands), or a single "whole"
 /// task for a function without any. Single partition unless gf planned one.
+/// One phase per entry (a public function) with each task's executions per
+/// call. With `tagOps`, the op each task comes from gets `linnet.task` (its
+/// id): what `linnet build --profile` times (-linnet-cpu-instrument-commands).
 std::optional<PortablePlan> buildPortablePlanFromTasks(mlir::ModuleOp module, const std::string &sourceFile,
-                                                       const std::string &sourceText, Diagnostics &diags);
+                                                       const std::string &sourceText, Diagnostics &diags,
+                                                       bool tagOps = false);
 
 /// Parses an .mlir file (Domain, Iter, Kernel or Task IR), runs the gf
 /// pipeline up to task planning (each pass leaves what is already lowered

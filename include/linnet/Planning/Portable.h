@@ -118,6 +118,20 @@ struct ConcurrencyGroup {
   std::string reason;
 };
 
+/// An entry's phase plan (seed 002's inference phases: prefill and decode
+/// are planned apart): the tasks one call of the entry runs, each with how
+/// many times it runs per call, in task order.
+struct PhaseTask {
+  std::string task;
+  int64_t executions = 1;
+};
+struct Phase {
+  std::string id;    // "phase.<entry>"
+  std::string entry; // the entry's function
+  std::vector<PhaseTask> tasks;
+  std::string derivation; // how executions were counted, in words
+};
+
 struct Objective {
   std::string id;
   std::string metric;    // "latency" | "peak_memory_bytes" | "devices"
@@ -158,6 +172,7 @@ struct PortablePlan {
   std::vector<Task> tasks;
   std::vector<Buffer> buffers;
   std::vector<ConcurrencyGroup> concurrencyGroups;
+  std::vector<Phase> phases; // one per entry; empty for Task IR without entries
   std::vector<Objective> objectives;
   std::vector<Constraint> constraints;
 

@@ -11,6 +11,7 @@
 #include "linnet/Planning/Common.h"
 
 #include <map>
+#include <optional>
 
 namespace linnet::planning {
 
@@ -93,6 +94,9 @@ struct Evidence {
   std::string revision;
   std::string source;
   double computeEfficiency = 1, memoryEfficiency = 1, communicationEfficiency = 1;
+  /// Measured cost of issuing one command (a calibration's intercept);
+  /// replaces the target's launch_overhead_ns in re-costing when set.
+  std::optional<double> launchOverheadNs;
 };
 
 struct EvidencePolicy {

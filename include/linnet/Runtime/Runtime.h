@@ -77,6 +77,17 @@ struct ArtifactInfo {
   /// present (files of the artifact); the load picks the one the weights
   /// match.
   std::vector<std::string> variants;
+  /// A library built with `linnet build --profile`: the task (portable
+  /// plan id) each timer id stands for.
+  std::vector<std::string> profileTasks;
+};
+
+/// One timer event of an instrumented library: a command (by timer id,
+/// ArtifactInfo::profileTasks) began or ended, CLOCK_MONOTONIC ns.
+struct ProfileEvent {
+  uint32_t task;
+  uint32_t end; // 0: begin, 1: end
+  uint64_t ns;
 };
 /// Parses runtime.json's text strictly: every field typed, unknown fields,
 /// duplicate tensors or entries refused, each entry's symbol the ABI's
@@ -110,6 +121,12 @@ public:
 
   /// Current value of a state tensor (for tests and tools).
   const OwnedTensor *state(const std::string &path) const;
+  /// Whether the library times its commands (built with --profile).
+  bool profiled() const { return profileTake_ != nullptr; }
+  /// The timer events of the calls since the last take, oldest first, and
+  /// how many did not fit the library's buffer (`dropped`). Empty when the
+  /// library is not instrumented.
+  std::vector<ProfileEvent> takeProfile(uint64_t &dropped);
 
 private:
   Model() = default;
@@ -121,6 +138,8 @@ private:
   /// The library's `linnet_status` (failed check id, value, bound), when it
   /// has checks.
   int64_t *status_ = nullptr;
+  /// The profile shim's `linnet_profile_take`, in an instrumented library.
+  const ProfileEvent *(*profileTake_)(uint64_t *count, uint64_t *calls) = nullptr;
   /// One view per present tensor, in ABI order; state views point into state_.
   std::vector<TensorView> bound_;
   std::map<std::string, OwnedTensor> state_;

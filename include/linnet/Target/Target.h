@@ -47,6 +47,9 @@ struct CodegenRequest {
   /// Keep the IR of the target's first stage after bufferization as text
   /// (`linnet build --emit-mlir`: model.loops.mlir).
   bool keepBufferizedIR = false;
+  /// Timers at the boundaries of every op tagged with its task
+  /// (`linnet.task`, set by the planner): `linnet build --profile`.
+  bool profile = false;
 };
 
 struct GeneratedLibrary {
@@ -55,6 +58,8 @@ struct GeneratedLibrary {
   /// Sonames the library loads besides libc (libomp.so.5, ...).
   std::vector<std::string> runtimeLibraries;
   std::string bufferizedIR; // with CodegenRequest::keepBufferizedIR
+  /// With CodegenRequest::profile: the task each timer id stands for.
+  std::vector<std::string> profiledTasks;
 };
 
 class Target {

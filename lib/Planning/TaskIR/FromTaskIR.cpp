@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -40,6 +41,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 using namespace mlir;
@@ -129,6 +131,7 @@ struct RelationFacts {
   std::string id;
   std::optional<gf::Realization> realization; // none: not a known case
   int64_t numSrc = -1, numDst = -1, degreeMin = -1, degreeMax = -1;
+  int64_t k = -1; // knn: neighbours per destination
   std::vector<int64_t> mesh;
   int64_t meshAxis = 0;
 };
@@ -140,6 +143,7 @@ RelationFacts relationFacts(Operation *rel) {
   f.numDst = intAttr(rel, "num_dst");
   f.degreeMin = intAttr(rel, "degree_min");
   f.degreeMax = intAttr(rel, "degree_max");
+  f.k = intAttr(rel, "k");
   if (auto m = rel->getAttrOfType<DenseI64ArrayAttr>("mesh_shape"))
     f.mesh.assign(m.asArrayRef().begin(), m.asArrayRef().end());
   f.meshAxis = intAttr(rel, "mesh_axis", 0);
@@ -152,6 +156,7 @@ struct Builder {
   std::map<void *, std::string> valueBuffer;        // SSA value -> buffer id
   std::map<void *, std::vector<std::string>> event; // event value -> task ids
   std::map<std::string, size_t> bufferIndex;
+  std::map<std::string, Operation *> taskOp; // task id -> the op it comes from
   int64_t ranks = 1;
 
   explicit Builder(Diagnostics &d) : diags(d) {}
@@ -170,7 +175,8 @@ struct Builder {
     return id;
   }
 
-  Task &addTask(Task t) {
+  Task &addTask(Task t, Operation *from) {
+    taskOp[t.id] = from;
     plan.tasks.push_back(std::move(t));
     return plan.tasks.back();
   }
@@ -414,7 +420,7 @@ private:
       t.alternatives = {{"generated.gather-scatter", {"engine.copy"}}};
     t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()),
                     {"func:" + name, opAt(op)}};
-    Task &added = b.addTask(std::move(t));
+    Task &added = b.addTask(std::move(t), op);
     b.use(added, in, false);
     b.use(added, out, true);
     if (events[0])
@@ -442,7 +448,7 @@ private:
     t.kind = "compute";
     t.name = name + ": " + kindName + " rows of kernel " + std::to_string(kernelCount);
     t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()), {}};
-    Task &added = b.addTask(std::move(t));
+    Task &added = b.addTask(std::move(t), op);
     auto segments = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
     unsigned nPartition = segments ? segments[0] : 0;
     b.dependOnEvents(added, op->getOperands().drop_front(nPartition));
@@ -492,8 +498,23 @@ private:
     int64_t ownedSrc = (rel.numSrc + parts - 1) / parts;
     // Edges of this rank: see the file header.
     Quantity edges;
+    std::string edgeRule; // set where the realization decides the pairs exactly
+    // Exact where the realization decides the pairs: every source (dense),
+    // sources j <= i for destination i (triangular: N(N+1)/2 over N rows,
+    // fewer sources clip each row), the k nearest (knn: rows x k).
     if (rel.realization == gf::Realization::Dense)
       edges = Quantity::exact(rows * rel.numSrc);
+    else if (rel.realization == gf::Realization::Triangular && !dynamicSizes && parts == 1) {
+      int64_t pairs = 0;
+      for (int64_t i = 0; i < rows; ++i)
+        pairs += std::min(i + 1, rel.numSrc);
+      edges = Quantity::exact(pairs);
+      edgeRule = "sources j <= i (triangular: N(N+1)/2 for N rows and sources)";
+    } else if (rel.realization == gf::Realization::Knn && rel.k >= 0) {
+      edges = Quantity::exact(rows * std::min(rel.k, rel.numSrc));
+      edgeRule = "rows x k = " + std::to_string(rows) + " x " + std::to_string(std::min(rel.k, rel.numSrc)) +
+                 " (knn)";
+    }
     else if (rel.degreeMax >= 0)
       edges = {rows * std::max<int64_t>(rel.degreeMin, 0), rows * rel.degreeMax};
     else
@@ -568,7 +589,7 @@ private:
       t.kind = "compute";
       t.name = name + ": kernel " + std::to_string(kernelCount);
       t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()), {}};
-      b.addTask(std::move(t));
+      b.addTask(std::move(t), op);
       tasks = {{b.plan.tasks.size() - 1, gf_task::TaskKind::Whole, {}, nullptr}};
     }
     for (const PendingTask &pt : tasks) {
@@ -588,8 +609,11 @@ private:
       t.facts.derivation =
           "rows " + (r.isExact() ? std::to_string(r.upper) : "[0, " + std::to_string(rows) + "]") +
           " of " + std::to_string(rows) + " owned; edges " + (whole || parts == 1 ? "[" : "[0 | ") +
-          std::to_string(edges.lower) + ", " + std::to_string(edges.upper) + "] = rows x degree [" +
-          std::to_string(rel.degreeMin) + ", " + std::to_string(rel.degreeMax) + "]; ops = edges x " +
+          std::to_string(edges.lower) + ", " + std::to_string(edges.upper) + "] = " +
+          (edgeRule.empty() ? "rows x degree [" + std::to_string(rel.degreeMin) + ", " +
+                                  std::to_string(rel.degreeMax) + "]"
+                            : edgeRule) +
+          "; ops = edges x " +
           std::to_string(perMessage) + " (body " + std::to_string(bodyOps) + " + reducer lift/combine) + rows x " +
           std::to_string(perRow) + " (finalize); bytes from element types" +
           (dynamicSizes ? "; relation sizes known only at run time: per destination and source (each 1)" : "");
@@ -756,7 +780,7 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
     t.provenance.lineage = {"func:" + name, opAt(op)};
     if (!prev.empty())
       t.dependsOn.push_back(prev);
-    Task &added = b.addTask(std::move(t));
+    Task &added = b.addTask(std::move(t), op);
     std::string id = added.id;
     for (Value v : ins)
       if (std::string bid = argBuffer(v); !bid.empty())
@@ -903,9 +927,9 @@ void computeLifetimes(PortablePlan &p) {
 
 } // namespace
 
-std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string &sourceFile,
-                                              const std::string &sourceText, Diagnostics &diags) {
-  Builder b(diags);
+namespace {
+/// The gf tasks of `module` into `b` (buildPortablePlan).
+bool buildGfPlan(Builder &b, ModuleOp module, const std::string &sourceFile, const std::string &sourceText) {
   PortablePlan &p = b.plan;
   p.sourceFile = sourceFile;
   p.sourceDigest = "sha256:" + sha256Hex(sourceText);
@@ -915,7 +939,7 @@ std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string
       continue;
     FunctionImporter imp(b, fn);
     if (!imp.run())
-      return std::nullopt;
+      return false;
   }
   computeLifetimes(p);
   p.requirements.ranks = b.ranks;
@@ -938,7 +962,92 @@ std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string
   if (std::any_of(p.tasks.begin(), p.tasks.end(),
                   [](const Task &t) { return t.kernel && t.kernel->deterministic; }))
     p.constraints.push_back({"con.deterministic", "determinism", "", 1, ""});
-  return p;
+  return true;
+}
+
+/// How many times one call of its function runs `op`: the product of the
+/// trip counts of the loops around it. A loop whose bounds are known only
+/// at run time counts once and sets `dynamic`.
+int64_t loopExecutions(Operation *op, bool &dynamic) {
+  int64_t n = 1;
+  for (Operation *p = op->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp()) {
+    auto trips = [&](Value lb, Value ub, Value step) {
+      std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub), st = getConstantIntValue(step);
+      if (!l || !u || !st || *st <= 0) {
+        dynamic = true;
+        return int64_t(1);
+      }
+      return std::max<int64_t>(0, (*u - *l + *st - 1) / *st);
+    };
+    if (auto f = dyn_cast<scf::ForOp>(p))
+      n *= trips(f.getLowerBound(), f.getUpperBound(), f.getStep());
+    else if (auto par = dyn_cast<scf::ParallelOp>(p))
+      for (unsigned i = 0; i < par.getNumLoops(); ++i)
+        n *= trips(par.getLowerBound()[i], par.getUpperBound()[i], par.getStep()[i]);
+    else if (isa<scf::WhileOp>(p))
+      dynamic = true;
+  }
+  return n;
+}
+
+/// One phase plan per entry (a public function): the tasks one call of it
+/// runs and how many times each (a layer body called once per layer of an
+/// unrolled `while` runs once per call), in task order.
+void addPhases(Builder &b, ModuleOp module) {
+  std::map<std::string, func::FuncOp> fns;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      fns[fn.getSymName().str()] = fn;
+  for (auto entry : module.getOps<func::FuncOp>()) {
+    if (entry.isExternal() || entry.isPrivate())
+      continue;
+    // Calls of each function per call of the entry (the call graph is a
+    // DAG: linnet has no recursion); a runaway count saturates.
+    std::map<std::string, int64_t> calls;
+    bool dynamic = false;
+    std::function<void(func::FuncOp, int64_t, int)> visit = [&](func::FuncOp fn, int64_t times, int depth) {
+      int64_t &c = calls[fn.getSymName().str()];
+      c = std::min<int64_t>(c + times, int64_t(1) << 40);
+      if (depth > 64)
+        return;
+      fn.walk([&](func::CallOp call) {
+        auto it = fns.find(call.getCallee().str());
+        if (it != fns.end())
+          visit(it->second, std::min<int64_t>(times * loopExecutions(call, dynamic), int64_t(1) << 40), depth + 1);
+      });
+    };
+    visit(entry, 1, 0);
+    Phase ph;
+    ph.entry = entry.getSymName().str();
+    ph.id = "phase." + ph.entry;
+    for (const Task &t : b.plan.tasks) {
+      auto op = b.taskOp.find(t.id);
+      if (op == b.taskOp.end() || t.provenance.lineage.empty())
+        continue;
+      std::string fn = t.provenance.lineage.front().substr(5);
+      auto c = calls.find(fn);
+      if (c == calls.end())
+        continue;
+      Operation *from = op->second;
+      int64_t n = c->second * (isa<func::FuncOp>(from) ? 1 : loopExecutions(from, dynamic));
+      if (n > 0)
+        ph.tasks.push_back({t.id, n});
+    }
+    ph.derivation = "executions per call of `" + ph.entry +
+                    "` = calls of the task's function (through the call graph) x the trip counts of the loops "
+                    "around it" +
+                    (dynamic ? "; a loop bounded only at run time counts once" : "");
+    b.plan.phases.push_back(std::move(ph));
+  }
+}
+} // namespace
+
+std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string &sourceFile,
+                                              const std::string &sourceText, Diagnostics &diags) {
+  Builder b(diags);
+  if (!buildGfPlan(b, module, sourceFile, sourceText))
+    return std::nullopt;
+  return std::move(b.plan);
 }
 
 namespace {
@@ -959,16 +1068,13 @@ std::optional<PortablePlan> lowerAndBuild(ModuleOp module, const std::string &pa
 } // namespace
 
 std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const std::string &sourceFile,
-                                                       const std::string &sourceText, Diagnostics &diags) {
-  std::optional<PortablePlan> gfPlan = buildPortablePlan(module, sourceFile, sourceText, diags);
-  if (!gfPlan)
-    return std::nullopt;
+                                                       const std::string &sourceText, Diagnostics &diags,
+                                                       bool tagOps) {
   // The gf tasks (relations), then the linalg work of every function; a
   // single partition unless the gf plan partitioned.
   Builder b(diags);
-  b.plan = std::move(*gfPlan);
-  for (size_t i = 0; i < b.plan.buffers.size(); ++i)
-    b.bufferIndex[b.plan.buffers[i].id] = i;
+  if (!buildGfPlan(b, module, sourceFile, sourceText))
+    return std::nullopt;
   b.ranks = b.plan.requirements.ranks;
   for (auto fn : module.getOps<func::FuncOp>())
     if (!fn.isExternal()) {
@@ -992,7 +1098,11 @@ std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const st
   for (Constraint &c : p.constraints)
     if (c.kind == "memory-capacity")
       c.bound = p.requirements.memoryBytesPerRank.upper;
-  return p;
+  addPhases(b, module);
+  if (tagOps)
+    for (const auto &[id, op] : b.taskOp)
+      op->setAttr("linnet.task", StringAttr::get(module.getContext(), id));
+  return std::move(p);
 }
 
 namespace {

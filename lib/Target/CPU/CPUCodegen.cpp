@@ -168,6 +168,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                         llvm::cl::desc("OpenMP threads where libomp is installed (false: "
                                        "linnet build --serial)"),
                         llvm::cl::init(true)};
+  Option<bool> profile{*this, "profile",
+                       llvm::cl::desc("timers around the ops tagged with their task (linnet build --profile)"),
+                       llvm::cl::init(false)};
   Option<unsigned> threads{*this, "threads",
                            llvm::cl::desc("threads the linalg stage's outer tiles are split over"),
                            llvm::cl::init(LinalgTarget().threads)};
@@ -176,6 +179,7 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
     CodegenOptions o;
     o.parallel = parallel;
     o.linalgTarget.threads = threads;
+    o.profile = profile;
     if (!parseImplementationPolicy(implementation, o.implementation))
       llvm::report_fatal_error("implementation: expected auto, generated or blas");
     return o;
@@ -197,6 +201,8 @@ const char *policyName(ImplementationPolicy p) {
 } // namespace
 
 void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options) {
+  if (options.profile)
+    pm.addPass(createLinnetCPUInstrumentCommands());
   pm.addPass(createGfLowerKernelToLoops());
   LinnetCPULowerLinalgOptions linalg;
   linalg.implementation = policyName(options.implementation);
@@ -504,6 +510,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   if (llvm::Error e = dumpIR(options, "loops.mlir", printWithLocations(module)))
     return e;
   bool blas = usesBLAS(module);
+  bool timers = module->hasAttr("linnet.profile.tasks");
   stage.next("loops to the LLVM dialect");
   if (failed(lowerLoopsToLLVMDialect(module, options)))
     return diags.error("lowering to the LLVM dialect failed");
@@ -554,14 +561,18 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   // BLAS calls go through a small C shim that loads OpenBLAS on first use
   // (LinalgCodegen.cpp, blasShimSource).
   llvm::SmallString<128> shimPath;
-  if (blas) {
+  if (blas || timers) {
     int shimFd;
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "linnet-blas-shim", "c", shimFd, shimPath)) {
       llvm::sys::fs::remove(objPath);
       return llvm::createStringError(ec, "cannot create the BLAS shim source");
     }
-    llvm::raw_fd_ostream(shimFd, /*shouldClose=*/true) << blasShimSource();
+    llvm::raw_fd_ostream shim(shimFd, /*shouldClose=*/true);
+    if (blas)
+      shim << blasShimSource();
+    if (timers)
+      shim << profileShimSource();
     // The shim is read from stdin (`-x c -`), so the temporary file's random
     // name never reaches the library (an STT_FILE symbol): the same build
     // gives the same bytes, which the artifact manifest's digest relies on.
@@ -591,6 +602,45 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
         "linking " + out + " failed (exit " + std::to_string(rc) + ")" +
             (message.empty() ? "" : ": " + message));
   return llvm::Error::success();
+}
+
+const char *profileShimSource() {
+  // One event per timer call, in a static buffer (bss: untouched pages cost
+  // nothing); calls beyond it are counted, not recorded. Instrumented code
+  // calls the timers from the thread that runs the entry, outside parallel
+  // regions, so the buffer needs no lock.
+  return R"c(
+#include <stdint.h>
+#include <time.h>
+typedef struct { uint32_t task, end; uint64_t ns; } linnet_prof_event;
+enum { LINNET_PROF_CAPACITY = 1 << 20 };
+static linnet_prof_event linnet_prof_events[LINNET_PROF_CAPACITY];
+static uint64_t linnet_prof_count;
+static inline uint64_t linnet_prof_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+static inline void linnet_prof_record(int64_t task, uint32_t end) {
+  uint64_t ns = linnet_prof_now();
+  if (linnet_prof_count < LINNET_PROF_CAPACITY) {
+    linnet_prof_events[linnet_prof_count].task = (uint32_t)task;
+    linnet_prof_events[linnet_prof_count].end = end;
+    linnet_prof_events[linnet_prof_count].ns = ns;
+  }
+  ++linnet_prof_count;
+}
+void linnet_prof_begin(int64_t task) { linnet_prof_record(task, 0); }
+void linnet_prof_end(int64_t task) { linnet_prof_record(task, 1); }
+/* The events recorded since the last take (at most the capacity); the
+   total, dropped ones included, in *calls. Starts a new recording. */
+const linnet_prof_event *linnet_profile_take(uint64_t *count, uint64_t *calls) {
+  *calls = linnet_prof_count;
+  *count = linnet_prof_count < LINNET_PROF_CAPACITY ? linnet_prof_count : LINNET_PROF_CAPACITY;
+  linnet_prof_count = 0;
+  return linnet_prof_events;
+}
+)c";
 }
 
 } // namespace linnet::cpu

@@ -22,6 +22,7 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
                                    "implementation policy: expected auto, generated or blas, found '" +
                                        request.implementation + "'");
   options.runTaskPipeline = false; // the compilation ran it
+  options.profile = request.profile;
   options.dumpIRDir = request.dumpIRDir;
   options.firstDumpStage = request.firstDumpStage + 1;
   {
@@ -50,6 +51,9 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
   target::GeneratedLibrary lib;
   lib.bytes = std::move(*bytes);
   lib.bufferizedIR = std::move(bufferizedIR);
+  if (auto tasks = module->getAttrOfType<ArrayAttr>("linnet.profile.tasks"))
+    for (Attribute t : tasks)
+      lib.profiledTasks.push_back(cast<StringAttr>(t).getValue().str());
   for (const ImplementationChoice &c : choices)
     lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine});
   if (options.parallel && openMPAvailable())

@@ -116,7 +116,10 @@ static LogicalResult outlineRelationKernels(ModuleOp module) {
     }
     SmallVector<Value> all(callArgs);
     all.append(outs.begin(), outs.end());
-    b.create<func::CallOp>(loc, lowered.getName(), TypeRange{}, all);
+    auto call = b.create<func::CallOp>(loc, lowered.getName(), TypeRange{}, all);
+    // The launch's task (linnet build --profile) is the call's.
+    if (Attribute task = launch->getAttr("linnet.task"))
+      call->setAttr("linnet.task", task);
     for (auto [i, r] : llvm::enumerate(launch->getResults())) {
       if (stored[i]) {
         stored[i]->erase();

@@ -59,7 +59,15 @@ struct CodegenOptions {
   /// (cpu-simd-v1) before lowering to loops. A compilation that already ran
   /// it (linnet/Compiler) turns this off: the gf passes run once.
   bool runTaskPipeline = true;
+  /// Timers around every op the plan tagged with its task
+  /// (-linnet-cpu-instrument-commands) and the profile shim linked in:
+  /// `linnet build --profile`.
+  bool profile = false;
 };
+
+/// The C source of the profile shim: the timers instrumented code calls and
+/// the event buffer the runtime reads (docs/profiling.md).
+const char *profileShimSource();
 
 /// The schedule contract of the CPU target's gf kernels.
 inline constexpr const char *kScheduleContract = "cpu-simd-v1";

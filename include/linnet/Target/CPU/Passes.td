@@ -175,4 +175,36 @@ def LinnetCPUDropUnreadAliasedInputs
   }];
 }
 
+def LinnetCPUInstrumentCommands
+    : Pass<"linnet-cpu-instrument-commands", "::mlir::ModuleOp"> {
+  let summary = "Time every planned command: timer calls around the ops the plan names";
+  let description = [{
+    `linnet build --profile` only. The portable plan tags the op each task
+    comes from with `linnet.task = "task.<fn>.l<k>"` (a linalg op, a
+    relation kernel's call, or a function that is one `whole` task). This
+    pass brackets each tagged op with `func.call @linnet_prof_begin(id)`
+    before it and `@linnet_prof_end(id)` after it (a tagged function: at its
+    entry and before each return), where `id` indexes the module attribute
+    `linnet.profile.tasks` it writes (the task ids, in first-seen order).
+    It runs on buffers, where linalg ops have memory effects and nothing
+    moves across the calls; the timers are defined by the profile shim
+    linked into the library (docs/profiling.md). Untagged modules are left
+    alone.
+
+    Before:
+    ```mlir
+    linalg.generic {...} ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+        attrs = {linnet.task = "task.f.l0"} {...}
+    ```
+    After:
+    ```mlir
+    %c0 = arith.constant 0 : i64
+    call @linnet_prof_begin(%c0) : (i64) -> ()
+    linalg.generic {...} ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {...}
+    call @linnet_prof_end(%c0) : (i64) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // LINNET_TARGET_CPU_PASSES_TD

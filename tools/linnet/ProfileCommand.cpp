@@ -1,0 +1,509 @@
+//===- ProfileCommand.cpp - `linnet profile` and `linnet explain` ---------===//
+//
+// `linnet profile DIR --entry E [inputs]` runs an entry of an artifact built
+// with `linnet build --profile` and times every command of its concrete
+// plan where it runs (the library's timers, -linnet-cpu-instrument-commands),
+// then writes a Chrome/Perfetto trace, the measured ObservationSet and the
+// EvaluationReport with predicted and measured side by side; `--calibrate`
+// fits a calibrated evaluation evidence from the measurements.
+// `linnet explain DIR QUERY` maps a command, task, symbol or source line of
+// an artifact to the others (docs/profiling.md).
+//
+//===----------------------------------------------------------------------===//
+#include "ProfileCommand.h"
+
+#include "FrontEnd.h"
+#include "RunCommand.h"
+
+#include "linnet/Compiler/Compiler.h"
+#include "linnet/Planning/Derived.h"
+#include "linnet/Runtime/Artifact.h"
+#include "linnet/Sema/Sema.h"
+#include "linnet/Support/AtomicFile.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+using namespace linnet;
+using planning::Json;
+
+namespace {
+
+struct ProfileOptions {
+  std::string model, weights, binding, entry, output, evidencePolicy, calibrate;
+  std::vector<std::string> inputs, relations;
+  unsigned iterations = 10, warmup = 2;
+} gProfile;
+
+struct ExplainOptions {
+  std::string artifact, query;
+} gExplain;
+
+/// The planning documents of an artifact, read through its manifest (each
+/// file's digest checked).
+struct ArtifactPlans {
+  planning::PortablePlan portable;
+  planning::ConcretePlan concrete;
+  planning::MachineIR machine;
+  planning::ProgramManifest manifest;
+};
+
+std::optional<ArtifactPlans> readPlans(const std::string &dir, const char *cmd) {
+  std::string error;
+  std::unique_ptr<rt::VerifiedArtifact> art = rt::VerifiedArtifact::open(dir, error);
+  if (!art) {
+    std::cerr << fmt::format("linnet {}: error: {}\n", cmd, error);
+    return std::nullopt;
+  }
+  ArtifactPlans p;
+  auto doc = [&](const std::string &name, auto parse, auto &out) {
+    std::string bytes;
+    if (!art->read(name, bytes, error)) {
+      std::cerr << fmt::format("linnet {}: error: {}\n", cmd, error);
+      return false;
+    }
+    try {
+      out = parse(Json::parse(bytes));
+    } catch (const planning::SchemaError &e) {
+      std::cerr << fmt::format("linnet {}: error: {}/{}: {}: {}\n", cmd, dir, name, e.path, e.what());
+      return false;
+    } catch (const std::exception &e) {
+      std::cerr << fmt::format("linnet {}: error: {}/{}: {}\n", cmd, dir, name, e.what());
+      return false;
+    }
+    return true;
+  };
+  if (!doc("portable.json", planning::portableFromJson, p.portable) ||
+      !doc("concrete.json", planning::concreteFromJson, p.concrete) ||
+      !doc("machine.json", planning::machineFromJson, p.machine))
+    return std::nullopt;
+  std::ifstream in(dir + "/manifest.json", std::ios::binary);
+  try {
+    p.manifest = planning::manifestFromJson(Json::parse(in));
+  } catch (const std::exception &e) {
+    std::cerr << fmt::format("linnet {}: error: {}/manifest.json: {}\n", cmd, dir, e.what());
+    return std::nullopt;
+  }
+  return p;
+}
+
+/// The `--target=` the artifact was built with (its manifest's flags).
+std::string builtTarget(const planning::ProgramManifest &m) {
+  for (const std::string &f : m.flags)
+    if (f.rfind("--target=", 0) == 0)
+      return f.substr(9);
+  return "cpu";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+std::string ms(double ns) { return fmt::format("{:.3f} ms", ns * 1e-6); }
+
+bool writeOut(const std::string &path, const std::string &bytes) {
+  std::string err;
+  if (support::writeFileAtomic(path, bytes, err))
+    return true;
+  std::cerr << fmt::format("linnet profile: error: cannot write '{}': {}\n", path, err);
+  return false;
+}
+
+} // namespace
+
+CLI::App *tool::addProfileCommand(CLI::App &app) {
+  CLI::App *c = app.add_subcommand(
+      "profile", "Run an entry of an artifact built with --profile, timing every command of its plan");
+  c->add_option("artifact", gProfile.model, "Artifact directory (linnet build --profile -o DIR)")->required();
+  c->add_option("--weights", gProfile.weights, "Weights (.safetensors)");
+  c->add_option("--binding", gProfile.binding, "Binding manifest (canonical path -> tensor name)");
+  c->add_option("--entry", gProfile.entry, "Entry to call")->required();
+  c->add_option("--input", gProfile.inputs, "An input: NAME=FILE.npy")->allow_extra_args(false);
+  c->add_option("--relation", gProfile.relations, "A relation input: NAME=ROW_PTR.npy,COL_IDX.npy")
+      ->allow_extra_args(false);
+  c->add_option("--iterations", gProfile.iterations, "Timed calls (state persists between calls)")
+      ->default_val(10)
+      ->check(CLI::Range(1u, 100000u));
+  c->add_option("--warmup", gProfile.warmup, "Untimed calls first")->default_val(2);
+  c->add_option("-o,--output", gProfile.output,
+                "Directory for trace.json, observations.json and report.json (default: DIR.profile)");
+  c->add_option("--evidence-policy", gProfile.evidencePolicy,
+                "Evidence policy the prediction is costed with (default: the target's; a --calibrate output)");
+  c->add_option("--calibrate", gProfile.calibrate,
+                "Write an evidence policy whose evaluation evidence is fitted to these measurements");
+  return c;
+}
+
+int tool::runProfile() {
+  std::optional<std::map<std::string, std::string>> files =
+      tool::parseInputFiles(gProfile.inputs, gProfile.relations, "profile");
+  if (!files)
+    return 2;
+  const std::string &dir = gProfile.model;
+  std::string out = gProfile.output.empty() ? dir + ".profile" : gProfile.output;
+  std::optional<ArtifactPlans> plans = readPlans(dir, "profile");
+  if (!plans)
+    return 1;
+  std::unique_ptr<rt::Model> model = tool::loadArtifact(dir, gProfile.weights, gProfile.binding, "profile");
+  if (!model)
+    return 1;
+  std::optional<std::vector<rt::OwnedTensor>> inputs =
+      tool::readEntryInputs(*model, gProfile.entry, std::move(*files), "profile");
+  if (!inputs)
+    return 1;
+  if (!model->profiled())
+    std::cerr << fmt::format("linnet profile: warning: '{}' has no command timers (built without "
+                             "--profile): timing whole calls only; rebuild with `linnet build ... "
+                             "--profile` to time each command\n",
+                             dir);
+  const std::vector<std::string> &timerTask = model->info().profileTasks;
+  std::map<std::string, const planning::Command *> commandOf;
+  for (const planning::Command &c : plans->concrete.commands)
+    commandOf.emplace(c.portableTask, &c);
+
+  // Inputs first, so that nothing but the calls is timed.
+  std::vector<rt::TensorView> views;
+  for (const rt::OwnedTensor &t : *inputs)
+    views.push_back(t.view());
+  std::vector<rt::OwnedTensor> results;
+  std::string error;
+  uint64_t dropped = 0;
+  for (unsigned i = 0; i < gProfile.warmup; ++i)
+    if (!model->call(gProfile.entry, views, results, error)) {
+      std::cerr << "linnet profile: error: " << error << "\n";
+      return 1;
+    }
+  model->takeProfile(dropped);
+
+  struct Exec {
+    uint32_t timer;
+    unsigned iteration;
+    uint64_t begin, end;
+  };
+  std::vector<Exec> execs;
+  std::vector<std::pair<uint64_t, uint64_t>> calls; // wall clock of each call
+  std::map<uint32_t, std::pair<double, int64_t>> perTimer; // total ns, executions
+  uint64_t droppedTotal = 0;
+  for (unsigned it = 0; it < gProfile.iterations; ++it) {
+    auto t0 = std::chrono::steady_clock::now();
+    bool ok = model->call(gProfile.entry, views, results, error);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!ok) {
+      std::cerr << "linnet profile: error: " << error << "\n";
+      return 1;
+    }
+    // steady_clock is CLOCK_MONOTONIC on Linux, the timers' clock.
+    calls.push_back({uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count()),
+                     uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1.time_since_epoch()).count())});
+    std::vector<rt::ProfileEvent> events = model->takeProfile(dropped);
+    droppedTotal += dropped;
+    std::vector<size_t> open; // begins not yet ended (timers nest only by accident)
+    for (size_t k = 0; k < events.size(); ++k) {
+      const rt::ProfileEvent &e = events[k];
+      if (e.task >= timerTask.size())
+        continue;
+      if (!e.end) {
+        open.push_back(k);
+        continue;
+      }
+      auto b = std::find_if(open.rbegin(), open.rend(), [&](size_t o) { return events[o].task == e.task; });
+      if (b == open.rend())
+        continue;
+      uint64_t begin = events[*b].ns;
+      open.erase(std::next(b).base());
+      execs.push_back({e.task, it, begin, e.ns});
+      perTimer[e.task].first += double(e.ns - begin);
+      perTimer[e.task].second += 1;
+    }
+  }
+  if (droppedTotal)
+    std::cerr << fmt::format("linnet profile: warning: {} timer events did not fit the library's buffer; "
+                             "use fewer --iterations\n",
+                             droppedTotal);
+
+  // The measured ObservationSet: per command, the mean duration of one
+  // execution and the executions per call; per entry point, the call's
+  // median wall time and the mean time inside timed commands.
+  const double n = gProfile.iterations;
+  planning::ObservationSet obs;
+  obs.id = "observations." + plans->concrete.id + ".measured";
+  obs.source = "measured";
+  obs.subject = {{"concrete", planning::digestOf(planning::toJson(plans->concrete))},
+                 {"library", plans->manifest.libraryDigest.value_or("")},
+                 {"entry", gProfile.entry}};
+  double attributed = 0;
+  for (const auto &[timer, tot] : perTimer) {
+    auto c = commandOf.find(timerTask[timer]);
+    if (c == commandOf.end())
+      continue;
+    obs.records.push_back({c->second->id, timerTask[timer], "duration_ns", tot.first / double(tot.second)});
+    obs.records.push_back({c->second->id, timerTask[timer], "executions", double(tot.second) / n});
+    attributed += tot.first / n;
+  }
+  std::vector<double> wall;
+  for (auto [b, e] : calls)
+    wall.push_back(double(e - b));
+  std::string entryPoint = "linnet_entry_" + gProfile.entry;
+  obs.records.push_back({entryPoint, "", "call_ns", median(wall)});
+  if (model->profiled())
+    obs.records.push_back({entryPoint, "", "attributed_ns", attributed});
+  std::sort(obs.records.begin(), obs.records.end(), [](const auto &a, const auto &b) {
+    return std::tie(a.command, a.metric) < std::tie(b.command, b.metric);
+  });
+
+  // The prediction: the artifact's plans re-costed with the evaluation
+  // evidence (the target's default, or --evidence-policy).
+  compiler::PlanningInputs in;
+  try {
+    in = compiler::loadPlanningInputs(builtTarget(plans->manifest), "", "", gProfile.evidencePolicy, "");
+  } catch (const planning::SchemaError &e) {
+    std::cerr << fmt::format("linnet profile: error: {}: {}\n", e.path, e.what());
+    return 1;
+  }
+  planning::CostedTaskView costs = planning::costTasks(plans->portable, in.target, in.deployment, in.evidence);
+  planning::TimingProjection tp = planning::project(plans->concrete, costs, in.target, in.simulation);
+  tp.phases = planning::projectPhases(plans->portable, plans->concrete, tp);
+  planning::EvaluationReport report =
+      planning::evaluate(plans->portable, plans->concrete, costs, tp, in.evidence);
+  report.validation = planning::validate(plans->concrete, tp, obs);
+
+  // The trace: one thread for the entry's calls, one for its commands;
+  // every command event carries its task, source location and symbol.
+  std::map<std::string, const planning::Task *> taskById;
+  for (const planning::Task &t : plans->portable.tasks)
+    taskById[t.id] = &t;
+  std::map<std::string, std::string> symbolOf;
+  for (const planning::LineageEntry &l : plans->manifest.lineage)
+    if (l.machineSymbol)
+      symbolOf[l.command] = *l.machineSymbol;
+  uint64_t origin = calls.empty() ? 0 : calls.front().first;
+  auto us = [&](uint64_t ns) { return double(ns - std::min(ns, origin)) / 1000.0; };
+  Json events = Json::array();
+  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "entry"}}}});
+  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "commands"}}}});
+  for (size_t i = 0; i < calls.size(); ++i)
+    events.push_back({{"name", gProfile.entry}, {"cat", "entry"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
+                      {"ts", us(calls[i].first)}, {"dur", double(calls[i].second - calls[i].first) / 1000.0},
+                      {"args", {{"entry_point", entryPoint}, {"iteration", i}}}});
+  for (const Exec &x : execs) {
+    const std::string &task = timerTask[x.timer];
+    auto c = commandOf.find(task);
+    auto t = taskById.find(task);
+    std::string cmd = c == commandOf.end() ? "" : c->second->id;
+    Json args = {{"command", cmd}, {"task", task}, {"iteration", x.iteration}};
+    std::string name = task;
+    if (t != taskById.end()) {
+      args["source"] = t->second->provenance.location;
+      args["op"] = t->second->provenance.op;
+      name = t->second->name;
+    }
+    if (auto s = symbolOf.find(cmd); s != symbolOf.end())
+      args["symbol"] = s->second;
+    events.push_back({{"name", name}, {"cat", "command"}, {"ph", "X"}, {"pid", 1}, {"tid", 2}, {"ts", us(x.begin)},
+                      {"dur", double(x.end - x.begin) / 1000.0}, {"args", args}});
+  }
+  Json trace = {{"traceEvents", events},
+                {"displayTimeUnit", "ns"},
+                {"otherData",
+                 {{"artifact", dir},
+                  {"concrete", obs.subject["concrete"]},
+                  {"observations", planning::digestOf(planning::toJson(obs))}}}};
+
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) {
+    std::cerr << fmt::format("linnet profile: error: cannot create '{}': {}\n", out, ec.message());
+    return 1;
+  }
+  if (!writeOut(out + "/trace.json", trace.dump(1) + "\n") ||
+      !writeOut(out + "/observations.json", planning::canonicalDump(planning::toJson(obs))) ||
+      !writeOut(out + "/report.json", planning::canonicalDump(planning::toJson(report))))
+    return 1;
+  if (!gProfile.calibrate.empty()) {
+    std::string why;
+    std::optional<Json> cal =
+        planning::calibrateEvidence(in.evidence, plans->portable, plans->concrete, in.target, obs, why);
+    if (!cal) {
+      std::cerr << "linnet profile: error: cannot calibrate: " << why << "\n";
+      return 1;
+    }
+    if (!writeOut(gProfile.calibrate, planning::canonicalDump(*cal)))
+      return 1;
+  }
+
+  // The summary: the entry, then the commands that took longest.
+  std::cout << fmt::format("{}: {} calls of `{}` (after {} warm-up)\n", dir, gProfile.iterations, gProfile.entry,
+                           gProfile.warmup);
+  for (const planning::PhaseValidation &p : report.validation->phases) {
+    if (p.entry != gProfile.entry)
+      continue;
+    std::cout << fmt::format("  measured  {} per call (median){}\n", ms(p.measuredNs),
+                             model->profiled() ? fmt::format(", {} inside timed commands", ms(p.attributedNs)) : "");
+    std::cout << fmt::format("  predicted {} (phase {}, evidence {}): {:+.1f}%\n", ms(p.predictedNs), p.phase,
+                             in.evidence.evaluation.revision,
+                             p.measuredNs > 0 ? (p.predictedNs / p.measuredNs - 1) * 100 : 0.0);
+  }
+  std::vector<planning::CommandValidation> top = report.validation->commands;
+  std::sort(top.begin(), top.end(), [](const auto &a, const auto &b) {
+    return a.measuredNs * double(a.executions) > b.measuredNs * double(b.executions);
+  });
+  if (!top.empty())
+    std::cout << "  commands by measured time per call (predicted per execution):\n";
+  for (size_t i = 0; i < std::min<size_t>(top.size(), 8); ++i) {
+    const planning::CommandValidation &c = top[i];
+    auto t = taskById.find(c.portableTask);
+    std::cout << fmt::format("    {:>10}  {} x {:<4} predicted {:>10}  {}  {}\n", ms(c.measuredNs * double(c.executions)),
+                             ms(c.measuredNs), c.executions, ms(c.predictedNs), c.command,
+                             t == taskById.end() ? "" : t->second->provenance.location);
+  }
+  std::cout << fmt::format("  wrote {0}/trace.json (chrome://tracing, ui.perfetto.dev), {0}/observations.json, "
+                           "{0}/report.json{1}\n",
+                           out, gProfile.calibrate.empty() ? "" : ", " + gProfile.calibrate);
+  return 0;
+}
+
+// --- linnet explain ----------------------------------------------------------
+
+CLI::App *tool::addExplainCommand(CLI::App &app) {
+  CLI::App *c = app.add_subcommand(
+      "explain", "Map a command, task, symbol or source line of an artifact to the others");
+  c->add_option("artifact", gExplain.artifact, "Artifact directory (from linnet build)")->required();
+  c->add_option("query", gExplain.query,
+                "A command id (cmd.…), a task id (task.…), a symbol of the library (linnet_entry_decode, "
+                "_mlir_ciface_…, cblas_sgemm) or a source position FILE:LINE[:COL]")
+      ->required();
+  return c;
+}
+
+namespace {
+/// The text of line `line` of `file` (the model's own path, or a standard
+/// library module), or "".
+std::string sourceLine(const std::string &file, int64_t line) {
+  std::vector<std::string> candidates = {file};
+  if (file.rfind("std/", 0) == 0)
+    candidates.push_back(sema::defaultStdlibDir("/proc/self/exe") + "/" + file.substr(4));
+  for (const std::string &path : candidates) {
+    std::ifstream in(path);
+    if (!in)
+      continue;
+    std::string text;
+    for (int64_t i = 1; std::getline(in, text); ++i)
+      if (i == line)
+        return text;
+  }
+  return "";
+}
+
+/// FILE:LINE[:COL] split; nullopt when `s` is not one.
+std::optional<std::tuple<std::string, int64_t, int64_t>> splitLocation(const std::string &s) {
+  size_t a = s.rfind(':');
+  if (a == std::string::npos || a == 0)
+    return std::nullopt;
+  auto num = [](const std::string &t) -> std::optional<int64_t> {
+    if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), ::isdigit))
+      return std::nullopt;
+    return std::stoll(t);
+  };
+  std::optional<int64_t> last = num(s.substr(a + 1));
+  if (!last)
+    return std::nullopt;
+  size_t b = s.rfind(':', a - 1);
+  if (b != std::string::npos && b > 0)
+    if (std::optional<int64_t> line = num(s.substr(b + 1, a - b - 1)))
+      return std::make_tuple(s.substr(0, b), *line, *last);
+  return std::make_tuple(s.substr(0, a), *last, int64_t(0));
+}
+
+bool sameFile(const std::string &given, const std::string &recorded) {
+  if (given == recorded)
+    return true;
+  // A suffix on a path boundary: `llama.ln` names `examples/llama.ln`.
+  return recorded.size() > given.size() && recorded.compare(recorded.size() - given.size(), given.size(), given) == 0 &&
+         recorded[recorded.size() - given.size() - 1] == '/';
+}
+} // namespace
+
+int tool::runExplain() {
+  std::optional<ArtifactPlans> plans = readPlans(gExplain.artifact, "explain");
+  if (!plans)
+    return 1;
+  const std::string &q = gExplain.query;
+  std::map<std::string, const planning::Task *> taskById;
+  for (const planning::Task &t : plans->portable.tasks)
+    taskById[t.id] = &t;
+  std::optional<std::tuple<std::string, int64_t, int64_t>> loc = splitLocation(q);
+  // A lineage entry (entry point -> command -> implementation -> symbol ->
+  // task -> ops -> source) matches by any of its names.
+  std::vector<const planning::LineageEntry *> hits;
+  for (const planning::LineageEntry &l : plans->manifest.lineage) {
+    bool hit = l.command == q || l.portableTask == q || l.entryPoint == q || l.implementation == q ||
+               l.machineSymbol == q;
+    if (!hit && loc && l.sourceLocation) {
+      std::optional<std::tuple<std::string, int64_t, int64_t>> at = splitLocation(*l.sourceLocation);
+      hit = at && sameFile(std::get<0>(*loc), std::get<0>(*at)) && std::get<1>(*loc) == std::get<1>(*at) &&
+            (std::get<2>(*loc) == 0 || std::get<2>(*loc) == std::get<2>(*at));
+    }
+    if (hit)
+      hits.push_back(&l);
+  }
+  if (hits.empty()) {
+    std::cerr << fmt::format("linnet explain: error: nothing in '{}' is named or located '{}' (expected a command "
+                             "id, a task id, an entry point or symbol of its library, or FILE:LINE[:COL] of "
+                             "its source)\n",
+                             gExplain.artifact, q);
+    return 1;
+  }
+  // One block per command (an entry point reaching it is listed once each).
+  std::map<std::string, std::vector<const planning::LineageEntry *>> byCommand;
+  std::vector<std::string> order;
+  for (const planning::LineageEntry *l : hits) {
+    if (!byCommand.count(l->command))
+      order.push_back(l->command);
+    byCommand[l->command].push_back(l);
+  }
+  std::map<std::string, int64_t> executions; // "phase.entry/task" -> per call
+  for (const planning::Phase &ph : plans->portable.phases)
+    for (const planning::PhaseTask &t : ph.tasks)
+      executions[ph.entry + "/" + t.task] = t.executions;
+  for (const std::string &cmd : order) {
+    const planning::LineageEntry &l = *byCommand[cmd].front();
+    auto t = taskById.find(l.portableTask);
+    std::cout << fmt::format("{}  (task {}{})\n", cmd, l.portableTask,
+                             t == taskById.end() ? "" : ": " + t->second->name);
+    if (l.implementation)
+      std::cout << fmt::format("  implementation  {}{}\n", *l.implementation,
+                               l.machineSymbol ? " -> symbol " + *l.machineSymbol : "");
+    for (const planning::LineageEntry *e : byCommand[cmd]) {
+      std::string entry = e->entryPoint.rfind("linnet_entry_", 0) == 0 ? e->entryPoint.substr(13) : e->entryPoint;
+      auto n = executions.find(entry + "/" + e->portableTask);
+      std::cout << fmt::format("  entry point     {}{}\n", e->entryPoint,
+                               n == executions.end() ? "" : fmt::format(" ({}x per call)", n->second));
+    }
+    if (t != taskById.end())
+      std::cout << fmt::format("  work            {}\n", t->second->facts.derivation);
+    if (l.ops)
+      std::cout << fmt::format("  lineage         {}\n", fmt::join(*l.ops, " <- "));
+    if (l.sourceLocation) {
+      std::cout << fmt::format("  source          {}\n", *l.sourceLocation);
+      if (std::optional<std::tuple<std::string, int64_t, int64_t>> at = splitLocation(*l.sourceLocation)) {
+        std::string text = sourceLine(std::get<0>(*at), std::get<1>(*at));
+        if (!text.empty()) {
+          std::cout << fmt::format("  {:>5} | {}\n", std::get<1>(*at), text);
+          if (std::get<2>(*at) > 0)
+            std::cout << fmt::format("        | {}^\n", std::string(size_t(std::get<2>(*at) - 1), ' '));
+        }
+      }
+    }
+  }
+  return 0;
+}
