@@ -391,7 +391,7 @@ namespace {
 std::string sourceLine(const std::string &file, int64_t line) {
   std::vector<std::string> candidates = {file};
   if (file.rfind("std/", 0) == 0)
-    candidates.push_back(sema::defaultStdlibDir("/proc/self/exe") + "/" + file.substr(4));
+    candidates.push_back(sema::defaultStdlibDir("/proc/self/exe") + "/" + file);
   for (const std::string &path : candidates) {
     std::ifstream in(path);
     if (!in)
