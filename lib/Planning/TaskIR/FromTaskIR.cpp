@@ -41,6 +41,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <set>
 
@@ -505,10 +506,11 @@ private:
     if (rel.realization == gf::Realization::Dense)
       edges = Quantity::exact(rows * rel.numSrc);
     else if (rel.realization == gf::Realization::Triangular && !dynamicSizes && parts == 1) {
-      int64_t pairs = 0;
-      for (int64_t i = 0; i < rows; ++i)
-        pairs += std::min(i + 1, rel.numSrc);
-      edges = Quantity::exact(pairs);
+      // Rows i < S see i + 1 sources, the rest all S: in 128 bits, then
+      // clamped (no real relation comes near).
+      __int128 r = rows, src = rel.numSrc, m = std::min(r, src);
+      __int128 pairs = m * (m + 1) / 2 + (r - m) * src;
+      edges = Quantity::exact(int64_t(std::min<__int128>(pairs, INT64_MAX / 16)));
       edgeRule = "sources j <= i (triangular: N(N+1)/2 for N rows and sources)";
     } else if (rel.realization == gf::Realization::Knn && rel.k >= 0) {
       edges = Quantity::exact(rows * std::min(rel.k, rel.numSrc));
@@ -968,6 +970,15 @@ bool buildGfPlan(Builder &b, ModuleOp module, const std::string &sourceFile, con
 /// How many times one call of its function runs `op`: the product of the
 /// trip counts of the loops around it. A loop whose bounds are known only
 /// at run time counts once and sets `dynamic`.
+/// Execution counts saturate here: far beyond any real program, and no
+/// product overflows.
+constexpr int64_t kMaxExecutions = int64_t(1) << 40;
+int64_t mulSat(int64_t a, int64_t b) {
+  if (a == 0 || b == 0)
+    return 0;
+  return a > kMaxExecutions / b ? kMaxExecutions : std::min(a * b, kMaxExecutions);
+}
+
 int64_t loopExecutions(Operation *op, bool &dynamic) {
   int64_t n = 1;
   for (Operation *p = op->getParentOp(); p && !isa<func::FuncOp>(p); p = p->getParentOp()) {
@@ -977,13 +988,17 @@ int64_t loopExecutions(Operation *op, bool &dynamic) {
         dynamic = true;
         return int64_t(1);
       }
-      return std::max<int64_t>(0, (*u - *l + *st - 1) / *st);
+      // Bounds are index constants: the span is computed without overflow.
+      if (*u <= *l)
+        return int64_t(0);
+      uint64_t span = uint64_t(*u) - uint64_t(*l);
+      return int64_t(std::min<uint64_t>(span / uint64_t(*st) + (span % uint64_t(*st) != 0), kMaxExecutions));
     };
     if (auto f = dyn_cast<scf::ForOp>(p))
-      n *= trips(f.getLowerBound(), f.getUpperBound(), f.getStep());
+      n = mulSat(n, trips(f.getLowerBound(), f.getUpperBound(), f.getStep()));
     else if (auto par = dyn_cast<scf::ParallelOp>(p))
       for (unsigned i = 0; i < par.getNumLoops(); ++i)
-        n *= trips(par.getLowerBound()[i], par.getUpperBound()[i], par.getStep()[i]);
+        n = mulSat(n, trips(par.getLowerBound()[i], par.getUpperBound()[i], par.getStep()[i]));
     else if (isa<scf::WhileOp>(p))
       dynamic = true;
   }
@@ -1005,15 +1020,16 @@ void addPhases(Builder &b, ModuleOp module) {
     // DAG: linnet has no recursion); a runaway count saturates.
     std::map<std::string, int64_t> calls;
     bool dynamic = false;
+    int64_t budget = 1 << 20; // call-graph paths walked: a bound on pathological DAGs
     std::function<void(func::FuncOp, int64_t, int)> visit = [&](func::FuncOp fn, int64_t times, int depth) {
       int64_t &c = calls[fn.getSymName().str()];
-      c = std::min<int64_t>(c + times, int64_t(1) << 40);
-      if (depth > 64)
+      c = std::min(c + times, kMaxExecutions);
+      if (depth > 64 || --budget < 0)
         return;
       fn.walk([&](func::CallOp call) {
         auto it = fns.find(call.getCallee().str());
         if (it != fns.end())
-          visit(it->second, std::min<int64_t>(times * loopExecutions(call, dynamic), int64_t(1) << 40), depth + 1);
+          visit(it->second, mulSat(times, loopExecutions(call, dynamic)), depth + 1);
       });
     };
     visit(entry, 1, 0);
@@ -1029,7 +1045,7 @@ void addPhases(Builder &b, ModuleOp module) {
       if (c == calls.end())
         continue;
       Operation *from = op->second;
-      int64_t n = c->second * (isa<func::FuncOp>(from) ? 1 : loopExecutions(from, dynamic));
+      int64_t n = mulSat(c->second, isa<func::FuncOp>(from) ? 1 : loopExecutions(from, dynamic));
       if (n > 0)
         ph.tasks.push_back({t.id, n});
     }
