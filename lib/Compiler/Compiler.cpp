@@ -153,6 +153,18 @@ std::string readText(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+/// runtime.json's `distributed` member (docs/distributed.md).
+nlohmann::json distributedJson(const target::GeneratedLibrary &lib, int64_t ranks) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const target::GeneratedLibrary::DistributedKernel &k : lib.distributedKernels)
+    kernels.push_back({{"name", k.name},
+                       {"symbol", "_mlir_ciface_" + k.name},
+                       {"roles", k.roles},
+                       {"ranks", k.ranks},
+                       {"elem_bytes", k.elemBytes}});
+  return {{"ranks", ranks}, {"kernels", kernels}};
+}
+
 } // namespace
 
 struct Compiler::Impl {
@@ -175,6 +187,8 @@ struct Compiler::Impl {
       f.push_back("--serial");
     if (o.profile)
       f.push_back("--profile");
+    if (o.ranks > 0)
+      f.push_back("--ranks=" + std::to_string(o.ranks));
     return f;
   }
 
@@ -616,6 +630,7 @@ int Compiler::buildArtifact() {
   request.parallel = !o.serial;
   request.implementation = o.impl;
   request.profile = o.profile;
+  request.distributed = o.ranks > 0;
   // A variant's library compiles the same way, without the dumps.
   target::CodegenRequest variantRequest = request;
   request.dumpIRDir = o.dumpIR;
@@ -665,6 +680,8 @@ int Compiler::buildArtifact() {
       vrt["library"] = fmt::format("model.v{}.so", k + 1);
       if (!vlib->profiledTasks.empty())
         vrt["profile"] = {{"tasks", vlib->profiledTasks}};
+      if (o.ranks > 0)
+        vrt["distributed"] = distributedJson(*vlib, o.ranks);
       v.library = std::move(vlib->bytes);
       v.runtime = vrt.dump(2) + "\n";
       v.ok = true;
@@ -694,6 +711,8 @@ int Compiler::buildArtifact() {
   nlohmann::json runtime = import::runtimeJson(im->plan, im->tensors, checks);
   if (!lib->profiledTasks.empty())
     runtime["profile"] = {{"tasks", lib->profiledTasks}};
+  if (o.ranks > 0)
+    runtime["distributed"] = distributedJson(*lib, o.ranks);
   if (!variants.empty()) {
     nlohmann::json names = nlohmann::json::array();
     for (size_t k = 1; k <= variants.size(); ++k)

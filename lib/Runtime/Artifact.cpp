@@ -303,7 +303,7 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
   if (!parseJsonDoc(text, j, error))
     return false;
   Obj o(j, "$", error);
-  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile"}) || !o.str("abi", out.abi) ||
+  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile", "distributed"}) || !o.str("abi", out.abi) ||
       !o.str("library", out.library))
     return false;
   if (out.abi != kCpuRuntimeAbi)
@@ -336,6 +336,55 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
         return p.fail(elem(p.at("tasks"), k), fmt::format("task '{}' is listed twice", t.get<std::string>()));
       out.profileTasks.push_back(t.get<std::string>());
     }
+  } else if (!o.ok()) {
+    return false;
+  }
+  if (const json *dj = o.get("distributed", false)) {
+    Obj d(*dj, o.at("distributed"), error);
+    const json *ranks = d.ok() && d.only({"ranks", "kernels"}) ? d.get("ranks") : nullptr;
+    const json *kernels = ranks ? d.array("kernels") : nullptr;
+    if (!kernels)
+      return false;
+    if (!ranks->is_number_integer() || ranks->get<int64_t>() < 1 || ranks->get<int64_t>() > 4096)
+      return d.fail(d.at("ranks"), "expected a rank count from 1 to 4096");
+    ArtifactInfo::Distributed dist;
+    dist.ranks = ranks->get<int64_t>();
+    for (size_t k = 0; k < kernels->size(); ++k) {
+      Obj kj((*kernels)[k], elem(d.at("kernels"), k), error);
+      ArtifactInfo::DistributedKernel dk;
+      const json *roles = kj.ok() && kj.only({"name", "symbol", "roles", "ranks", "elem_bytes"}) &&
+                                  kj.str("name", dk.name) && kj.str("symbol", dk.symbol)
+                              ? kj.array("roles")
+                              : nullptr;
+      const json *ranksj = roles ? kj.array("ranks") : nullptr;
+      const json *bytesj = ranksj ? kj.array("elem_bytes") : nullptr;
+      if (!bytesj)
+        return false;
+      if (ranksj->size() != roles->size() || bytesj->size() != roles->size())
+        return kj.fail(kj.at("ranks"), "expected a rank and an element size per argument");
+      for (size_t r = 0; r < roles->size(); ++r) {
+        const json &rk = (*ranksj)[r], &eb = (*bytesj)[r];
+        if (!rk.is_number_integer() || rk.get<int64_t>() < 1 || rk.get<int64_t>() > 8)
+          return kj.fail(elem(kj.at("ranks"), r), "expected a memref rank from 1 to 8");
+        if (!eb.is_number_integer() || eb.get<int64_t>() < 1 || eb.get<int64_t>() > 16)
+          return kj.fail(elem(kj.at("elem_bytes"), r), "expected an element size from 1 to 16 bytes");
+        dk.ranks.push_back(rk.get<int64_t>());
+        dk.elemBytes.push_back(eb.get<int64_t>());
+      }
+      if (dk.symbol != "_mlir_ciface_" + dk.name)
+        return kj.fail(kj.at("symbol"), fmt::format("expected '_mlir_ciface_{}'", dk.name));
+      static const std::set<std::string> known = {"row_ptr", "col_idx", "src", "edge", "dst", "out"};
+      for (size_t r = 0; r < roles->size(); ++r) {
+        const json &role = (*roles)[r];
+        if (!role.is_string() || !known.count(role.get<std::string>()))
+          return kj.fail(elem(kj.at("roles"), r), "expected row_ptr, col_idx, src, edge, dst or out");
+        dk.roles.push_back(role.get<std::string>());
+      }
+      if (dk.roles.size() < 3 || dk.roles[0] != "row_ptr" || dk.roles[1] != "col_idx" || dk.roles.back() != "out")
+        return kj.fail(kj.at("roles"), "expected row_ptr, col_idx, the inputs, then the outputs");
+      dist.kernels.push_back(std::move(dk));
+    }
+    out.distributed = std::move(dist);
   } else if (!o.ok()) {
     return false;
   }

@@ -510,6 +510,16 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     }
     m->symbols_[e.name] = reinterpret_cast<void (*)(void **)>(sym);
   }
+  if (m->info_.distributed) {
+    std::vector<std::string> needed = {"linnet_dist_hook"};
+    for (const ArtifactInfo::DistributedKernel &k : m->info_.distributed->kernels)
+      needed.push_back(k.symbol);
+    for (const std::string &sym : needed)
+      if (!::dlsym(m->library_, sym.c_str())) {
+        error = fmt::format("{}: runtime.json describes a distributed artifact but the library has no '{}'", lib, sym);
+        return nullptr;
+      }
+  }
   if (!m->info_.profileTasks.empty()) {
     m->profileTake_ = reinterpret_cast<const ProfileEvent *(*)(uint64_t *, uint64_t *)>(
         ::dlsym(m->library_, "linnet_profile_take"));
@@ -530,6 +540,10 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     }
   }
   return m;
+}
+
+void *Model::librarySymbol(const std::string &name) const {
+  return library_ ? ::dlsym(library_, name.c_str()) : nullptr;
 }
 
 std::vector<ProfileEvent> Model::takeProfile(uint64_t &dropped) {

@@ -31,6 +31,10 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
   c->add_flag("--profile", o.profile,
               "Time every command of the concrete plan where it runs (timers compiled in at "
               "command boundaries): the artifact `linnet profile` runs");
+  c->add_option("--ranks", o.ranks,
+                "A distributed artifact for N ranks: relation kernels exchange halo rows between "
+                "ranks (linnet run --ranks N; docs/distributed.md)")
+      ->check(CLI::Range(int64_t(1), int64_t(4096)));
   c->add_option("--runtime-checks", o.runtimeChecks,
                 "on (default): indices read from data and integer divisors are checked at run "
                 "time; off: unchecked, to measure what the checks cost")
@@ -67,6 +71,7 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const
   o.emitMlir = b.emitMlir;
   o.dumpIR = b.dumpIR;
   o.profile = b.profile;
+  o.ranks = b.ranks;
   o.output = b.output;
   return o;
 }

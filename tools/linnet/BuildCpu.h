@@ -25,6 +25,7 @@ struct BuildCpuOptions {
   bool emitMlir = false;     // also write model.mlir (tensors) and model.loops.mlir
   std::string dumpIR;        // --dump-ir=DIR
   bool profile = false;      // --profile: timers at command boundaries
+  int64_t ranks = 0;         // --ranks N: a distributed artifact
   std::string impl = "auto"; // auto | generated | blas
   std::string variants = "auto";
 };

@@ -7,6 +7,7 @@
 #include "RunCommand.h"
 
 #include "ArtifactCache.h"
+#include "DistributedRun.h"
 #include "InterpretRun.h"
 
 #include "linnet/Runtime/Binding.h"
@@ -27,6 +28,10 @@ struct Options {
   std::vector<std::string> inputs, relations, outputs;
   unsigned repeat = 1;
   bool interpret = false;
+  int64_t ranks = 0;
+  std::string partition;
+  double timeout = 60;
+  bool distStats = false;
   tool::SourceOptions source;
 } gOpts;
 
@@ -48,6 +53,18 @@ CLI::App *tool::addRunCommand(CLI::App &app) {
       ->allow_extra_args(false);
   c->add_option("--repeat", gOpts.repeat, "Call the entry this many times (state persists)")
       ->default_val(1);
+  c->add_option("--ranks", gOpts.ranks,
+                 "Run a distributed artifact (linnet build --ranks N) on N OpenMPI ranks: starts mpirun, or "
+                 "joins the one it runs under (docs/distributed.md)")
+      ->check(CLI::Range(int64_t(1), int64_t(4096)));
+  c->add_option("--partition", gOpts.partition,
+                "With --ranks: an i64 .npy giving each entity's part (default: contiguous blocks of rows)");
+  c->add_option("--timeout", gOpts.timeout,
+                "With --ranks: seconds a halo exchange may wait before the run ends with an error")
+      ->default_val(60)
+      ->check(CLI::PositiveNumber);
+  c->add_flag("--dist-stats", gOpts.distStats,
+              "With --ranks: print the halo sizes and, per rank, bytes sent and interior/exchange overlap");
   c->add_flag("--interpret", gOpts.interpret,
               "Run the entry with the reference interpreter of Core IR (nothing is compiled)");
   return c;
@@ -81,6 +98,23 @@ int tool::runRun() {
       tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "run");
   if (!dir)
     return 1;
+  if (gOpts.ranks > 0) {
+    if (!tool::underMpirun())
+      return tool::launchUnderMpirun(gOpts.ranks);
+    tool::DistributedRunOptions d;
+    d.artifact = *dir;
+    d.weights = gOpts.weights;
+    d.binding = gOpts.binding;
+    d.entry = gOpts.entry;
+    d.inputs = std::move(*inputFiles);
+    d.outputs = gOpts.outputs;
+    d.ranks = gOpts.ranks;
+    d.repeat = gOpts.repeat;
+    d.partition = gOpts.partition;
+    d.timeoutSeconds = gOpts.timeout;
+    d.stats = gOpts.distStats;
+    return tool::runDistributed(d);
+  }
   std::unique_ptr<rt::Model> model = tool::loadArtifact(*dir, gOpts.weights, gOpts.binding, "run");
   if (!model)
     return 1;

@@ -59,6 +59,7 @@ struct Options {
   bool emitMlir = false;      // also model.mlir and model.loops.mlir
   std::string dumpIR;         // --dump-ir=DIR: each stage's IR
   bool profile = false;       // --profile: timers at every command's boundaries
+  int64_t ranks = 0;          // --ranks N: a distributed artifact for N ranks (0: not)
   std::string output;         // the artifact directory
 };
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -80,6 +81,18 @@ struct ArtifactInfo {
   /// A library built with `linnet build --profile`: the task (portable
   /// plan id) each timer id stands for.
   std::vector<std::string> profileTasks;
+  /// A distributed artifact (`linnet build --ranks N`): the rank count its
+  /// plan is for and its relation kernels, by hook id.
+  struct DistributedKernel {
+    std::string name, symbol;
+    std::vector<std::string> roles; // row_ptr, col_idx, src | edge | dst..., out...
+    std::vector<int64_t> ranks, elemBytes; // per argument: memref rank (1-8), element size
+  };
+  struct Distributed {
+    int64_t ranks = 0;
+    std::vector<DistributedKernel> kernels;
+  };
+  std::optional<Distributed> distributed;
 };
 
 /// One timer event of an instrumented library: a command (by timer id,
@@ -127,6 +140,9 @@ public:
   /// how many did not fit the library's buffer (`dropped`). Empty when the
   /// library is not instrumented.
   std::vector<ProfileEvent> takeProfile(uint64_t &dropped);
+  /// A symbol the library defines (a distributed kernel's C interface, the
+  /// distributed hook), or null.
+  void *librarySymbol(const std::string &name) const;
 
 private:
   Model() = default;

@@ -50,6 +50,8 @@ struct CodegenRequest {
   /// Timers at the boundaries of every op tagged with its task
   /// (`linnet.task`, set by the planner): `linnet build --profile`.
   bool profile = false;
+  /// Relation kernels through the distributed hook: `linnet build --ranks N`.
+  bool distributed = false;
 };
 
 struct GeneratedLibrary {
@@ -60,6 +62,14 @@ struct GeneratedLibrary {
   std::string bufferizedIR; // with CodegenRequest::keepBufferizedIR
   /// With CodegenRequest::profile: the task each timer id stands for.
   std::vector<std::string> profiledTasks;
+  /// With CodegenRequest::distributed: each relation kernel (by hook id)
+  /// and the role of each of its arguments.
+  struct DistributedKernel {
+    std::string name;
+    std::vector<std::string> roles;
+    std::vector<int64_t> ranks, elemBytes; // per argument: memref rank, element size
+  };
+  std::vector<DistributedKernel> distributedKernels;
 };
 
 class Target {

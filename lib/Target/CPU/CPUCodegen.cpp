@@ -171,6 +171,10 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   Option<bool> profile{*this, "profile",
                        llvm::cl::desc("timers around the ops tagged with their task (linnet build --profile)"),
                        llvm::cl::init(false)};
+  Option<bool> distributed{*this, "distributed",
+                           llvm::cl::desc("relation kernels called through the distributed hook "
+                                          "(linnet build --ranks N)"),
+                           llvm::cl::init(false)};
   Option<unsigned> threads{*this, "threads",
                            llvm::cl::desc("threads the linalg stage's outer tiles are split over"),
                            llvm::cl::init(LinalgTarget().threads)};
@@ -180,6 +184,7 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
     o.parallel = parallel;
     o.linalgTarget.threads = threads;
     o.profile = profile;
+    o.distributed = distributed;
     if (!parseImplementationPolicy(implementation, o.implementation))
       llvm::report_fatal_error("implementation: expected auto, generated or blas");
     return o;
@@ -203,6 +208,8 @@ const char *policyName(ImplementationPolicy p) {
 void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options) {
   if (options.profile)
     pm.addPass(createLinnetCPUInstrumentCommands());
+  if (options.distributed)
+    pm.addPass(createLinnetCPUDistributeKernels());
   pm.addPass(createGfLowerKernelToLoops());
   LinnetCPULowerLinalgOptions linalg;
   linalg.implementation = policyName(options.implementation);
@@ -388,7 +395,9 @@ void addPackedEntries(llvm::Module &module) {
   for (llvm::Function *f : interfaces) {
     std::string name =
         "linnet_entry_" + f->getName().drop_front(strlen("_mlir_ciface_")).str();
-    if (module.getFunction(name))
+    // Kernel functions (`F.k<i>`, exported by a distributed build) are no
+    // entries.
+    if (module.getFunction(name) || name.find('.') != std::string::npos)
       continue;
     auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
     auto *entry = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
@@ -511,6 +520,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
     return e;
   bool blas = usesBLAS(module);
   bool timers = module->hasAttr("linnet.profile.tasks");
+  std::string distShim = distributedShimSource(module);
   stage.next("loops to the LLVM dialect");
   if (failed(lowerLoopsToLLVMDialect(module, options)))
     return diags.error("lowering to the LLVM dialect failed");
@@ -561,7 +571,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   // BLAS calls go through a small C shim that loads OpenBLAS on first use
   // (LinalgCodegen.cpp, blasShimSource).
   llvm::SmallString<128> shimPath;
-  if (blas || timers) {
+  if (blas || timers || !distShim.empty()) {
     int shimFd;
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "linnet-blas-shim", "c", shimFd, shimPath)) {
@@ -573,6 +583,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
       shim << blasShimSource();
     if (timers)
       shim << profileShimSource();
+    shim << distShim;
     // The shim is read from stdin (`-x c -`), so the temporary file's random
     // name never reaches the library (an STT_FILE symbol): the same build
     // gives the same bytes, which the artifact manifest's digest relies on.
@@ -602,6 +613,34 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
         "linking " + out + " failed (exit " + std::to_string(rc) + ")" +
             (message.empty() ? "" : ": " + message));
   return llvm::Error::success();
+}
+
+std::string distributedShimSource(ModuleOp module) {
+  auto kernels = module->getAttrOfType<ArrayAttr>("linnet.distributed.kernels");
+  if (!kernels)
+    return "";
+  // Per kernel: the hook's entry `_mlir_ciface_linnet_dist_<kernel>` (what
+  // the entry calls) forwards its descriptors to the runtime's hook, or
+  // straight to the kernel's C interface when no hook is set (one process).
+  std::string src = "\n#include <stdint.h>\n"
+                    "void (*linnet_dist_hook)(int64_t kernel, int64_t nargs, void **descs) = 0;\n";
+  for (auto [i, a] : llvm::enumerate(kernels)) {
+    auto d = cast<DictionaryAttr>(a);
+    std::string name = cast<StringAttr>(d.get("name")).getValue().str();
+    size_t n = cast<ArrayAttr>(d.get("roles")).size();
+    std::string params, args;
+    for (size_t k = 0; k < n; ++k) {
+      params += (k ? ", " : "") + ("void *a" + std::to_string(k));
+      args += (k ? ", " : "") + ("a" + std::to_string(k));
+    }
+    std::string id = std::to_string(i);
+    src += "extern void linnet_kernel_" + id + "(" + params + ") __asm__(\"_mlir_ciface_" + name + "\");\n";
+    src += "void linnet_dist_" + id + "(" + params + ") __asm__(\"_mlir_ciface_linnet_dist_" + name + "\");\n";
+    src += "void linnet_dist_" + id + "(" + params + ") {\n  if (!linnet_dist_hook) {\n    linnet_kernel_" + id +
+           "(" + args + ");\n    return;\n  }\n  void *d[] = {" + args + "};\n  linnet_dist_hook(" + id + ", " +
+           std::to_string(n) + ", d);\n}\n";
+  }
+  return src;
 }
 
 const char *profileShimSource() {

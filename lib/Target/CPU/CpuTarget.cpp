@@ -23,6 +23,7 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
                                        request.implementation + "'");
   options.runTaskPipeline = false; // the compilation ran it
   options.profile = request.profile;
+  options.distributed = request.distributed;
   options.dumpIRDir = request.dumpIRDir;
   options.firstDumpStage = request.firstDumpStage + 1;
   {
@@ -51,6 +52,19 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
   target::GeneratedLibrary lib;
   lib.bytes = std::move(*bytes);
   lib.bufferizedIR = std::move(bufferizedIR);
+  if (auto kernels = module->getAttrOfType<ArrayAttr>("linnet.distributed.kernels"))
+    for (Attribute a : kernels) {
+      auto d = cast<DictionaryAttr>(a);
+      target::GeneratedLibrary::DistributedKernel k;
+      k.name = cast<StringAttr>(d.get("name")).getValue().str();
+      for (Attribute r : cast<ArrayAttr>(d.get("roles")))
+        k.roles.push_back(cast<StringAttr>(r).getValue().str());
+      for (Attribute r : cast<ArrayAttr>(d.get("ranks")))
+        k.ranks.push_back(cast<IntegerAttr>(r).getInt());
+      for (Attribute r : cast<ArrayAttr>(d.get("elem_bytes")))
+        k.elemBytes.push_back(cast<IntegerAttr>(r).getInt());
+      lib.distributedKernels.push_back(std::move(k));
+    }
   if (auto tasks = module->getAttrOfType<ArrayAttr>("linnet.profile.tasks"))
     for (Attribute t : tasks)
       lib.profiledTasks.push_back(cast<StringAttr>(t).getValue().str());

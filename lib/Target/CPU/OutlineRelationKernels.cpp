@@ -81,6 +81,19 @@ static LogicalResult outlineRelationKernels(ModuleOp module) {
     auto lowered = kmod->lookupSymbol<func::FuncOp>(name);
     lowered->removeAttr("llvm.emit_c_interface");
     lowered.setPrivate();
+    // What each argument is, for -linnet-cpu-distribute-kernels: the
+    // topology (row_ptr, col_idx), the inputs by role, then the outputs.
+    SmallVector<Attribute> argRoles;
+    if (launch.getNumTopologyOperands() == 2) {
+      argRoles.push_back(StringAttr::get(ctx, "row_ptr"));
+      argRoles.push_back(StringAttr::get(ctx, "col_idx"));
+      for (Attribute r : launch.getInputRoles())
+        argRoles.push_back(r);
+      for (unsigned i = 0; i < launch->getNumResults(); ++i)
+        argRoles.push_back(StringAttr::get(ctx, "out"));
+      if (argRoles.size() == lowered.getNumArguments())
+        lowered->setAttr("linnet.kernel_roles", ArrayAttr::get(ctx, argRoles));
+    }
     ArrayRef<Type> loweredArgs = lowered.getArgumentTypes();
     unsigned nIn = launch->getNumOperands();
 

@@ -63,7 +63,15 @@ struct CodegenOptions {
   /// (-linnet-cpu-instrument-commands) and the profile shim linked in:
   /// `linnet build --profile`.
   bool profile = false;
+  /// Relation kernels called through the distributed runtime's hook
+  /// (-linnet-cpu-distribute-kernels) and the distributed shim linked in:
+  /// `linnet build --ranks N`.
+  bool distributed = false;
 };
+
+/// The C source of the distributed shim of a module the distribute pass
+/// ran on (its `linnet.distributed.kernels`); empty for any other module.
+std::string distributedShimSource(mlir::ModuleOp module);
 
 /// The C source of the profile shim: the timers instrumented code calls and
 /// the event buffer the runtime reads (docs/profiling.md).

@@ -207,4 +207,36 @@ def LinnetCPUInstrumentCommands
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"];
 }
 
+def LinnetCPUDistributeKernels
+    : Pass<"linnet-cpu-distribute-kernels", "::mlir::ModuleOp"> {
+  let summary = "Route each relation kernel call through the distributed runtime's hook";
+  let description = [{
+    `linnet build --ranks N` only. Every kernel function the outlining
+    pass marked with `linnet.kernel_roles` (row_ptr, col_idx, the inputs'
+    roles src/edge/dst, out...) gets a C interface and public visibility,
+    and each call of it becomes a call of `@linnet_dist_<kernel>`, an
+    external declaration with a C interface: the distributed shim linked
+    into the library forwards it to the runtime's hook (`linnet_dist_hook`),
+    which exchanges the halo rows of the `src` inputs between ranks and runs
+    the kernel on the interior rows while the exchange is in flight, then
+    on the boundary rows (docs/distributed.md). Without a hook (one
+    process) the shim calls the kernel directly. The module attribute
+    `linnet.distributed.kernels` lists the kernels in hook-id order with
+    their roles.
+
+    Before:
+    ```mlir
+    func.func private @f.k0(%rp: memref<?xi64>, %ci: memref<?xi64>, %x: memref<?x8xf32>,
+                            %out: memref<?x8xf32>) attributes {linnet.kernel_roles = [...]}
+    call @f.k0(%a, %b, %c, %d) : (...) -> ()
+    ```
+    After:
+    ```mlir
+    func.func @f.k0(...) attributes {llvm.emit_c_interface}
+    func.func private @linnet_dist_f.k0(...) attributes {llvm.emit_c_interface}
+    call @linnet_dist_f.k0(%a, %b, %c, %d) : (...) -> ()
+    ```
+  }];
+}
+
 #endif // LINNET_TARGET_CPU_PASSES_TD

@@ -1,0 +1,647 @@
+//===- DistributedRun.cpp - `linnet run --ranks N` on OpenMPI ranks -------===//
+//
+// A distributed artifact (`linnet build --ranks N`) calls each relation
+// kernel through `linnet_dist_hook`. Here every rank sets that hook: before
+// a kernel runs, the `src` rows other ranks need are packed and sent, the
+// ghost rows this rank needs are received (non-blocking MPI point-to-point
+// with each neighbour), the kernel runs on the interior rows while the
+// exchange is in flight, then on the boundary rows over owned + ghost
+// sources. Rank 0 reads the inputs, partitions the relation by destination
+// rows (dist::partition) and sends each rank its part; every rank runs the
+// entry on its rows; rank 0 gathers the per-entity results
+// (docs/distributed.md).
+//
+//===----------------------------------------------------------------------===//
+#include "DistributedRun.h"
+
+#include "RunCommand.h"
+
+#include "linnet/Distributed/Partition.h"
+#include "linnet/Runtime/Runtime.h"
+
+#include "llvm/Support/Program.h"
+
+#include <fmt/format.h>
+
+// The C API only (OpenMPI and MPICH would pull in their C++ bindings).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+using namespace linnet;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// A memref descriptor as MLIR's C interface lays it out: allocated and
+/// aligned pointers, offset, sizes[rank], strides[rank].
+struct Desc {
+  std::vector<int64_t> w;
+  int rank = 1;
+  static Desc of(const void *p, int rank) {
+    Desc d;
+    d.rank = rank;
+    d.w.resize(size_t(3 + 2 * rank));
+    std::memcpy(d.w.data(), p, d.w.size() * sizeof(int64_t));
+    return d;
+  }
+  static Desc over(void *base, int rank, const std::vector<int64_t> &sizes) {
+    Desc d;
+    d.rank = rank;
+    d.w.assign(size_t(3 + 2 * rank), 0);
+    d.w[0] = d.w[1] = int64_t(reinterpret_cast<intptr_t>(base));
+    int64_t stride = 1;
+    for (int k = rank - 1; k >= 0; --k) {
+      d.w[size_t(3 + k)] = sizes[size_t(k)];
+      d.w[size_t(3 + rank + k)] = stride;
+      stride *= sizes[size_t(k)];
+    }
+    return d;
+  }
+  char *aligned() const { return reinterpret_cast<char *>(intptr_t(w[1])); }
+  void setAligned(const void *p) { w[1] = int64_t(reinterpret_cast<intptr_t>(p)); }
+  int64_t size(int k) const { return w[size_t(3 + k)]; }
+  void setSize0(int64_t n) { w[3] = n; }
+  int64_t stride(int k) const { return w[size_t(3 + rank + k)]; }
+  std::vector<int64_t> sizes() const { return {w.begin() + 3, w.begin() + 3 + rank}; }
+  /// Elements per leading-axis row; 0 when the layout is not row-major
+  /// contiguous (the kernels' layouts always are).
+  int64_t rowElems() const {
+    int64_t e = 1;
+    for (int k = rank - 1; k >= 1; --k) {
+      if (stride(k) != e)
+        return 0;
+      e *= size(k);
+    }
+    return rank == 1 || stride(0) == e ? e : 0;
+  }
+};
+
+/// The state of this rank, which the hook (a plain C function pointer the
+/// library calls) reaches: one distributed run per process.
+struct RankState {
+  int rank = 0, size = 1;
+  const rt::ArtifactInfo::Distributed *dist = nullptr;
+  dist::Part part;
+  std::vector<void *> kernels; // C interfaces, by hook id
+  double timeout = 60;
+  // Figures for --stats.
+  int64_t bytesSent = 0, messages = 0, exchanges = 0;
+  double interiorS = 0, boundaryS = 0, waitS = 0, packS = 0, kernelS = 0;
+};
+RankState *gState = nullptr;
+
+[[noreturn]] void fail(const std::string &what) {
+  int rank = gState ? gState->rank : 0;
+  std::cerr << fmt::format("linnet run: error: rank {}: {}\n", rank, what) << std::flush;
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+void callKernel(void *fn, const std::vector<void *> &a) {
+  using P = void *;
+  switch (a.size()) {
+  case 3:
+    reinterpret_cast<void (*)(P, P, P)>(fn)(a[0], a[1], a[2]);
+    return;
+  case 4:
+    reinterpret_cast<void (*)(P, P, P, P)>(fn)(a[0], a[1], a[2], a[3]);
+    return;
+  case 5:
+    reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(a[0], a[1], a[2], a[3], a[4]);
+    return;
+  case 6:
+    reinterpret_cast<void (*)(P, P, P, P, P, P)>(fn)(a[0], a[1], a[2], a[3], a[4], a[5]);
+    return;
+  case 7:
+    reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+    return;
+  case 8:
+    reinterpret_cast<void (*)(P, P, P, P, P, P, P, P)>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+    return;
+  case 9:
+    reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P)>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+    return;
+  case 10:
+    reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P, P)>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
+                                                                 a[9]);
+    return;
+  default:
+    fail(fmt::format("a relation kernel with {} arguments (at most 10 are supported)", a.size()));
+  }
+}
+
+/// Waits for `reqs`, polling, for at most the run's timeout.
+void waitAll(std::vector<MPI_Request> &reqs, const char *what) {
+  auto start = Clock::now();
+  for (;;) {
+    int done = 0;
+    if (MPI_Testall(int(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+      fail(fmt::format("{} failed", what));
+    if (done)
+      return;
+    if (secondsSince(start) > gState->timeout)
+      fail(fmt::format("{} did not complete in {:g} s (a rank failed or hangs; --timeout)", what, gState->timeout));
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+/// The hook: one relation kernel call of the entry, distributed.
+extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **descs) {
+  RankState &S = *gState;
+  if (kernel < 0 || size_t(kernel) >= S.dist->kernels.size())
+    fail(fmt::format("the library called distributed kernel {}, runtime.json lists {}", kernel,
+                     S.dist->kernels.size()));
+  const rt::ArtifactInfo::DistributedKernel &k = S.dist->kernels[size_t(kernel)];
+  if (size_t(nargs) != k.roles.size())
+    fail(fmt::format("kernel {}: {} arguments, runtime.json says {}", k.name, nargs, k.roles.size()));
+  const dist::Part &P = S.part;
+  auto t0 = Clock::now();
+  std::vector<Desc> d;
+  std::vector<int64_t> rowBytes(size_t(nargs), 0);
+  for (int64_t i = 0; i < nargs; ++i) {
+    d.push_back(Desc::of(descs[i], int(k.ranks[size_t(i)])));
+    const std::string &role = k.roles[size_t(i)];
+    if (role == "src" || role == "dst" || role == "out") {
+      int64_t e = d.back().rowElems();
+      if (e == 0)
+        fail(fmt::format("kernel {}: argument {} is not row-major contiguous", k.name, i));
+      rowBytes[size_t(i)] = e * k.elemBytes[size_t(i)];
+      if (d.back().size(0) != P.owned)
+        fail(fmt::format("kernel {}: argument {} ({}) has {} rows, this rank owns {}", k.name, i, role,
+                         d.back().size(0), P.owned));
+    }
+  }
+  int64_t ghosts = int64_t(P.ghostGlobal.size());
+  // Post the exchange of every src input: receives into the ghost rows,
+  // sends of the packed rows each neighbour keeps.
+  struct Exchange {
+    size_t arg;
+    MPI_Datatype row;
+    std::vector<char> ghost;
+    std::vector<std::vector<char>> send;
+  };
+  std::vector<Exchange> ex;
+  std::vector<MPI_Request> reqs;
+  for (int64_t i = 0; i < nargs; ++i) {
+    if (k.roles[size_t(i)] != "src" || (P.recvFrom.empty() && P.sendTo.empty()))
+      continue;
+    Exchange x;
+    x.arg = size_t(i);
+    MPI_Type_contiguous(int(rowBytes[size_t(i)]), MPI_BYTE, &x.row);
+    MPI_Type_commit(&x.row);
+    x.ghost.resize(size_t(ghosts * rowBytes[size_t(i)]));
+    ex.push_back(std::move(x));
+  }
+  auto tPack = Clock::now();
+  for (size_t j = 0; j < ex.size(); ++j) {
+    Exchange &x = ex[j];
+    int64_t rb = rowBytes[x.arg];
+    int tag = int(kernel * 64 + int64_t(x.arg));
+    int64_t at = 0;
+    for (size_t n = 0; n < P.recvFrom.size(); ++n) {
+      reqs.emplace_back();
+      MPI_Irecv(x.ghost.data() + at * rb, int(P.recvCount[n]), x.row, int(P.recvFrom[n]), tag, MPI_COMM_WORLD,
+                &reqs.back());
+      at += P.recvCount[n];
+    }
+    const char *src = d[x.arg].aligned();
+    x.send.resize(P.sendTo.size());
+    for (size_t n = 0; n < P.sendTo.size(); ++n) {
+      std::vector<char> &buf = x.send[n];
+      buf.resize(P.sendRows[n].size() * size_t(rb));
+      for (size_t r = 0; r < P.sendRows[n].size(); ++r)
+        std::memcpy(buf.data() + r * size_t(rb), src + P.sendRows[n][r] * rb, size_t(rb));
+      reqs.emplace_back();
+      MPI_Isend(buf.data(), int(P.sendRows[n].size()), x.row, int(P.sendTo[n]), tag, MPI_COMM_WORLD, &reqs.back());
+      S.bytesSent += int64_t(buf.size());
+      ++S.messages;
+    }
+  }
+  S.packS += secondsSince(tPack);
+  if (!ex.empty())
+    ++S.exchanges;
+
+  // Rows [lo, hi) of the part; `sources` replaces the src descriptors.
+  auto run = [&](int64_t lo, int64_t hi, const std::vector<Desc> *sources) {
+    if (hi <= lo)
+      return;
+    std::vector<Desc> a = d;
+    a[0] = Desc::over(const_cast<int64_t *>(P.rowPtr.data() + lo), 1, {hi - lo + 1});
+    a[1] = Desc::over(const_cast<int64_t *>(P.colIdx.data()), 1, {std::max<int64_t>(1, int64_t(P.colIdx.size()))});
+    a[1].setSize0(int64_t(P.colIdx.size()));
+    for (int64_t i = 2; i < nargs; ++i) {
+      const std::string &role = k.roles[size_t(i)];
+      if (role == "src" && sources)
+        a[size_t(i)] = (*sources)[size_t(i)];
+      if (role == "dst" || role == "out") {
+        a[size_t(i)].setAligned(d[size_t(i)].aligned() + lo * rowBytes[size_t(i)]);
+        a[size_t(i)].setSize0(hi - lo);
+      }
+    }
+    std::vector<void *> ptrs;
+    for (Desc &x : a)
+      ptrs.push_back(x.w.data());
+    callKernel(S.kernels[size_t(kernel)], ptrs);
+  };
+  if (ex.empty()) {
+    // No neighbours (one rank, or a part that shares no edge): one call.
+    auto tk = Clock::now();
+    run(0, P.owned, nullptr);
+    S.kernelS += secondsSince(tk);
+    return;
+  }
+  // Interior rows read owned sources only: they run while rows travel.
+  auto tInt = Clock::now();
+  run(0, P.interior, nullptr);
+  S.interiorS += secondsSince(tInt);
+  auto tWait = Clock::now();
+  waitAll(reqs, fmt::format("the halo exchange of kernel {}", k.name).c_str());
+  S.waitS += secondsSince(tWait);
+  // Boundary rows over owned + ghost sources.
+  auto tBnd = Clock::now();
+  std::vector<Desc> sources = d;
+  std::vector<std::vector<char>> extended(ex.size());
+  for (size_t j = 0; j < ex.size(); ++j) {
+    Exchange &x = ex[j];
+    int64_t rb = rowBytes[x.arg];
+    extended[j].resize(size_t((P.owned + ghosts) * rb));
+    std::memcpy(extended[j].data(), d[x.arg].aligned(), size_t(P.owned * rb));
+    std::memcpy(extended[j].data() + P.owned * rb, x.ghost.data(), x.ghost.size());
+    std::vector<int64_t> sizes = d[x.arg].sizes();
+    sizes[0] = P.owned + ghosts;
+    sources[x.arg] = Desc::over(extended[j].data(), d[x.arg].rank, sizes);
+    MPI_Type_free(&x.row);
+  }
+  run(P.interior, P.owned, &sources);
+  S.boundaryS += secondsSince(tBnd);
+  S.kernelS += secondsSince(t0);
+}
+
+// --- Moving parts and tensors between ranks ----------------------------------
+
+void sendVec(const std::vector<int64_t> &v, int to, int tag) {
+  int64_t n = int64_t(v.size());
+  MPI_Send(&n, 1, MPI_INT64_T, to, tag, MPI_COMM_WORLD);
+  for (int64_t at = 0; at < n; at += int64_t(1) << 28) // counts are ints
+    MPI_Send(v.data() + at, int(std::min<int64_t>(n - at, int64_t(1) << 28)), MPI_INT64_T, to, tag, MPI_COMM_WORLD);
+}
+std::vector<int64_t> recvVec(int from, int tag) {
+  int64_t n = 0;
+  MPI_Recv(&n, 1, MPI_INT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (n < 0)
+    fail("a malformed part from rank 0");
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t at = 0; at < n; at += int64_t(1) << 28)
+    MPI_Recv(v.data() + at, int(std::min<int64_t>(n - at, int64_t(1) << 28)), MPI_INT64_T, from, tag,
+             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return v;
+}
+void sendBytes(const std::vector<std::byte> &v, int to, int tag) {
+  int64_t n = int64_t(v.size());
+  MPI_Send(&n, 1, MPI_INT64_T, to, tag, MPI_COMM_WORLD);
+  for (int64_t at = 0; at < n; at += int64_t(1) << 30)
+    MPI_Send(v.data() + at, int(std::min<int64_t>(n - at, int64_t(1) << 30)), MPI_BYTE, to, tag, MPI_COMM_WORLD);
+}
+std::vector<std::byte> recvBytes(int from, int tag) {
+  int64_t n = 0;
+  MPI_Recv(&n, 1, MPI_INT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (n < 0)
+    fail("a malformed tensor from rank 0");
+  std::vector<std::byte> v(static_cast<size_t>(n));
+  for (int64_t at = 0; at < n; at += int64_t(1) << 30)
+    MPI_Recv(v.data() + at, int(std::min<int64_t>(n - at, int64_t(1) << 30)), MPI_BYTE, from, tag, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+  return v;
+}
+
+void sendPart(const dist::Part &p, int to) {
+  sendVec({p.owned, p.interior}, to, 1);
+  for (const std::vector<int64_t> *v : {&p.globalRow, &p.rowPtr, &p.colIdx, &p.globalEdge, &p.ghostGlobal,
+                                        &p.recvFrom, &p.recvCount, &p.sendTo})
+    sendVec(*v, to, 1);
+  for (const std::vector<int64_t> &rows : p.sendRows)
+    sendVec(rows, to, 1);
+}
+dist::Part recvPart() {
+  dist::Part p;
+  std::vector<int64_t> head = recvVec(0, 1);
+  if (head.size() != 2)
+    fail("a malformed part from rank 0");
+  p.owned = head[0];
+  p.interior = head[1];
+  for (std::vector<int64_t> *v : {&p.globalRow, &p.rowPtr, &p.colIdx, &p.globalEdge, &p.ghostGlobal, &p.recvFrom,
+                                  &p.recvCount, &p.sendTo})
+    *v = recvVec(0, 1);
+  for (size_t j = 0; j < p.sendTo.size(); ++j)
+    p.sendRows.push_back(recvVec(0, 1));
+  return p;
+}
+
+/// Rows `rows` of `t` (leading axis), in that order.
+rt::OwnedTensor takeRows(const rt::OwnedTensor &t, const std::vector<int64_t> &rows) {
+  rt::OwnedTensor out;
+  out.dtype = t.dtype;
+  out.shape = t.shape;
+  out.shape[0] = int64_t(rows.size());
+  size_t rb = t.shape[0] ? t.data.size() / size_t(t.shape[0]) : 0;
+  out.data.resize(rows.size() * rb);
+  for (size_t r = 0; r < rows.size(); ++r)
+    std::memcpy(out.data.data() + r * rb, t.data.data() + size_t(rows[r]) * rb, rb);
+  return out;
+}
+
+/// How an entry input or result is distributed.
+enum class Layout { RowPtr, ColIdx, Entity, Edge, Whole };
+
+std::string dimName(const rt::SigDim &d) {
+  const std::string *s = std::get_if<std::string>(&d);
+  return s ? *s : "";
+}
+
+} // namespace
+
+bool tool::underMpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
+
+int tool::launchUnderMpirun(int64_t ranks) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> self;
+  for (std::string a; std::getline(in, a, '\0');)
+    self.push_back(a);
+  llvm::ErrorOr<std::string> mpirun = llvm::sys::findProgramByName("mpirun");
+  if (!mpirun) {
+    std::cerr << "linnet run: error: --ranks needs OpenMPI's mpirun on PATH (Debian: openmpi-bin)\n";
+    return 1;
+  }
+  std::vector<std::string> argv = {*mpirun, "-n", std::to_string(ranks), "--oversubscribe", "--bind-to", "none"};
+  if (geteuid() == 0) {
+    // mpirun and MPI_Init in each rank refuse root unless told twice.
+    argv.push_back("--allow-run-as-root");
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+  char self_exe[4096];
+  ssize_t len = ::readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+  argv.push_back(len > 0 ? std::string(self_exe, size_t(len)) : std::string("/proc/self/exe"));
+  argv.insert(argv.end(), self.begin() + std::min<size_t>(1, self.size()), self.end());
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(argv[0], args, std::nullopt, {}, 0, 0, &message);
+  if (rc < 0) {
+    std::cerr << fmt::format("linnet run: error: mpirun failed: {}\n", message);
+    return 1;
+  }
+  return rc;
+}
+
+int tool::runDistributed(const DistributedRunOptions &o) {
+  MPI_Init(nullptr, nullptr);
+  RankState S;
+  gState = &S;
+  MPI_Comm_rank(MPI_COMM_WORLD, &S.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &S.size);
+  S.timeout = o.timeoutSeconds;
+  if (S.size != o.ranks)
+    fail(fmt::format("mpirun started {} ranks, --ranks says {}", S.size, o.ranks));
+  // Every rank loads the artifact and the weights (parameters are whole on
+  // each rank); a failure on any rank ends the run.
+  std::unique_ptr<rt::Model> model = tool::loadArtifact(o.artifact, o.weights, o.binding, "run");
+  if (!model)
+    fail("cannot load the artifact (above)");
+  const rt::ArtifactInfo &info = model->info();
+  if (!info.distributed)
+    fail(fmt::format("'{}' is not a distributed artifact: build it with `linnet build ... --ranks {}`", o.artifact,
+                     S.size));
+  if (info.distributed->ranks != S.size)
+    fail(fmt::format("'{}' is planned for {} ranks (linnet build --ranks {}); run it with --ranks {} or rebuild it "
+                     "with --ranks {}",
+                     o.artifact, info.distributed->ranks, info.distributed->ranks, info.distributed->ranks, S.size));
+  S.dist = &*info.distributed;
+  for (const rt::ArtifactInfo::DistributedKernel &k : S.dist->kernels) {
+    void *fn = model->librarySymbol(k.symbol);
+    if (!fn)
+      fail(fmt::format("the library has no '{}'", k.symbol));
+    S.kernels.push_back(fn);
+  }
+  const rt::EntrySig *sig = model->findEntry(o.entry);
+  if (!sig) {
+    std::string names;
+    for (const rt::EntrySig &e : info.entries)
+      names += (names.empty() ? "" : ", ") + e.name;
+    fail(fmt::format("no entry '{}' (entries: {})", o.entry, names));
+  }
+  // The relation and what each input is: entity rows (leading dim the
+  // relation's destination or source count), edges, or whole.
+  std::string relation, dstDim, srcDim, edgeDim;
+  for (const rt::TensorSig &s : sig->inputs)
+    if (!s.relation.empty()) {
+      if (!relation.empty() && relation != s.relation)
+        fail(fmt::format("entry '{}' takes two relations ('{}', '{}'): distributed runs take one", o.entry, relation,
+                         s.relation));
+      relation = s.relation;
+      if (!s.numSrc.empty()) {
+        srcDim = s.numSrc;
+        edgeDim = s.shape.empty() ? "" : dimName(s.shape[0]);
+      } else if (!s.shape.empty()) {
+        dstDim = dimName(s.shape[0]);
+        // "(N + 1)" names N.
+        if (dstDim.size() > 6 && dstDim.front() == '(' && dstDim.substr(dstDim.size() - 5) == " + 1)")
+          dstDim = dstDim.substr(1, dstDim.size() - 6);
+      }
+    }
+  if (relation.empty())
+    fail(fmt::format("entry '{}' takes no relation: there is nothing to partition", o.entry));
+  std::vector<Layout> layout;
+  for (const rt::TensorSig &s : sig->inputs) {
+    std::string lead = s.shape.empty() ? "" : dimName(s.shape[0]);
+    if (!s.relation.empty())
+      layout.push_back(s.numSrc.empty() ? Layout::RowPtr : Layout::ColIdx);
+    else if (!lead.empty() && (lead == dstDim || lead == srcDim))
+      layout.push_back(Layout::Entity);
+    else if (!lead.empty() && lead == edgeDim)
+      layout.push_back(Layout::Edge);
+    else
+      layout.push_back(Layout::Whole);
+  }
+
+  // Rank 0: the inputs, the partition, each rank's part and rows.
+  std::vector<rt::OwnedTensor> local(sig->inputs.size());
+  if (S.rank == 0) {
+    std::optional<std::vector<rt::OwnedTensor>> in = tool::readEntryInputs(*model, o.entry, o.inputs, "run");
+    if (!in)
+      fail("cannot read the inputs (above)");
+    const rt::OwnedTensor *rowPtr = nullptr, *colIdx = nullptr;
+    for (size_t i = 0; i < layout.size(); ++i) {
+      if (layout[i] == Layout::RowPtr)
+        rowPtr = &(*in)[i];
+      if (layout[i] == Layout::ColIdx)
+        colIdx = &(*in)[i];
+    }
+    if (!rowPtr || !colIdx || rowPtr->dtype != rt::DType::I64 || colIdx->dtype != rt::DType::I64 ||
+        rowPtr->shape.size() != 1 || colIdx->shape.size() != 1 || rowPtr->shape[0] < 1)
+      fail(fmt::format("relation '{}': expected i64 row_ptr and col_idx vectors", relation));
+    int64_t n = rowPtr->shape[0] - 1;
+    const auto *rp = reinterpret_cast<const int64_t *>(rowPtr->data.data());
+    const auto *ci = reinterpret_cast<const int64_t *>(colIdx->data.data());
+    if (rp[n] != colIdx->shape[0])
+      fail(fmt::format("relation '{}': row_ptr[{}] is {}, col_idx has {} edges", relation, n, rp[n], colIdx->shape[0]));
+    for (size_t i = 0; i < layout.size(); ++i)
+      if (layout[i] == Layout::Entity && ((*in)[i].shape.empty() || (*in)[i].shape[0] != n))
+        fail(fmt::format("input '{}' has {} rows, relation '{}' {} destinations: distributed runs need a square "
+                         "relation (as many sources as destinations)",
+                         sig->inputs[i].name, (*in)[i].shape.empty() ? 0 : (*in)[i].shape[0], relation, n));
+    std::vector<int64_t> owner;
+    if (!o.partition.empty()) {
+      std::string err;
+      std::optional<rt::OwnedTensor> pv = rt::readNpy(o.partition, err);
+      if (!pv)
+        fail(err);
+      if (pv->dtype != rt::DType::I64 || pv->shape.size() != 1)
+        fail(fmt::format("{}: expected an i64 vector of each entity's part", o.partition));
+      owner.assign(reinterpret_cast<const int64_t *>(pv->data.data()),
+                   reinterpret_cast<const int64_t *>(pv->data.data()) + pv->shape[0]);
+    }
+    std::string err;
+    std::vector<dist::Part> parts = dist::partition(n, rp, ci, S.size, owner, err);
+    if (parts.empty())
+      fail(fmt::format("relation '{}': {}", relation, err));
+    if (o.stats) {
+      dist::HaloStats hs = dist::haloStats(parts);
+      std::cerr << fmt::format("linnet run: {} ranks, {} entities, {} edges: {} ghost rows in all (largest part "
+                               "{}), {} boundary rows, {} edges cut\n",
+                               S.size, n, rp[n], hs.ghostRows, hs.maxGhostRows, hs.boundaryRows, hs.edgesCut);
+    }
+    auto localInputs = [&](const dist::Part &p) {
+      std::vector<rt::OwnedTensor> l;
+      for (size_t i = 0; i < layout.size(); ++i) {
+        const rt::OwnedTensor &t = (*in)[i];
+        rt::OwnedTensor x;
+        x.dtype = rt::DType::I64;
+        switch (layout[i]) {
+        case Layout::RowPtr:
+          x.shape = {int64_t(p.rowPtr.size())};
+          x.data.resize(p.rowPtr.size() * 8);
+          std::memcpy(x.data.data(), p.rowPtr.data(), x.data.size());
+          break;
+        case Layout::ColIdx:
+          // The entry checks col_idx against its entity count; the kernels
+          // read the part's own columns (ghosts past the owned rows), which
+          // the hook passes them.
+          x.shape = {int64_t(p.colIdx.size())};
+          x.data.assign(p.colIdx.size() * 8, std::byte{0});
+          break;
+        case Layout::Entity:
+          x = takeRows(t, p.globalRow);
+          break;
+        case Layout::Edge:
+          x = takeRows(t, p.globalEdge);
+          break;
+        case Layout::Whole:
+          x = t;
+          break;
+        }
+        l.push_back(std::move(x));
+      }
+      return l;
+    };
+    for (int r = 1; r < S.size; ++r) {
+      sendPart(parts[size_t(r)], r);
+      for (rt::OwnedTensor &t : localInputs(parts[size_t(r)])) {
+        sendVec(t.shape, r, 2);
+        sendBytes(t.data, r, 2);
+      }
+    }
+    local = localInputs(parts[0]);
+    S.part = std::move(parts[0]);
+  } else {
+    S.part = recvPart();
+    for (size_t i = 0; i < sig->inputs.size(); ++i) {
+      local[i].dtype = sig->inputs[i].dtype;
+      local[i].shape = recvVec(0, 2);
+      local[i].data = recvBytes(0, 2);
+    }
+  }
+
+  // Every rank runs the entry on its rows.
+  auto **hook = static_cast<void (**)(int64_t, int64_t, void **)>(model->librarySymbol("linnet_dist_hook"));
+  if (!hook)
+    fail("the library has no 'linnet_dist_hook'");
+  *hook = &linnetDistributedKernel;
+  std::vector<rt::TensorView> views;
+  for (const rt::OwnedTensor &t : local)
+    views.push_back(t.view());
+  std::vector<rt::OwnedTensor> results;
+  std::string error;
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto tRun = Clock::now();
+  for (unsigned i = 0; i < std::max(1u, o.repeat); ++i)
+    if (!model->call(o.entry, views, results, error))
+      fail(error);
+  double runS = secondsSince(tRun);
+  *hook = nullptr;
+
+  // Rank 0 gathers the entity rows of each result (the rest is whole on
+  // every rank) and writes the results.
+  std::vector<rt::OwnedTensor> global = results;
+  for (size_t r = 0; r < results.size(); ++r) {
+    std::string lead = sig->results[r].shape.empty() ? "" : dimName(sig->results[r].shape[0]);
+    if (lead.empty() || (lead != dstDim && lead != srcDim))
+      continue;
+    if (S.rank != 0) {
+      sendVec(S.part.globalRow, 0, 3);
+      sendBytes(results[r].data, 0, 3);
+      continue;
+    }
+    size_t rb = results[r].shape[0] ? results[r].data.size() / size_t(results[r].shape[0]) : 0;
+    int64_t total = S.part.owned;
+    std::vector<std::pair<std::vector<int64_t>, std::vector<std::byte>>> pieces;
+    pieces.push_back({S.part.globalRow, results[r].data});
+    for (int q = 1; q < S.size; ++q) {
+      std::vector<int64_t> rows = recvVec(q, 3);
+      std::vector<std::byte> bytes = recvBytes(q, 3);
+      if (bytes.size() != rows.size() * rb)
+        fail(fmt::format("rank {} sent {} bytes for {} rows of result {}", q, bytes.size(), rows.size(), r));
+      total += int64_t(rows.size());
+      pieces.push_back({std::move(rows), std::move(bytes)});
+    }
+    global[r].shape[0] = total;
+    global[r].data.assign(size_t(total) * rb, std::byte{0});
+    for (auto &[rows, bytes] : pieces)
+      for (size_t k = 0; k < rows.size(); ++k)
+        std::memcpy(global[r].data.data() + size_t(rows[k]) * rb, bytes.data() + k * rb, rb);
+  }
+  if (o.stats) {
+    double mine[6] = {double(S.bytesSent), S.interiorS, S.waitS, S.boundaryS, S.kernelS, runS};
+    std::vector<double> all(static_cast<size_t>(6 * S.size));
+    MPI_Gather(mine, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (S.rank == 0)
+      for (int q = 0; q < S.size; ++q) {
+        const double *v = &all[size_t(6 * q)];
+        std::cerr << fmt::format("linnet run: rank {}: {:.3f} s for {} call(s); sent {} bytes; kernels {:.3f} s: "
+                                 "interior {:.3f} s while the exchange was in flight, then waited {:.3f} s, "
+                                 "boundary {:.3f} s\n",
+                                 q, v[5], std::max(1u, o.repeat), int64_t(v[0]), v[4], v[1], v[2], v[3]);
+      }
+  }
+  int rc = 0;
+  if (S.rank == 0)
+    for (size_t r = 0; r < o.outputs.size() && r < global.size(); ++r)
+      if (!rt::writeNpy(o.outputs[r], global[r].view(), error)) {
+        std::cerr << "linnet run: error: " << error << "\n";
+        rc = 1;
+      }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  gState = nullptr;
+  return rc;
+}
