@@ -21,6 +21,10 @@ config.substitutions.append(("%linnet_obj", config.linnet_obj_root))
 # shared runtime library needs the sanitizer runtime too.
 if getattr(config, "linnet_sanitized", False):
     config.available_features.add("sanitized")
+# linnet run --ranks N needs OpenMPI's mpirun (test/Distributed).
+import shutil
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
 
 tool_dirs = [config.linnet_tools_dir, config.llvm_tools_dir]
 tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore")]

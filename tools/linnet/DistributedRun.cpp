@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -98,6 +99,9 @@ struct RankState {
   // Figures for --stats.
   int64_t bytesSent = 0, messages = 0, exchanges = 0;
   double interiorS = 0, boundaryS = 0, waitS = 0, packS = 0, kernelS = 0;
+  /// Fault injection for the tests (docs/distributed.md): this rank kills
+  /// itself, or stops answering, at its first relation kernel.
+  int killRank = -1, hangRank = -1;
 };
 RankState *gState = nullptr;
 
@@ -166,6 +170,11 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
   if (size_t(nargs) != k.roles.size())
     fail(fmt::format("kernel {}: {} arguments, runtime.json says {}", k.name, nargs, k.roles.size()));
   const dist::Part &P = S.part;
+  if (S.rank == S.killRank)
+    ::raise(SIGKILL);
+  if (S.rank == S.hangRank)
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
   auto t0 = Clock::now();
   std::vector<Desc> d;
   std::vector<int64_t> rowBytes(size_t(nargs), 0);
@@ -390,6 +399,14 @@ int tool::launchUnderMpirun(int64_t ranks) {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   }
+  // mpirun passes only some of the environment to the ranks: linnet's own
+  // settings (LINNET_*) go explicitly.
+  for (char **e = environ; *e; ++e)
+    if (std::strncmp(*e, "LINNET_", 7) == 0) {
+      std::string kv = *e;
+      argv.push_back("-x");
+      argv.push_back(kv.substr(0, kv.find('=')));
+    }
   char self_exe[4096];
   ssize_t len = ::readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
   argv.push_back(len > 0 ? std::string(self_exe, size_t(len)) : std::string("/proc/self/exe"));
@@ -401,7 +418,13 @@ int tool::launchUnderMpirun(int64_t ranks) {
     std::cerr << fmt::format("linnet run: error: mpirun failed: {}\n", message);
     return 1;
   }
-  return rc;
+  if (rc != 0) {
+    std::cerr << fmt::format("linnet run: error: the run on {} ranks failed (mpirun exit status {}; the ranks' "
+                             "messages are above)\n",
+                             ranks, rc);
+    return 1;
+  }
+  return 0;
 }
 
 int tool::runDistributed(const DistributedRunOptions &o) {
@@ -411,6 +434,10 @@ int tool::runDistributed(const DistributedRunOptions &o) {
   MPI_Comm_rank(MPI_COMM_WORLD, &S.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &S.size);
   S.timeout = o.timeoutSeconds;
+  if (const char *k = std::getenv("LINNET_FAULT_KILL_RANK"))
+    S.killRank = std::atoi(k);
+  if (const char *h = std::getenv("LINNET_FAULT_HANG_RANK"))
+    S.hangRank = std::atoi(h);
   if (S.size != o.ranks)
     fail(fmt::format("mpirun started {} ranks, --ranks says {}", S.size, o.ranks));
   // Every rank loads the artifact and the weights (parameters are whole on
