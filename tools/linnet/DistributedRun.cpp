@@ -400,9 +400,9 @@ int tool::launchUnderMpirun(int64_t ranks) {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   }
   // mpirun passes only some of the environment to the ranks: linnet's own
-  // settings (LINNET_*) go explicitly.
+  // settings (LINNET_*) and the OpenMP ones (OMP_*) go explicitly.
   for (char **e = environ; *e; ++e)
-    if (std::strncmp(*e, "LINNET_", 7) == 0) {
+    if (std::strncmp(*e, "LINNET_", 7) == 0 || std::strncmp(*e, "OMP_", 4) == 0) {
       std::string kv = *e;
       argv.push_back("-x");
       argv.push_back(kv.substr(0, kv.find('=')));

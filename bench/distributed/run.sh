@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# GCN aggregation (bench/distributed/agg.ln, F = 64) on an R-MAT graph with
+# 2^SCALE nodes and EDGES edges, on each rank count of RANKS
+# (linnet run --ranks N: mpirun, oversubscribed past the cores): time per
+# layer (the slowest rank, REPEAT calls), bytes each rank sends per layer
+# against the halo lower bound (the distinct remote rows its edges read, x
+# the row size), and the interior/exchange overlap; every run's result
+# is checked against the one-rank run. Then a model of 64 ranks: the
+# partition's halo at 64 parts with the per-edge time and the exchange
+# bandwidth measured at the largest rank count.
+#
+# usage: bench/distributed/run.sh [BUILD_DIR] [SCALE=20] [EDGES=16777216] [REPEAT=5] [RANKS="1 2 4"]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+scale=${2:-20}
+edges=${3:-16777216}
+repeat=${4:-5}
+ranks=${5:-"1 2 4"}
+linnet=$build/bin/linnet
+py=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cores=$(nproc)
+
+$py "$root/bench/distributed/rmat.py" "$work" "$scale" "$edges" 64 1
+for n in $ranks; do
+  "$linnet" build "$root/bench/distributed/agg.ln" --ranks "$n" -o "$work/agg$n" > /dev/null
+  threads=$(( cores / n > 0 ? cores / n : 1 ))
+  OMP_NUM_THREADS=$threads "$linnet" run "$work/agg$n" --ranks "$n" --entry layer --repeat "$repeat" \
+      --relation g="$work/row_ptr.npy,$work/col_idx.npy" --input x="$work/x.npy" --input weight="$work/weight.npy" \
+      --output "$work/y$n.npy" --dist-stats 2> "$work/stats$n.txt"
+  echo "$threads" > "$work/threads$n"
+done
+$py - "$work" "$repeat" "$ranks" <<'PY'
+import re, sys
+import numpy as np
+w, repeat, ranks = sys.argv[1], int(sys.argv[2]), [int(r) for r in sys.argv[3].split()]
+rp, ci = np.load(f"{w}/row_ptr.npy"), np.load(f"{w}/col_idx.npy")
+n, e = len(rp) - 1, len(ci)
+row_bytes = 64 * 4
+ref = np.load(f"{w}/y{ranks[0]}.npy")
+
+def halo(parts):
+    """Distinct remote sources each contiguous part reads (its ghosts)."""
+    bounds = [p * (n // parts) + min(p, n % parts) for p in range(parts + 1)]
+    out = []
+    for p in range(parts):
+        lo, hi = bounds[p], bounds[p + 1]
+        cols = np.unique(ci[rp[lo]:rp[hi]])
+        out.append(int(((cols < lo) | (cols >= hi)).sum()))
+    return bounds, out
+
+print(f"R-MAT {n} nodes, {e} edges, F = 64 f32; {repeat} calls per run")
+print(f"{'ranks':>5} {'threads':>7} {'s/layer':>8} {'speedup':>7} {'MB sent/rank/layer':>19} {'lower bound MB':>14} "
+      f"{'interior s':>10} {'wait s':>7} {'boundary s':>10}")
+base = None
+last = None
+for r in ranks:
+    text = open(f"{w}/stats{r}.txt").read()
+    rows = re.findall(r"rank (\d+): ([\d.]+) s for \d+ call\(s\); sent (\d+) bytes; kernels ([\d.]+) s: interior "
+                      r"([\d.]+) s while the exchange was in flight, then waited ([\d.]+) s, boundary ([\d.]+) s", text)
+    if len(rows) != r:
+        sys.exit(f"{r} ranks: expected {r} stats lines:\n{text}")
+    got = np.load(f"{w}/y{r}.npy")
+    if not np.allclose(ref, got, rtol=1e-5, atol=1e-5):
+        sys.exit(f"{r} ranks: the result differs from {ranks[0]} rank(s)")
+    per_layer = max(float(x[1]) for x in rows) / repeat
+    sent = [int(x[2]) / repeat / 1e6 for x in rows]
+    _, ghosts = halo(r)
+    bound = [g * row_bytes / 1e6 for g in ghosts]
+    interior = max(float(x[4]) for x in rows) / repeat
+    wait = max(float(x[5]) for x in rows) / repeat
+    boundary = max(float(x[6]) for x in rows) / repeat
+    base = base or per_layer
+    threads = open(f"{w}/threads{r}").read().strip()
+    print(f"{r:>5} {threads:>7} {per_layer:>8.3f} {base / per_layer:>6.2f}x {np.mean(sent):>19.1f} {np.mean(bound):>14.1f} "
+          f"{interior:>10.3f} {wait:>7.3f} {boundary:>10.3f}")
+    last = (r, per_layer, float(rows[0][3]) / repeat, sum(sent), interior, wait)
+
+r, per_layer, kernel_s, sent_mb, interior, wait = last
+if r > 1:
+    # Per-edge time and exchange bandwidth as measured at r ranks.
+    edge_s = kernel_s / (e / r)
+    bw = sent_mb / r * 1e6 / max(interior + wait, 1e-9)
+    bounds, ghosts = halo(64)
+    # Each part: its interior rows' edges run during its exchange, then
+    # its boundary rows' edges.
+    dst = np.repeat(np.arange(n), np.diff(rp))
+    part_of = np.searchsorted(bounds, np.arange(n), side="right") - 1
+    inside = part_of[ci] == part_of[dst]
+    deg = np.diff(rp)
+    row_inside = np.ones(n, bool)
+    nz = deg > 0
+    row_inside[nz] = np.minimum.reduceat(inside.astype(np.int8), rp[:-1][nz]) == 1
+    t = 0.0
+    for p in range(64):
+        lo, hi = bounds[p], bounds[p + 1]
+        interior_e = int(deg[lo:hi][row_inside[lo:hi]].sum())
+        boundary_e = int(deg[lo:hi].sum()) - interior_e
+        t = max(t, max(interior_e * edge_s, ghosts[p] * row_bytes / bw) + boundary_e * edge_s)
+    print(f"model of 64 ranks (per-edge {edge_s * 1e9:.1f} ns and {bw / 1e9:.2f} GB/s exchange as measured at {r} "
+          f"ranks; each part's interior edges during its exchange, then its boundary edges): {t:.4f} s/layer, "
+          f"{per_layer / t:.1f}x faster than {r} ranks; largest halo {max(ghosts) * row_bytes / 1e6:.1f} MB")
+PY
