@@ -9,14 +9,17 @@
 # partition's halo at 64 parts with the per-edge time and the exchange
 # bandwidth measured at the largest rank count.
 #
-# usage: bench/distributed/run.sh [BUILD_DIR] [SCALE=20] [EDGES=16777216] [REPEAT=5] [RANKS="1 2 4"]
+# A RANKS entry N:T runs N ranks of T OpenMP threads each (default: the
+# cores divided by N, at least 1): "1:1 1 2 4" adds a one-thread baseline.
+#
+# usage: bench/distributed/run.sh [BUILD_DIR] [SCALE=20] [EDGES=16777216] [REPEAT=5] [RANKS="1:1 1 2 4"]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 scale=${2:-20}
 edges=${3:-16777216}
 repeat=${4:-5}
-ranks=${5:-"1 2 4"}
+ranks=${5:-"1:1 1 2 4"}
 linnet=$build/bin/linnet
 py=/usr/bin/python3
 work=$(mktemp -d)
@@ -24,22 +27,26 @@ trap 'rm -rf "$work"' EXIT
 cores=$(nproc)
 
 $py "$root/bench/distributed/rmat.py" "$work" "$scale" "$edges" 64 1
-for n in $ranks; do
-  "$linnet" build "$root/bench/distributed/agg.ln" --ranks "$n" -o "$work/agg$n" > /dev/null
+runs=""
+for spec in $ranks; do
+  n=${spec%%:*}
   threads=$(( cores / n > 0 ? cores / n : 1 ))
+  [[ $spec == *:* ]] && threads=${spec#*:}
+  id=${n}x$threads
+  runs="$runs $id"
+  [[ -d $work/agg$n ]] || "$linnet" build "$root/bench/distributed/agg.ln" --ranks "$n" -o "$work/agg$n" > /dev/null
   OMP_NUM_THREADS=$threads "$linnet" run "$work/agg$n" --ranks "$n" --entry layer --repeat "$repeat" \
       --relation g="$work/row_ptr.npy,$work/col_idx.npy" --input x="$work/x.npy" --input weight="$work/weight.npy" \
-      --output "$work/y$n.npy" --dist-stats 2> "$work/stats$n.txt"
-  echo "$threads" > "$work/threads$n"
+      --output "$work/y$id.npy" --dist-stats 2> "$work/stats$id.txt"
 done
-$py - "$work" "$repeat" "$ranks" <<'PY'
+$py - "$work" "$repeat" "$runs" <<'PY'
 import re, sys
 import numpy as np
-w, repeat, ranks = sys.argv[1], int(sys.argv[2]), [int(r) for r in sys.argv[3].split()]
+w, repeat, runs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 rp, ci = np.load(f"{w}/row_ptr.npy"), np.load(f"{w}/col_idx.npy")
 n, e = len(rp) - 1, len(ci)
 row_bytes = 64 * 4
-ref = np.load(f"{w}/y{ranks[0]}.npy")
+ref = np.load(f"{w}/y{runs[0]}.npy")
 
 def halo(parts):
     """Distinct remote sources each contiguous part reads (its ghosts)."""
@@ -52,19 +59,20 @@ def halo(parts):
     return bounds, out
 
 print(f"R-MAT {n} nodes, {e} edges, F = 64 f32; {repeat} calls per run")
-print(f"{'ranks':>5} {'threads':>7} {'s/layer':>8} {'speedup':>7} {'MB sent/rank/layer':>19} {'lower bound MB':>14} "
+print(f"{'ranks':>5} {'threads':>7} {'s/layer':>8} {'vs first':>8} {'MB sent/rank/layer':>19} {'lower bound MB':>14} "
       f"{'interior s':>10} {'wait s':>7} {'boundary s':>10}")
 base = None
 last = None
-for r in ranks:
-    text = open(f"{w}/stats{r}.txt").read()
+for run in runs:
+    r, threads = (int(x) for x in run.split("x"))
+    text = open(f"{w}/stats{run}.txt").read()
     rows = re.findall(r"rank (\d+): ([\d.]+) s for \d+ call\(s\); sent (\d+) bytes; kernels ([\d.]+) s: interior "
                       r"([\d.]+) s while the exchange was in flight, then waited ([\d.]+) s, boundary ([\d.]+) s", text)
     if len(rows) != r:
         sys.exit(f"{r} ranks: expected {r} stats lines:\n{text}")
-    got = np.load(f"{w}/y{r}.npy")
-    if not np.allclose(ref, got, rtol=1e-5, atol=1e-5):
-        sys.exit(f"{r} ranks: the result differs from {ranks[0]} rank(s)")
+    got = np.load(f"{w}/y{run}.npy")
+    if not np.array_equal(ref, got):
+        sys.exit(f"{run}: the result differs from {runs[0]}")
     per_layer = max(float(x[1]) for x in rows) / repeat
     sent = [int(x[2]) / repeat / 1e6 for x in rows]
     _, ghosts = halo(r)
@@ -73,8 +81,7 @@ for r in ranks:
     wait = max(float(x[5]) for x in rows) / repeat
     boundary = max(float(x[6]) for x in rows) / repeat
     base = base or per_layer
-    threads = open(f"{w}/threads{r}").read().strip()
-    print(f"{r:>5} {threads:>7} {per_layer:>8.3f} {base / per_layer:>6.2f}x {np.mean(sent):>19.1f} {np.mean(bound):>14.1f} "
+    print(f"{r:>5} {threads:>7} {per_layer:>8.3f} {base / per_layer:>7.2f}x {np.mean(sent):>19.1f} {np.mean(bound):>14.1f} "
           f"{interior:>10.3f} {wait:>7.3f} {boundary:>10.3f}")
     last = (r, per_layer, float(rows[0][3]) / repeat, sum(sent), interior, wait)
 
