@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <thread>
 #include <unistd.h>
@@ -102,6 +103,14 @@ struct RankState {
   /// Fault injection for the tests (docs/distributed.md): this rank kills
   /// itself, or stops answering, at its first relation kernel.
   int killRank = -1, hangRank = -1;
+  /// Exchange buffers per (kernel, argument), kept from call to call: a
+  /// layer called again reuses its pages instead of faulting in and
+  /// zeroing new ones.
+  struct Buffers {
+    std::vector<char> ghost, extended;
+    std::vector<std::vector<char>> send;
+  };
+  std::map<std::pair<int64_t, size_t>, Buffers> buffers;
 };
 RankState *gState = nullptr;
 
@@ -197,8 +206,7 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
   struct Exchange {
     size_t arg;
     MPI_Datatype row;
-    std::vector<char> ghost;
-    std::vector<std::vector<char>> send;
+    RankState::Buffers *buf;
   };
   std::vector<Exchange> ex;
   std::vector<MPI_Request> reqs;
@@ -209,8 +217,9 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
     x.arg = size_t(i);
     MPI_Type_contiguous(int(rowBytes[size_t(i)]), MPI_BYTE, &x.row);
     MPI_Type_commit(&x.row);
-    x.ghost.resize(size_t(ghosts * rowBytes[size_t(i)]));
-    ex.push_back(std::move(x));
+    x.buf = &S.buffers[{kernel, size_t(i)}];
+    x.buf->ghost.resize(size_t(ghosts * rowBytes[size_t(i)]));
+    ex.push_back(x);
   }
   auto tPack = Clock::now();
   for (size_t j = 0; j < ex.size(); ++j) {
@@ -220,14 +229,14 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
     int64_t at = 0;
     for (size_t n = 0; n < P.recvFrom.size(); ++n) {
       reqs.emplace_back();
-      MPI_Irecv(x.ghost.data() + at * rb, int(P.recvCount[n]), x.row, int(P.recvFrom[n]), tag, MPI_COMM_WORLD,
+      MPI_Irecv(x.buf->ghost.data() + at * rb, int(P.recvCount[n]), x.row, int(P.recvFrom[n]), tag, MPI_COMM_WORLD,
                 &reqs.back());
       at += P.recvCount[n];
     }
     const char *src = d[x.arg].aligned();
-    x.send.resize(P.sendTo.size());
+    x.buf->send.resize(P.sendTo.size());
     for (size_t n = 0; n < P.sendTo.size(); ++n) {
-      std::vector<char> &buf = x.send[n];
+      std::vector<char> &buf = x.buf->send[n];
       buf.resize(P.sendRows[n].size() * size_t(rb));
       for (size_t r = 0; r < P.sendRows[n].size(); ++r)
         std::memcpy(buf.data() + r * size_t(rb), src + P.sendRows[n][r] * rb, size_t(rb));
@@ -280,16 +289,17 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
   // Boundary rows over owned + ghost sources.
   auto tBnd = Clock::now();
   std::vector<Desc> sources = d;
-  std::vector<std::vector<char>> extended(ex.size());
+
   for (size_t j = 0; j < ex.size(); ++j) {
     Exchange &x = ex[j];
     int64_t rb = rowBytes[x.arg];
-    extended[j].resize(size_t((P.owned + ghosts) * rb));
-    std::memcpy(extended[j].data(), d[x.arg].aligned(), size_t(P.owned * rb));
-    std::memcpy(extended[j].data() + P.owned * rb, x.ghost.data(), x.ghost.size());
+    std::vector<char> &extended = x.buf->extended;
+    extended.resize(size_t((P.owned + ghosts) * rb));
+    std::memcpy(extended.data(), d[x.arg].aligned(), size_t(P.owned * rb));
+    std::memcpy(extended.data() + P.owned * rb, x.buf->ghost.data(), x.buf->ghost.size());
     std::vector<int64_t> sizes = d[x.arg].sizes();
     sizes[0] = P.owned + ghosts;
-    sources[x.arg] = Desc::over(extended[j].data(), d[x.arg].rank, sizes);
+    sources[x.arg] = Desc::over(extended.data(), d[x.arg].rank, sizes);
     MPI_Type_free(&x.row);
   }
   run(P.interior, P.owned, &sources);
