@@ -317,7 +317,7 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
     errs << fmt::format("linnet build: error: {}: {}\n", o.file, err);
     return false;
   }
-  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(m.plan, tensors, context, err, {o.runtimeChecks, o.ranks});
+  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(m.plan, tensors, context, err, {o.runtimeChecks});
   if (!module) {
     // A located error already reads `file:line:col: error: ...`.
     if (err.find(": error: ") != std::string::npos)

@@ -136,7 +136,6 @@ public:
   }
 
   bool checks = true; // ImportOptions::runtimeChecks
-  int64_t parts_ = 0;  // ImportOptions::parts
 
   OwningOpRef<ModuleOp> run() {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc_);
@@ -2547,17 +2546,12 @@ private:
       return std::nullopt;
 
     Type msgT = n == 2 ? Type(RankedTensorType::get({F}, et)) : et;
-    // Placement for task planning where the sizes are known when building
-    // (task planning partitions static relations only); a relation sized
-    // at run time is partitioned by the distributed runtime alone.
-    bool placed = parts_ > 0 && rel.numSrc.c && rel.numDst.c;
     auto relOp = b_.create<gf::RelationOp>(
         loc_, gf::RelationType::get(&ctx_), ValueRange{rel.rowPtr, rel.colIdx},
         rel.relName.empty() ? "relation" : rel.relName, /*version=*/0,
         rel.numSrc.c ? *rel.numSrc.c : -1, rel.numDst.c ? *rel.numDst.c : -1,
         /*degree_min=*/IntegerAttr(), /*degree_max=*/IntegerAttr(), "materialized", "external",
-        "frozen", placed ? b_.getDenseI64ArrayAttr({parts_}) : DenseI64ArrayAttr(),
-        placed ? b_.getI64IntegerAttr(0) : IntegerAttr(), StringAttr(), IntegerAttr(), FloatAttr(),
+        "frozen", DenseI64ArrayAttr(), IntegerAttr(), StringAttr(), IntegerAttr(), FloatAttr(),
         IntegerAttr());
     SmallVector<Value> inputs;
     SmallVector<Attribute> roles, names, effects;
@@ -3035,7 +3029,6 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
   }
   Importer imp(p, tensors, context);
   imp.checks = options.runtimeChecks;
-  imp.parts_ = options.parts;
   try {
     OwningOpRef<ModuleOp> m = imp.run();
     if (failed(verify(*m))) {

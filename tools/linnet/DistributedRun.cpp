@@ -28,6 +28,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -498,6 +499,10 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     }
   if (relation.empty())
     fail(fmt::format("entry '{}' takes no relation: there is nothing to partition", o.entry));
+  if (dstDim.empty() || srcDim.empty() || std::isdigit(static_cast<unsigned char>(srcDim[0])))
+    fail(fmt::format("entry '{}': relation '{}' has a fixed entity count; a distributed run splits the entities, "
+                     "so they must be a generic of the entry (Csr[N, N, E] with N: dim)",
+                     o.entry, relation));
   std::vector<Layout> layout;
   for (const rt::TensorSig &s : sig->inputs) {
     std::string lead = s.shape.empty() ? "" : dimName(s.shape[0]);

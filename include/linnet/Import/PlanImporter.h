@@ -63,10 +63,6 @@ struct ImportOptions {
   /// Compile the run-time checks (data-dependent indices, integer divisors;
   /// docs/runtime-abi.md). Off only to measure what they cost.
   bool runtimeChecks = true;
-  /// Parts every relation is partitioned into (its placement: mesh_shape
-  /// [parts], axis 0), so task planning plans halo exchanges; 0: none.
-  /// `linnet build --ranks N`.
-  int64_t parts = 0;
 };
 mlir::OwningOpRef<mlir::ModuleOp> importPlan(const plan::Plan &p,
                                              const std::vector<ModelTensor> &tensors,
