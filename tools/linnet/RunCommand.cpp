@@ -91,6 +91,14 @@ int tool::runRun() {
         }
     }
   }
+  if (gOpts.ranks == 0 && (!gOpts.partition.empty() || gOpts.distStats)) {
+    std::cerr << "linnet run: error: --partition and --dist-stats need --ranks N\n";
+    return 2;
+  }
+  if (gOpts.interpret && gOpts.ranks > 0) {
+    std::cerr << "linnet run: error: --interpret runs in one process: it takes no --ranks\n";
+    return 2;
+  }
   if (gOpts.interpret)
     return tool::runInterpreted({gOpts.model, gOpts.weights, gOpts.binding, gOpts.entry, gOpts.inputs,
                                  gOpts.relations, gOpts.outputs, gOpts.repeat, gOpts.source});
