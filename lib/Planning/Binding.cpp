@@ -55,19 +55,24 @@ ArenaPlan planArena(std::vector<Allocation> &allocs, int64_t alignment) {
   return plan;
 }
 
-double rooflineSeconds(const Task &t, const Target &target, const Evidence &e, bool lower) {
+RooflineSides rooflineSides(const Task &t, const Target &target, bool lower) {
   const WorkloadFacts &f = t.facts;
   auto pick = [&](const Quantity &q) { return double(lower ? q.lower : q.upper); };
-  if (t.resources.engineClass == "communication")
-    return target.linkLatencyNs * 1e-9 + pick(f.messageBytes) / (target.linkBandwidth * e.communicationEfficiency);
   double peak = 0;
   for (const std::string &d : t.resources.dtypes)
     if (auto it = target.peakFlops.find(d); it != target.peakFlops.end())
       peak = peak == 0 ? it->second : std::min(peak, it->second);
   if (peak == 0 && !target.peakFlops.empty()) peak = target.peakFlops.begin()->second;
-  double compute = peak > 0 ? pick(f.ops) / (peak * e.computeEfficiency) : 0;
-  double memory = (pick(f.readBytes) + pick(f.writeBytes)) / (target.memoryBandwidth * e.memoryEfficiency);
-  return std::max(compute, memory);
+  return {peak > 0 ? pick(f.ops) / peak : 0, (pick(f.readBytes) + pick(f.writeBytes)) / target.memoryBandwidth};
+}
+
+double rooflineSeconds(const Task &t, const Target &target, const Evidence &e, bool lower) {
+  if (t.resources.engineClass == "communication") {
+    double bytes = double(lower ? t.facts.messageBytes.lower : t.facts.messageBytes.upper);
+    return target.linkLatencyNs * 1e-9 + bytes / (target.linkBandwidth * e.communicationEfficiency);
+  }
+  RooflineSides s = rooflineSides(t, target, lower);
+  return std::max(s.computeSeconds / e.computeEfficiency, s.memorySeconds / e.memoryEfficiency);
 }
 
 namespace {

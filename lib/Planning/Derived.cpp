@@ -815,14 +815,7 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const PortablePla
     const Task *task = p.task(cmd.portableTask);
     if (d == rec.end() || n == rec.end() || !task || task->resources.engineClass == "communication")
       continue;
-    double peak = 0;
-    for (const std::string &dt : task->resources.dtypes)
-      if (auto it = t.peakFlops.find(dt); it != t.peakFlops.end())
-        peak = peak == 0 ? it->second : std::min(peak, it->second);
-    if (peak == 0 && !t.peakFlops.empty())
-      peak = t.peakFlops.begin()->second;
-    double compute = peak > 0 ? double(task->facts.ops.upper) / peak : 0;
-    double memory = double(task->facts.readBytes.upper + task->facts.writeBytes.upper) / t.memoryBandwidth;
+    auto [compute, memory] = rooflineSides(*task, t);
     bool computeBound = compute / e.evaluation.computeEfficiency > memory / e.evaluation.memoryEfficiency;
     rows.push_back({{1, computeBound ? compute : 0, computeBound ? 0 : memory}, d->second * 1e-9,
                     std::max(1.0, n->second)});
@@ -831,8 +824,8 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const PortablePla
     why = "calibration needs at least 3 measured commands, found " + std::to_string(rows.size());
     return std::nullopt;
   }
-  // Weighted least squares over the terms in `use` (the overhead always);
-  // a coefficient that comes out negative drops its term.
+  // Weighted least squares over the terms in `use`; the subset with the
+  // least residual among those whose coefficients are all non-negative wins.
   auto solve = [&](const std::vector<int> &use, std::vector<double> &coef) {
     size_t k = use.size();
     std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0));
@@ -882,7 +875,9 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const PortablePla
     why = "the measurements do not fit overhead + compute + memory with non-negative coefficients";
     return std::nullopt;
   }
-  auto efficiency = [](double coef, double current) { return coef > 1 ? std::min(1.0, 1 / coef) : coef > 0 ? 1.0 : current; };
+  // Seconds at full efficiency times `coef`: efficiency 1 / coef, at most 1;
+  // a dropped term keeps the current one.
+  auto efficiency = [](double coef, double current) { return coef > 1 ? 1 / coef : coef > 0 ? 1.0 : current; };
   Json doc = e.raw;
   Json &ev = doc["evaluation"];
   ev["compute_efficiency"] = efficiency(best[1], e.evaluation.computeEfficiency);

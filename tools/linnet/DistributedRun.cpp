@@ -257,8 +257,7 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
       return;
     std::vector<Desc> a = d;
     a[0] = Desc::over(const_cast<int64_t *>(P.rowPtr.data() + lo), 1, {hi - lo + 1});
-    a[1] = Desc::over(const_cast<int64_t *>(P.colIdx.data()), 1, {std::max<int64_t>(1, int64_t(P.colIdx.size()))});
-    a[1].setSize0(int64_t(P.colIdx.size()));
+    a[1] = Desc::over(const_cast<int64_t *>(P.colIdx.data()), 1, {int64_t(P.colIdx.size())});
     for (int64_t i = 2; i < nargs; ++i) {
       const std::string &role = k.roles[size_t(i)];
       if (role == "src" && sources)
@@ -310,43 +309,32 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
 
 // --- Moving parts and tensors between ranks ----------------------------------
 
-void sendVec(const std::vector<int64_t> &v, int to, int tag) {
+template <class T> MPI_Datatype mpiType();
+template <> MPI_Datatype mpiType<int64_t>() { return MPI_INT64_T; }
+template <> MPI_Datatype mpiType<std::byte>() { return MPI_BYTE; }
+/// MPI counts are ints: a long vector goes in chunks, after its length.
+constexpr int64_t kChunk = int64_t(1) << 28;
+
+template <class T> void sendVec(const std::vector<T> &v, int to, int tag) {
   int64_t n = int64_t(v.size());
   MPI_Send(&n, 1, MPI_INT64_T, to, tag, MPI_COMM_WORLD);
-  for (int64_t at = 0; at < n; at += int64_t(1) << 28) // counts are ints
-    MPI_Send(v.data() + at, int(std::min<int64_t>(n - at, int64_t(1) << 28)), MPI_INT64_T, to, tag, MPI_COMM_WORLD);
+  for (int64_t at = 0; at < n; at += kChunk)
+    MPI_Send(v.data() + at, int(std::min(n - at, kChunk)), mpiType<T>(), to, tag, MPI_COMM_WORLD);
 }
-std::vector<int64_t> recvVec(int from, int tag) {
+template <class T> std::vector<T> recvVec(int from, int tag) {
   int64_t n = 0;
   MPI_Recv(&n, 1, MPI_INT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   if (n < 0)
-    fail("a malformed part from rank 0");
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  for (int64_t at = 0; at < n; at += int64_t(1) << 28)
-    MPI_Recv(v.data() + at, int(std::min<int64_t>(n - at, int64_t(1) << 28)), MPI_INT64_T, from, tag,
-             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  return v;
-}
-void sendBytes(const std::vector<std::byte> &v, int to, int tag) {
-  int64_t n = int64_t(v.size());
-  MPI_Send(&n, 1, MPI_INT64_T, to, tag, MPI_COMM_WORLD);
-  for (int64_t at = 0; at < n; at += int64_t(1) << 30)
-    MPI_Send(v.data() + at, int(std::min<int64_t>(n - at, int64_t(1) << 30)), MPI_BYTE, to, tag, MPI_COMM_WORLD);
-}
-std::vector<std::byte> recvBytes(int from, int tag) {
-  int64_t n = 0;
-  MPI_Recv(&n, 1, MPI_INT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  if (n < 0)
-    fail("a malformed tensor from rank 0");
-  std::vector<std::byte> v(static_cast<size_t>(n));
-  for (int64_t at = 0; at < n; at += int64_t(1) << 30)
-    MPI_Recv(v.data() + at, int(std::min<int64_t>(n - at, int64_t(1) << 30)), MPI_BYTE, from, tag, MPI_COMM_WORLD,
+    fail(fmt::format("a malformed message from rank {}", from));
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t at = 0; at < n; at += kChunk)
+    MPI_Recv(v.data() + at, int(std::min(n - at, kChunk)), mpiType<T>(), from, tag, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
   return v;
 }
 
 void sendPart(const dist::Part &p, int to) {
-  sendVec({p.owned, p.interior}, to, 1);
+  sendVec(std::vector<int64_t>{p.owned, p.interior}, to, 1);
   for (const std::vector<int64_t> *v : {&p.globalRow, &p.rowPtr, &p.colIdx, &p.globalEdge, &p.ghostGlobal,
                                         &p.recvFrom, &p.recvCount, &p.sendTo})
     sendVec(*v, to, 1);
@@ -355,16 +343,16 @@ void sendPart(const dist::Part &p, int to) {
 }
 dist::Part recvPart() {
   dist::Part p;
-  std::vector<int64_t> head = recvVec(0, 1);
+  std::vector<int64_t> head = recvVec<int64_t>(0, 1);
   if (head.size() != 2)
     fail("a malformed part from rank 0");
   p.owned = head[0];
   p.interior = head[1];
   for (std::vector<int64_t> *v : {&p.globalRow, &p.rowPtr, &p.colIdx, &p.globalEdge, &p.ghostGlobal, &p.recvFrom,
                                   &p.recvCount, &p.sendTo})
-    *v = recvVec(0, 1);
+    *v = recvVec<int64_t>(0, 1);
   for (size_t j = 0; j < p.sendTo.size(); ++j)
-    p.sendRows.push_back(recvVec(0, 1));
+    p.sendRows.push_back(recvVec<int64_t>(0, 1));
   return p;
 }
 
@@ -600,7 +588,7 @@ int tool::runDistributed(const DistributedRunOptions &o) {
       sendPart(parts[size_t(r)], r);
       for (rt::OwnedTensor &t : localInputs(parts[size_t(r)])) {
         sendVec(t.shape, r, 2);
-        sendBytes(t.data, r, 2);
+        sendVec(t.data, r, 2);
       }
     }
     local = localInputs(parts[0]);
@@ -609,8 +597,8 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     S.part = recvPart();
     for (size_t i = 0; i < sig->inputs.size(); ++i) {
       local[i].dtype = sig->inputs[i].dtype;
-      local[i].shape = recvVec(0, 2);
-      local[i].data = recvBytes(0, 2);
+      local[i].shape = recvVec<int64_t>(0, 2);
+      local[i].data = recvVec<std::byte>(0, 2);
     }
   }
 
@@ -641,7 +629,7 @@ int tool::runDistributed(const DistributedRunOptions &o) {
       continue;
     if (S.rank != 0) {
       sendVec(S.part.globalRow, 0, 3);
-      sendBytes(results[r].data, 0, 3);
+      sendVec(results[r].data, 0, 3);
       continue;
     }
     size_t rb = results[r].shape[0] ? results[r].data.size() / size_t(results[r].shape[0]) : 0;
@@ -649,8 +637,8 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     std::vector<std::pair<std::vector<int64_t>, std::vector<std::byte>>> pieces;
     pieces.push_back({S.part.globalRow, results[r].data});
     for (int q = 1; q < S.size; ++q) {
-      std::vector<int64_t> rows = recvVec(q, 3);
-      std::vector<std::byte> bytes = recvBytes(q, 3);
+      std::vector<int64_t> rows = recvVec<int64_t>(q, 3);
+      std::vector<std::byte> bytes = recvVec<std::byte>(q, 3);
       if (bytes.size() != rows.size() * rb)
         fail(fmt::format("rank {} sent {} bytes for {} rows of result {}", q, bytes.size(), rows.size(), r));
       total += int64_t(rows.size());

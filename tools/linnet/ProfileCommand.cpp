@@ -37,8 +37,8 @@ using planning::Json;
 namespace {
 
 struct ProfileOptions {
-  std::string model, weights, binding, entry, output, evidencePolicy, calibrate;
-  std::vector<std::string> inputs, relations;
+  std::string model, output, evidencePolicy, calibrate;
+  tool::EntryCallOptions call;
   unsigned iterations = 10, warmup = 2;
 } gProfile;
 
@@ -125,12 +125,7 @@ CLI::App *tool::addProfileCommand(CLI::App &app) {
   CLI::App *c = app.add_subcommand(
       "profile", "Run an entry of an artifact built with --profile, timing every command of its plan");
   c->add_option("artifact", gProfile.model, "Artifact directory (linnet build --profile -o DIR)")->required();
-  c->add_option("--weights", gProfile.weights, "Weights (.safetensors)");
-  c->add_option("--binding", gProfile.binding, "Binding manifest (canonical path -> tensor name)");
-  c->add_option("--entry", gProfile.entry, "Entry to call")->required();
-  c->add_option("--input", gProfile.inputs, "An input: NAME=FILE.npy")->allow_extra_args(false);
-  c->add_option("--relation", gProfile.relations, "A relation input: NAME=ROW_PTR.npy,COL_IDX.npy")
-      ->allow_extra_args(false);
+  tool::addEntryCallOptions(c, gProfile.call);
   c->add_option("--iterations", gProfile.iterations, "Timed calls (state persists between calls)")
       ->default_val(10)
       ->check(CLI::Range(1u, 100000u));
@@ -146,7 +141,7 @@ CLI::App *tool::addProfileCommand(CLI::App &app) {
 
 int tool::runProfile() {
   std::optional<std::map<std::string, std::string>> files =
-      tool::parseInputFiles(gProfile.inputs, gProfile.relations, "profile");
+      tool::parseInputFiles(gProfile.call.inputs, gProfile.call.relations, "profile");
   if (!files)
     return 2;
   const std::string &dir = gProfile.model;
@@ -154,11 +149,11 @@ int tool::runProfile() {
   std::optional<ArtifactPlans> plans = readPlans(dir, "profile");
   if (!plans)
     return 1;
-  std::unique_ptr<rt::Model> model = tool::loadArtifact(dir, gProfile.weights, gProfile.binding, "profile");
+  std::unique_ptr<rt::Model> model = tool::loadArtifact(dir, gProfile.call.weights, gProfile.call.binding, "profile");
   if (!model)
     return 1;
   std::optional<std::vector<rt::OwnedTensor>> inputs =
-      tool::readEntryInputs(*model, gProfile.entry, std::move(*files), "profile");
+      tool::readEntryInputs(*model, gProfile.call.entry, std::move(*files), "profile");
   if (!inputs)
     return 1;
   if (!model->profiled())
@@ -179,7 +174,7 @@ int tool::runProfile() {
   std::string error;
   uint64_t dropped = 0;
   for (unsigned i = 0; i < gProfile.warmup; ++i)
-    if (!model->call(gProfile.entry, views, results, error)) {
+    if (!model->call(gProfile.call.entry, views, results, error)) {
       std::cerr << "linnet profile: error: " << error << "\n";
       return 1;
     }
@@ -196,7 +191,7 @@ int tool::runProfile() {
   uint64_t droppedTotal = 0;
   for (unsigned it = 0; it < gProfile.iterations; ++it) {
     auto t0 = std::chrono::steady_clock::now();
-    bool ok = model->call(gProfile.entry, views, results, error);
+    bool ok = model->call(gProfile.call.entry, views, results, error);
     auto t1 = std::chrono::steady_clock::now();
     if (!ok) {
       std::cerr << "linnet profile: error: " << error << "\n";
@@ -240,7 +235,7 @@ int tool::runProfile() {
   obs.source = "measured";
   obs.subject = {{"concrete", planning::digestOf(planning::toJson(plans->concrete))},
                  {"library", plans->manifest.libraryDigest.value_or("")},
-                 {"entry", gProfile.entry}};
+                 {"entry", gProfile.call.entry}};
   double attributed = 0;
   for (const auto &[timer, tot] : perTimer) {
     auto c = commandOf.find(timerTask[timer]);
@@ -253,7 +248,7 @@ int tool::runProfile() {
   std::vector<double> wall;
   for (auto [b, e] : calls)
     wall.push_back(double(e - b));
-  std::string entryPoint = "linnet_entry_" + gProfile.entry;
+  std::string entryPoint = "linnet_entry_" + gProfile.call.entry;
   obs.records.push_back({entryPoint, "", "call_ns", median(wall)});
   if (model->profiled())
     obs.records.push_back({entryPoint, "", "attributed_ns", attributed});
@@ -292,7 +287,7 @@ int tool::runProfile() {
   events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "entry"}}}});
   events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "commands"}}}});
   for (size_t i = 0; i < calls.size(); ++i)
-    events.push_back({{"name", gProfile.entry}, {"cat", "entry"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
+    events.push_back({{"name", gProfile.call.entry}, {"cat", "entry"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
                       {"ts", us(calls[i].first)}, {"dur", double(calls[i].second - calls[i].first) / 1000.0},
                       {"args", {{"entry_point", entryPoint}, {"iteration", i}}}});
   for (const Exec &x : execs) {
@@ -342,10 +337,10 @@ int tool::runProfile() {
   }
 
   // The summary: the entry, then the commands that took longest.
-  std::cout << fmt::format("{}: {} calls of `{}` (after {} warm-up)\n", dir, gProfile.iterations, gProfile.entry,
+  std::cout << fmt::format("{}: {} calls of `{}` (after {} warm-up)\n", dir, gProfile.iterations, gProfile.call.entry,
                            gProfile.warmup);
   for (const planning::PhaseValidation &p : report.validation->phases) {
-    if (p.entry != gProfile.entry)
+    if (p.entry != gProfile.call.entry)
       continue;
     std::cout << fmt::format("  measured  {} per call (median){}\n", ms(p.measuredNs),
                              model->profiled() ? fmt::format(", {} inside timed commands", ms(p.attributedNs)) : "");
@@ -424,7 +419,7 @@ std::optional<std::tuple<std::string, int64_t, int64_t>> splitLocation(const std
   return std::make_tuple(s.substr(0, a), *last, int64_t(0));
 }
 
-bool sameFile(const std::string &given, const std::string &recorded) {
+bool namesFile(const std::string &given, const std::string &recorded) {
   if (given == recorded)
     return true;
   // A suffix on a path boundary: `llama.ln` names `examples/llama.ln`.
@@ -450,7 +445,7 @@ int tool::runExplain() {
                l.machineSymbol == q;
     if (!hit && loc && l.sourceLocation) {
       std::optional<std::tuple<std::string, int64_t, int64_t>> at = splitLocation(*l.sourceLocation);
-      hit = at && sameFile(std::get<0>(*loc), std::get<0>(*at)) && std::get<1>(*loc) == std::get<1>(*at) &&
+      hit = at && namesFile(std::get<0>(*loc), std::get<0>(*at)) && std::get<1>(*loc) == std::get<1>(*at) &&
             (std::get<2>(*loc) == 0 || std::get<2>(*loc) == std::get<2>(*at));
     }
     if (hit)

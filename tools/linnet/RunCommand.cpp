@@ -24,8 +24,9 @@ using namespace linnet;
 
 namespace {
 struct Options {
-  std::string model, weights, binding, entry;
-  std::vector<std::string> inputs, relations, outputs;
+  std::string model;
+  tool::EntryCallOptions call;
+  std::vector<std::string> outputs;
   unsigned repeat = 1;
   bool interpret = false;
   int64_t ranks = 0;
@@ -43,12 +44,7 @@ CLI::App *tool::addRunCommand(CLI::App &app) {
                                       "(built into the cache first)")
       ->required();
   tool::addSourceOptions(c, gOpts.source);
-  c->add_option("--weights", gOpts.weights, "Weights (.safetensors)");
-  c->add_option("--binding", gOpts.binding, "Binding manifest (canonical path -> tensor name)");
-  c->add_option("--entry", gOpts.entry, "Entry to call")->required();
-  c->add_option("--input", gOpts.inputs, "An input: NAME=FILE.npy")->allow_extra_args(false);
-  c->add_option("--relation", gOpts.relations, "A relation input: NAME=ROW_PTR.npy,COL_IDX.npy")
-      ->allow_extra_args(false);
+  tool::addEntryCallOptions(c, gOpts.call);
   c->add_option("--output", gOpts.outputs, "Files for the results, in order (.npy)")
       ->allow_extra_args(false);
   c->add_option("--repeat", gOpts.repeat, "Call the entry this many times (state persists)")
@@ -73,11 +69,11 @@ CLI::App *tool::addRunCommand(CLI::App &app) {
 int tool::runRun() {
   // Usage first: nothing is loaded, run or written before these pass.
   std::optional<std::map<std::string, std::string>> inputFiles =
-      tool::parseInputFiles(gOpts.inputs, gOpts.relations, "run");
+      tool::parseInputFiles(gOpts.call.inputs, gOpts.call.relations, "run");
   if (!inputFiles)
     return 2;
   {
-    std::vector<std::string> readFrom = {gOpts.model, gOpts.weights, gOpts.binding};
+    std::vector<std::string> readFrom = {gOpts.model, gOpts.call.weights, gOpts.call.binding};
     for (auto &[name, file] : *inputFiles)
       readFrom.push_back(file);
     for (size_t i = 0; i < gOpts.outputs.size(); ++i) {
@@ -100,10 +96,10 @@ int tool::runRun() {
     return 2;
   }
   if (gOpts.interpret)
-    return tool::runInterpreted({gOpts.model, gOpts.weights, gOpts.binding, gOpts.entry, gOpts.inputs,
-                                 gOpts.relations, gOpts.outputs, gOpts.repeat, gOpts.source});
+    return tool::runInterpreted({gOpts.model, gOpts.call.weights, gOpts.call.binding, gOpts.call.entry, gOpts.call.inputs,
+                                 gOpts.call.relations, gOpts.outputs, gOpts.repeat, gOpts.source});
   std::optional<std::string> dir =
-      tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "run");
+      tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.call.weights, gOpts.call.binding, "run");
   if (!dir)
     return 1;
   if (gOpts.ranks > 0) {
@@ -111,9 +107,9 @@ int tool::runRun() {
       return tool::launchUnderMpirun(gOpts.ranks);
     tool::DistributedRunOptions d;
     d.artifact = *dir;
-    d.weights = gOpts.weights;
-    d.binding = gOpts.binding;
-    d.entry = gOpts.entry;
+    d.weights = gOpts.call.weights;
+    d.binding = gOpts.call.binding;
+    d.entry = gOpts.call.entry;
     d.inputs = std::move(*inputFiles);
     d.outputs = gOpts.outputs;
     d.ranks = gOpts.ranks;
@@ -123,18 +119,18 @@ int tool::runRun() {
     d.stats = gOpts.distStats;
     return tool::runDistributed(d);
   }
-  std::unique_ptr<rt::Model> model = tool::loadArtifact(*dir, gOpts.weights, gOpts.binding, "run");
+  std::unique_ptr<rt::Model> model = tool::loadArtifact(*dir, gOpts.call.weights, gOpts.call.binding, "run");
   if (!model)
     return 1;
   std::optional<std::vector<rt::OwnedTensor>> owned =
-      tool::readEntryInputs(*model, gOpts.entry, std::move(*inputFiles), "run");
+      tool::readEntryInputs(*model, gOpts.call.entry, std::move(*inputFiles), "run");
   if (!owned)
     return 1;
-  const rt::EntrySig *sig = model->findEntry(gOpts.entry);
+  const rt::EntrySig *sig = model->findEntry(gOpts.call.entry);
   std::string error;
   if (gOpts.outputs.size() > sig->results.size()) {
     std::cerr << fmt::format("linnet run: error: entry '{}' has {} result(s), {} --output given\n",
-                             gOpts.entry, sig->results.size(), gOpts.outputs.size());
+                             gOpts.call.entry, sig->results.size(), gOpts.outputs.size());
     return 2;
   }
   std::vector<rt::TensorView> views;
@@ -142,7 +138,7 @@ int tool::runRun() {
     views.push_back(t.view());
   std::vector<rt::OwnedTensor> results;
   for (unsigned i = 0; i < std::max(1u, gOpts.repeat); ++i)
-    if (!model->call(gOpts.entry, views, results, error)) {
+    if (!model->call(gOpts.call.entry, views, results, error)) {
       std::cerr << "linnet run: error: " << error << "\n";
       return 1;
     }
@@ -152,6 +148,15 @@ int tool::runRun() {
       return 1;
     }
   return 0;
+}
+
+void tool::addEntryCallOptions(CLI::App *c, EntryCallOptions &o) {
+  c->add_option("--weights", o.weights, "Weights (.safetensors)");
+  c->add_option("--binding", o.binding, "Binding manifest (canonical path -> tensor name)");
+  c->add_option("--entry", o.entry, "Entry to call")->required();
+  c->add_option("--input", o.inputs, "An input: NAME=FILE.npy")->allow_extra_args(false);
+  c->add_option("--relation", o.relations, "A relation input: NAME=ROW_PTR.npy,COL_IDX.npy")
+      ->allow_extra_args(false);
 }
 
 std::unique_ptr<rt::Model> tool::loadArtifact(const std::string &dir, const std::string &weights,

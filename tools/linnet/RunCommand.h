@@ -16,6 +16,14 @@ namespace linnet::tool {
 CLI::App *addRunCommand(CLI::App &app);
 int runRun();
 
+/// What calling an entry takes on the command line (run, profile).
+struct EntryCallOptions {
+  std::string weights, binding, entry;
+  std::vector<std::string> inputs, relations;
+};
+/// --weights, --binding, --entry (required), --input, --relation.
+void addEntryCallOptions(CLI::App *c, EntryCallOptions &o);
+
 /// The artifact in `dir` loaded with `weights` (and a binding manifest), or
 /// null after writing `linnet CMD: error: ...`.
 std::unique_ptr<rt::Model> loadArtifact(const std::string &dir, const std::string &weights,

@@ -37,6 +37,13 @@ struct ArenaPlan {
 /// overlap: largest first, each at the lowest aligned gap that fits.
 ArenaPlan planArena(std::vector<Allocation> &allocs, int64_t alignment);
 
+/// The two sides of a compute task's roofline at full efficiency: its ops
+/// at the target's peak for its dtypes (the slowest), its bytes at the
+/// target's bandwidth (upper bounds, or lower with `lower`).
+struct RooflineSides {
+  double computeSeconds = 0, memorySeconds = 0;
+};
+RooflineSides rooflineSides(const Task &t, const Target &target, bool lower = false);
 /// Roofline seconds of a task's work at the given evidence (upper bounds).
 double rooflineSeconds(const Task &t, const Target &target, const Evidence &e, bool lower = false);
 
