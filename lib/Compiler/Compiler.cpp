@@ -32,6 +32,7 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <set>
 
 namespace linnet::compiler {
 
@@ -153,16 +154,53 @@ std::string readText(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// runtime.json's `distributed` member (docs/distributed.md).
-nlohmann::json distributedJson(const target::GeneratedLibrary &lib, int64_t ranks) {
+/// runtime.json's `distributed` member (docs/distributed.md): each relation
+/// kernel's arguments and the commands of the plan one call of it runs, in
+/// their order. The tasks are the ones `-gf-plan-distributed-tasks` planned
+/// for kernel F.k<i>; a kernel the plan did not partition is an error.
+std::optional<nlohmann::json> distributedJson(const target::GeneratedLibrary &lib, int64_t ranks,
+                                              const planning::PortablePlan &plan, std::string &err) {
+  std::set<std::string> tasks;
+  for (const planning::Task &t : plan.tasks)
+    tasks.insert(t.id);
   nlohmann::json kernels = nlohmann::json::array();
-  for (const target::GeneratedLibrary::DistributedKernel &k : lib.distributedKernels)
+  for (const target::GeneratedLibrary::DistributedKernel &k : lib.distributedKernels) {
+    // The command of task `task.<kernel>.<what>`, "" when the plan has none.
+    auto command = [&](const std::string &what) {
+      return tasks.count("task." + k.name + "." + what) ? "cmd." + k.name + "." + what : std::string();
+    };
+    nlohmann::json commands = nlohmann::json::object();
+    for (const char *what : {"interior", "boundary"})
+      if (std::string c = command(what); !c.empty())
+        commands[what] = c;
+    nlohmann::json halos = nlohmann::json::array();
+    for (const auto &h : k.halos) {
+      nlohmann::json steps = {{"field", h.field}, {"arg", h.arg}};
+      for (auto [step, symbol] : {std::pair<std::string, std::string>{"pack", h.pack},
+                                  {"exchange", ""}, {"unpack", h.unpack}}) {
+        std::string c = command("halo-" + step + "." + h.field);
+        if (c.empty()) {
+          err = fmt::format("the plan has no halo {} task for field '{}' of kernel {}", step, h.field, k.name);
+          return std::nullopt;
+        }
+        steps[step] = symbol.empty() ? nlohmann::json{{"command", c}}
+                                     : nlohmann::json{{"command", c}, {"symbol", "_mlir_ciface_" + symbol}};
+      }
+      halos.push_back(std::move(steps));
+    }
+    if (!commands.contains("interior") || (!halos.empty() && !commands.contains("boundary"))) {
+      err = fmt::format("the plan does not partition kernel {} (no interior/boundary tasks for it)", k.name);
+      return std::nullopt;
+    }
     kernels.push_back({{"name", k.name},
                        {"symbol", "_mlir_ciface_" + k.name},
                        {"roles", k.roles},
                        {"ranks", k.ranks},
-                       {"elem_bytes", k.elemBytes}});
-  return {{"ranks", ranks}, {"kernels", kernels}};
+                       {"elem_bytes", k.elemBytes},
+                       {"commands", commands},
+                       {"halo", halos}});
+  }
+  return nlohmann::json{{"ranks", ranks}, {"kernels", kernels}};
 }
 
 } // namespace
@@ -341,7 +379,7 @@ bool Compiler::Impl::runTaskPipeline(const target::Target &t, mlir::ModuleOp mod
   });
   mlir::PassManager pm(module.getContext());
   support::enablePassTiming(pm);
-  t.buildTaskPipeline(pm);
+  t.buildTaskPipeline(pm, o.ranks);
   if (mlir::succeeded(pm.run(module)))
     return true;
   errs << fmt::format("linnet build: error: {}: the gf passes (Domain to Task IR, contract {}) failed{}\n",
@@ -435,13 +473,25 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
       continue;
     ImplementationRef &r = *ref->second;
     std::string fn = task.provenance.lineage.front().substr(5);
+    // A distributed library exports its kernels and halo functions through
+    // their C interfaces, which the distributed runtime calls.
+    std::string exported = lib.distributedKernels.empty() ? "" : "_mlir_ciface_";
     if (task.kernel) {
       size_t k = task.id.find(".k", 5 + fn.size());
       size_t end = task.id.find('.', k + 2);
       r.kind = "generated";
-      r.symbol = task.id.substr(5, end == std::string::npos ? std::string::npos : end - 5);
+      r.symbol = exported + task.id.substr(5, end == std::string::npos ? std::string::npos : end - 5);
       continue;
     }
+    // Halo pack/unpack are generated under the planner's symbol
+    // (-linnet-cpu-generate-halo-kernels); the exchange is the collective
+    // the gate bound.
+    if (task.kind == "halo-pack" || task.kind == "halo-unpack") {
+      r.symbol = exported + r.symbol;
+      continue;
+    }
+    if (task.kind == "halo-exchange")
+      continue;
     const target::KernelChoice *c = nullptr;
     if (task.facts.derivation.rfind("contraction", 0) == 0) {
       size_t &k = used[fn];
@@ -680,8 +730,15 @@ int Compiler::buildArtifact() {
       vrt["library"] = fmt::format("model.v{}.so", k + 1);
       if (!vlib->profiledTasks.empty())
         vrt["profile"] = {{"tasks", vlib->profiledTasks}};
-      if (o.ranks > 0)
-        vrt["distributed"] = distributedJson(*vlib, o.ranks);
+      if (o.ranks > 0) {
+        std::string why;
+        std::optional<nlohmann::json> d = distributedJson(*vlib, o.ranks, *portable, why);
+        if (!d) {
+          errs << fmt::format("linnet build: error: {}{}: {}\n", o.file, what, why);
+          continue;
+        }
+        vrt["distributed"] = std::move(*d);
+      }
       v.library = std::move(vlib->bytes);
       v.runtime = vrt.dump(2) + "\n";
       v.ok = true;
@@ -711,8 +768,15 @@ int Compiler::buildArtifact() {
   nlohmann::json runtime = import::runtimeJson(im->plan, im->tensors, checks);
   if (!lib->profiledTasks.empty())
     runtime["profile"] = {{"tasks", lib->profiledTasks}};
-  if (o.ranks > 0)
-    runtime["distributed"] = distributedJson(*lib, o.ranks);
+  if (o.ranks > 0) {
+    std::string why;
+    std::optional<nlohmann::json> d = distributedJson(*lib, o.ranks, *portable, why);
+    if (!d) {
+      errs << fmt::format("linnet build: error: {}: {}\n", o.file, why);
+      return 1;
+    }
+    runtime["distributed"] = std::move(*d);
+  }
   if (!variants.empty()) {
     nlohmann::json names = nlohmann::json::array();
     for (size_t k = 1; k <= variants.size(); ++k)

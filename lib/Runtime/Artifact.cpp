@@ -44,6 +44,7 @@ public:
   }
   bool ok() const { return error_.empty(); }
   const std::string &path() const { return path_; }
+  std::string &errorRef() const { return error_; }
   std::string at(const std::string &key) const { return input::pathKey(path_, key); }
 
   bool fail(const std::string &where, const std::string &what) {
@@ -111,6 +112,57 @@ private:
 
 std::string elem(const std::string &base, size_t i) {
   return fmt::format("{}[{}]", base == "$" ? "" : base, i);
+}
+
+/// A distributed kernel's `commands` ({interior, boundary}) and `halo`
+/// ([{field, arg, pack: {command, symbol}, exchange: {command}, unpack:
+/// {command, symbol}}]): the plan's commands one call runs.
+bool readDistributedCommands(Obj &kj, ArtifactInfo::DistributedKernel &dk) {
+  const json *cj = kj.get("commands");
+  if (!cj)
+    return false;
+  Obj c(*cj, kj.at("commands"), kj.errorRef());
+  if (!c.only({"interior", "boundary"}) || !c.str("interior", dk.interiorCommand) ||
+      !c.str("boundary", dk.boundaryCommand, false))
+    return false;
+  const json *hj = kj.array("halo");
+  if (!hj)
+    return false;
+  for (size_t h = 0; h < hj->size(); ++h) {
+    Obj o((*hj)[h], elem(kj.at("halo"), h), kj.errorRef());
+    ArtifactInfo::DistributedKernel::Halo halo;
+    const json *arg = o.only({"field", "arg", "pack", "exchange", "unpack"}) && o.str("field", halo.field)
+                          ? o.get("arg")
+                          : nullptr;
+    if (!arg)
+      return false;
+    if (!arg->is_number_integer() || arg->get<int64_t>() < 2 || arg->get<int64_t>() >= int64_t(dk.roles.size()) ||
+        dk.roles[size_t(arg->get<int64_t>())] != "src")
+      return o.fail(o.at("arg"), "expected the index of one of the kernel's src arguments");
+    halo.arg = arg->get<int64_t>();
+    auto step = [&](const char *key, std::string &command, std::string *symbol) {
+      const json *sj = o.get(key);
+      if (!sj)
+        return false;
+      Obj st(*sj, o.at(key), o.errorRef());
+      if (symbol ? !st.only({"command", "symbol"}) || !st.str("symbol", *symbol) : !st.only({"command"}))
+        return false;
+      if (!st.str("command", command))
+        return false;
+      if (command.rfind("cmd.", 0) != 0)
+        return st.fail(st.at("command"), "expected a command id (cmd....)");
+      if (symbol && symbol->rfind("_mlir_ciface_", 0) != 0)
+        return st.fail(st.at("symbol"), "expected a generated function's C interface (_mlir_ciface_...)");
+      return true;
+    };
+    if (!step("pack", halo.packCommand, &halo.packSymbol) || !step("exchange", halo.exchangeCommand, nullptr) ||
+        !step("unpack", halo.unpackCommand, &halo.unpackSymbol))
+      return false;
+    dk.halos.push_back(std::move(halo));
+  }
+  if (!dk.halos.empty() && dk.boundaryCommand.empty())
+    return kj.fail(kj.at("commands"), "a kernel with a halo needs a boundary command");
+  return true;
 }
 
 bool parseJsonDoc(std::string_view text, json &out, std::string &error) {
@@ -352,7 +404,7 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
     for (size_t k = 0; k < kernels->size(); ++k) {
       Obj kj((*kernels)[k], elem(d.at("kernels"), k), error);
       ArtifactInfo::DistributedKernel dk;
-      const json *roles = kj.ok() && kj.only({"name", "symbol", "roles", "ranks", "elem_bytes"}) &&
+      const json *roles = kj.ok() && kj.only({"name", "symbol", "roles", "ranks", "elem_bytes", "commands", "halo"}) &&
                                   kj.str("name", dk.name) && kj.str("symbol", dk.symbol)
                               ? kj.array("roles")
                               : nullptr;
@@ -382,6 +434,8 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
       }
       if (dk.roles.size() < 3 || dk.roles[0] != "row_ptr" || dk.roles[1] != "col_idx" || dk.roles.back() != "out")
         return kj.fail(kj.at("roles"), "expected row_ptr, col_idx, the inputs, then the outputs");
+      if (!readDistributedCommands(kj, dk))
+        return false;
       dist.kernels.push_back(std::move(dk));
     }
     out.distributed = std::move(dist);

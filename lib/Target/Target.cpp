@@ -23,17 +23,19 @@ llvm::Expected<GeneratedLibrary> Target::generateCode(ModuleOp, const CodegenReq
                                      " target has no code generator yet: plan for it with --emit");
 }
 
-void Target::buildTaskPipeline(OpPassManager &pm) const {
-  target::buildTaskPipeline(pm, scheduleContract());
+void Target::buildTaskPipeline(OpPassManager &pm, int64_t ranks) const {
+  target::buildTaskPipeline(pm, scheduleContract(), ranks);
 }
 
-void buildTaskPipeline(OpPassManager &pm, llvm::StringRef contract) {
+void buildTaskPipeline(OpPassManager &pm, llvm::StringRef contract, int64_t ranks) {
   pm.addPass(gf::createGfLowerDomainToIter());
   pm.addPass(gf::createGfLowerIterToKernel());
   gf::GfSelectKernelScheduleOptions schedule;
   schedule.targetContract = contract.str();
   pm.addPass(gf::createGfSelectKernelSchedule(schedule));
-  pm.addPass(gf::createGfPlanDistributedTasks());
+  gf::GfPlanDistributedTasksOptions distribute;
+  distribute.ranks = ranks;
+  pm.addPass(gf::createGfPlanDistributedTasks(distribute));
 }
 
 llvm::Error dumpStage(llvm::StringRef dir, unsigned stage, llvm::StringRef name, ModuleOp module) {
@@ -60,6 +62,10 @@ struct TaskPipelineOptions : public PassPipelineOptions<TaskPipelineOptions> {
       llvm::cl::desc("the schedule contract: cpu-simd-v1 (linnet build --target cpu) or "
                      "provider-neutral-v1"),
       llvm::cl::init("cpu-simd-v1")};
+  Option<int64_t> ranks{*this, "ranks",
+                        llvm::cl::desc("place relations without a mesh on this many parts "
+                                       "(linnet build --ranks N)"),
+                        llvm::cl::init(0)};
 };
 } // namespace
 
@@ -69,7 +75,7 @@ void registerTaskPipeline() {
       "linnet build's stage 01: gf Domain IR to Task IR, scheduled for a target's contract "
       "(-gf-lower-domain-to-iter, -gf-lower-iter-to-kernel, -gf-select-kernel-schedule, "
       "-gf-plan-distributed-tasks); the plans and the code generator both read its result",
-      [](OpPassManager &pm, const TaskPipelineOptions &o) { buildTaskPipeline(pm, o.targetContract); });
+      [](OpPassManager &pm, const TaskPipelineOptions &o) { buildTaskPipeline(pm, o.targetContract, o.ranks); });
 }
 
 } // namespace linnet::target

@@ -1,15 +1,16 @@
 //===- DistributedRun.cpp - `linnet run --ranks N` on OpenMPI ranks -------===//
 //
 // A distributed artifact (`linnet build --ranks N`) calls each relation
-// kernel through `linnet_dist_hook`. Here every rank sets that hook: before
-// a kernel runs, the `src` rows other ranks need are packed and sent, the
-// ghost rows this rank needs are received (non-blocking MPI point-to-point
-// with each neighbour), the kernel runs on the interior rows while the
-// exchange is in flight, then on the boundary rows over owned + ghost
-// sources. Rank 0 reads the inputs, partitions the relation by destination
-// rows (dist::partition) and sends each rank its part; every rank runs the
-// entry on its rows; rank 0 gathers the per-entity results
-// (docs/distributed.md).
+// kernel through `linnet_dist_hook`. Here every rank sets that hook, and
+// each call runs the concrete plan's commands of that kernel (runtime.json
+// names them): per `src` field the halo pack (a generated function
+// gathering the rows other ranks read), the exchange (non-blocking MPI
+// point-to-point with each neighbour), the interior rows while it is in
+// flight, the unpack (a generated function placing the received ghost
+// rows), then the boundary rows over owned + ghost sources. Rank 0 reads
+// the inputs, partitions the relation by destination rows (dist::partition)
+// and sends each rank its part; every rank runs the entry on its rows; rank
+// 0 gathers the per-entity results (docs/distributed.md).
 //
 //===----------------------------------------------------------------------===//
 #include "DistributedRun.h"
@@ -97,10 +98,25 @@ struct RankState {
   const rt::ArtifactInfo::Distributed *dist = nullptr;
   dist::Part part;
   std::vector<void *> kernels; // C interfaces, by hook id
+  /// Per kernel and halo field: the generated pack and unpack functions.
+  std::vector<std::vector<std::pair<void *, void *>>> haloFns;
+  /// The part's send list (every neighbour's rows, in sendTo order) and
+  /// ghost slots (owned + k): the index vectors of pack and unpack.
+  std::vector<int64_t> sendIdx, slots;
   double timeout = 60;
   // Figures for --stats.
   int64_t bytesSent = 0, messages = 0, exchanges = 0;
   double interiorS = 0, boundaryS = 0, waitS = 0, packS = 0, kernelS = 0;
+  /// Seconds and executions per plan command, in `commandIds` order.
+  std::vector<std::string> commandIds;
+  std::map<std::string, size_t> commandIndex;
+  std::vector<double> commandS;
+  std::vector<int64_t> commandRuns;
+  void ran(const std::string &command, Clock::time_point since) {
+    size_t i = commandIndex.at(command);
+    commandS[i] += secondsSince(since);
+    ++commandRuns[i];
+  }
   /// Fault injection for the tests (docs/distributed.md): this rank kills
   /// itself, or stops answering, at its first relation kernel.
   int killRank = -1, hangRank = -1;
@@ -108,8 +124,7 @@ struct RankState {
   /// layer called again reuses its pages instead of faulting in and
   /// zeroing new ones.
   struct Buffers {
-    std::vector<char> ghost, extended;
-    std::vector<std::vector<char>> send;
+    std::vector<char> send, recv, extended;
   };
   std::map<std::pair<int64_t, size_t>, Buffers> buffers;
 };
@@ -202,54 +217,7 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
     }
   }
   int64_t ghosts = int64_t(P.ghostGlobal.size());
-  // Post the exchange of every src input: receives into the ghost rows,
-  // sends of the packed rows each neighbour keeps.
-  struct Exchange {
-    size_t arg;
-    MPI_Datatype row;
-    RankState::Buffers *buf;
-  };
-  std::vector<Exchange> ex;
-  std::vector<MPI_Request> reqs;
-  for (int64_t i = 0; i < nargs; ++i) {
-    if (k.roles[size_t(i)] != "src" || (P.recvFrom.empty() && P.sendTo.empty()))
-      continue;
-    Exchange x;
-    x.arg = size_t(i);
-    MPI_Type_contiguous(int(rowBytes[size_t(i)]), MPI_BYTE, &x.row);
-    MPI_Type_commit(&x.row);
-    x.buf = &S.buffers[{kernel, size_t(i)}];
-    x.buf->ghost.resize(size_t(ghosts * rowBytes[size_t(i)]));
-    ex.push_back(x);
-  }
-  auto tPack = Clock::now();
-  for (size_t j = 0; j < ex.size(); ++j) {
-    Exchange &x = ex[j];
-    int64_t rb = rowBytes[x.arg];
-    int tag = int(kernel * 64 + int64_t(x.arg));
-    int64_t at = 0;
-    for (size_t n = 0; n < P.recvFrom.size(); ++n) {
-      reqs.emplace_back();
-      MPI_Irecv(x.buf->ghost.data() + at * rb, int(P.recvCount[n]), x.row, int(P.recvFrom[n]), tag, MPI_COMM_WORLD,
-                &reqs.back());
-      at += P.recvCount[n];
-    }
-    const char *src = d[x.arg].aligned();
-    x.buf->send.resize(P.sendTo.size());
-    for (size_t n = 0; n < P.sendTo.size(); ++n) {
-      std::vector<char> &buf = x.buf->send[n];
-      buf.resize(P.sendRows[n].size() * size_t(rb));
-      for (size_t r = 0; r < P.sendRows[n].size(); ++r)
-        std::memcpy(buf.data() + r * size_t(rb), src + P.sendRows[n][r] * rb, size_t(rb));
-      reqs.emplace_back();
-      MPI_Isend(buf.data(), int(P.sendRows[n].size()), x.row, int(P.sendTo[n]), tag, MPI_COMM_WORLD, &reqs.back());
-      S.bytesSent += int64_t(buf.size());
-      ++S.messages;
-    }
-  }
-  S.packS += secondsSince(tPack);
-  if (!ex.empty())
-    ++S.exchanges;
+  bool neighbours = !P.recvFrom.empty() || !P.sendTo.empty();
 
   // Rows [lo, hi) of the part; `sources` replaces the src descriptors.
   auto run = [&](int64_t lo, int64_t hi, const std::vector<Desc> *sources) {
@@ -272,37 +240,106 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
       ptrs.push_back(x.w.data());
     callKernel(S.kernels[size_t(kernel)], ptrs);
   };
-  if (ex.empty()) {
-    // No neighbours (one rank, or a part that shares no edge): one call.
+  // A generated halo function: (rows, index vector, rows).
+  auto rowCopy = [&](void *fn, const Desc &from, const std::vector<int64_t> &idx, const Desc &to) {
+    Desc i = Desc::over(const_cast<int64_t *>(idx.data()), 1, {int64_t(idx.size())});
+    Desc f = from, t = to;
+    callKernel(fn, {f.w.data(), i.w.data(), t.w.data()});
+  };
+  auto rowsOf = [&](size_t arg, char *base, int64_t rows) {
+    std::vector<int64_t> sizes = d[arg].sizes();
+    sizes[0] = rows;
+    return Desc::over(base, d[arg].rank, sizes);
+  };
+
+  if (k.halos.empty() || !neighbours) {
+    // No halo, or a part that shares no edge: the interior command is
+    // every row (the boundary has no ghost to wait for).
     auto tk = Clock::now();
     run(0, P.owned, nullptr);
+    S.ran(k.interiorCommand, tk);
     S.kernelS += secondsSince(tk);
     return;
   }
+
+  // The plan's commands, in its order: pack, exchange (posted), interior,
+  // exchange (completed), unpack, boundary.
+  std::vector<MPI_Request> reqs;
+  std::vector<MPI_Datatype> rowTypes;
+  std::vector<RankState::Buffers *> bufs;
+  for (size_t h = 0; h < k.halos.size(); ++h) {
+    const rt::ArtifactInfo::DistributedKernel::Halo &halo = k.halos[h];
+    size_t arg = size_t(halo.arg);
+    int64_t rb = rowBytes[arg];
+    RankState::Buffers &buf = S.buffers[{kernel, arg}];
+    bufs.push_back(&buf);
+    buf.send.resize(S.sendIdx.size() * size_t(rb));
+    buf.recv.resize(size_t(ghosts * rb));
+    auto tPack = Clock::now();
+    rowCopy(S.haloFns[size_t(kernel)][h].first, d[arg], S.sendIdx,
+            rowsOf(arg, buf.send.data(), int64_t(S.sendIdx.size())));
+    S.ran(halo.packCommand, tPack);
+    S.packS += secondsSince(tPack);
+
+    auto tPost = Clock::now();
+    MPI_Datatype row;
+    MPI_Type_contiguous(int(rb), MPI_BYTE, &row);
+    MPI_Type_commit(&row);
+    rowTypes.push_back(row);
+    int tag = int(kernel * 64 + halo.arg);
+    int64_t at = 0;
+    for (size_t n = 0; n < P.recvFrom.size(); ++n) {
+      reqs.emplace_back();
+      MPI_Irecv(buf.recv.data() + at * rb, int(P.recvCount[n]), row, int(P.recvFrom[n]), tag, MPI_COMM_WORLD,
+                &reqs.back());
+      at += P.recvCount[n];
+    }
+    at = 0;
+    for (size_t n = 0; n < P.sendTo.size(); ++n) {
+      int64_t count = int64_t(P.sendRows[n].size());
+      reqs.emplace_back();
+      MPI_Isend(buf.send.data() + at * rb, int(count), row, int(P.sendTo[n]), tag, MPI_COMM_WORLD, &reqs.back());
+      at += count;
+      S.bytesSent += count * rb;
+      ++S.messages;
+    }
+    S.commandS[S.commandIndex.at(halo.exchangeCommand)] += secondsSince(tPost);
+  }
+  ++S.exchanges;
+
   // Interior rows read owned sources only: they run while rows travel.
   auto tInt = Clock::now();
   run(0, P.interior, nullptr);
+  S.ran(k.interiorCommand, tInt);
   S.interiorS += secondsSince(tInt);
   auto tWait = Clock::now();
   waitAll(reqs, fmt::format("the halo exchange of kernel {}", k.name).c_str());
   S.waitS += secondsSince(tWait);
+  for (const auto &halo : k.halos)
+    S.ran(halo.exchangeCommand, tWait); // the wait each exchange left
+  for (MPI_Datatype &row : rowTypes)
+    MPI_Type_free(&row);
+
+  // Unpack: the owned rows, then the received ghost rows at their slots,
+  // into one buffer the boundary rows read as their sources.
+  std::vector<Desc> sources = d;
+  for (size_t h = 0; h < k.halos.size(); ++h) {
+    const auto &halo = k.halos[h];
+    size_t arg = size_t(halo.arg);
+    int64_t rb = rowBytes[arg];
+    auto tUnpack = Clock::now();
+    std::vector<char> &extended = bufs[h]->extended;
+    extended.resize(size_t((P.owned + ghosts) * rb));
+    std::memcpy(extended.data(), d[arg].aligned(), size_t(P.owned * rb));
+    sources[arg] = rowsOf(arg, extended.data(), P.owned + ghosts);
+    rowCopy(S.haloFns[size_t(kernel)][h].second, rowsOf(arg, bufs[h]->recv.data(), ghosts), S.slots, sources[arg]);
+    S.ran(halo.unpackCommand, tUnpack);
+    S.packS += secondsSince(tUnpack);
+  }
   // Boundary rows over owned + ghost sources.
   auto tBnd = Clock::now();
-  std::vector<Desc> sources = d;
-
-  for (size_t j = 0; j < ex.size(); ++j) {
-    Exchange &x = ex[j];
-    int64_t rb = rowBytes[x.arg];
-    std::vector<char> &extended = x.buf->extended;
-    extended.resize(size_t((P.owned + ghosts) * rb));
-    std::memcpy(extended.data(), d[x.arg].aligned(), size_t(P.owned * rb));
-    std::memcpy(extended.data() + P.owned * rb, x.buf->ghost.data(), x.buf->ghost.size());
-    std::vector<int64_t> sizes = d[x.arg].sizes();
-    sizes[0] = P.owned + ghosts;
-    sources[x.arg] = Desc::over(extended.data(), d[x.arg].rank, sizes);
-    MPI_Type_free(&x.row);
-  }
   run(P.interior, P.owned, &sources);
+  S.ran(k.boundaryCommand, tBnd);
   S.boundaryS += secondsSince(tBnd);
   S.kernelS += secondsSince(t0);
 }
@@ -458,7 +495,26 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     if (!fn)
       fail(fmt::format("the library has no '{}'", k.symbol));
     S.kernels.push_back(fn);
+    std::vector<std::pair<void *, void *>> fns;
+    for (const auto &h : k.halos) {
+      void *pack = model->librarySymbol(h.packSymbol), *unpack = model->librarySymbol(h.unpackSymbol);
+      if (!pack || !unpack)
+        fail(fmt::format("the library has no '{}'", pack ? h.unpackSymbol : h.packSymbol));
+      fns.push_back({pack, unpack});
+      for (const std::string *c : {&h.packCommand, &h.exchangeCommand, &h.unpackCommand})
+        S.commandIds.push_back(*c);
+    }
+    S.haloFns.push_back(std::move(fns));
+    S.commandIds.push_back(k.interiorCommand);
+    if (!k.boundaryCommand.empty())
+      S.commandIds.push_back(k.boundaryCommand);
   }
+  for (const std::string &c : S.commandIds)
+    S.commandIndex.emplace(c, S.commandIndex.size());
+  if (S.commandIndex.size() != S.commandIds.size())
+    fail("runtime.json names a command for two kernels");
+  S.commandS.assign(S.commandIds.size(), 0);
+  S.commandRuns.assign(S.commandIds.size(), 0);
   const rt::EntrySig *sig = model->findEntry(o.entry);
   if (!sig) {
     std::string names;
@@ -602,6 +658,14 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     }
   }
 
+  // The index vectors of the halo functions: every neighbour's rows in
+  // the order the exchange sends them, and the ghost slots past the owned
+  // rows in the order they arrive.
+  for (const std::vector<int64_t> &rows : S.part.sendRows)
+    S.sendIdx.insert(S.sendIdx.end(), rows.begin(), rows.end());
+  for (int64_t g = 0; g < int64_t(S.part.ghostGlobal.size()); ++g)
+    S.slots.push_back(S.part.owned + g);
+
   // Every rank runs the entry on its rows.
   auto **hook = static_cast<void (**)(int64_t, int64_t, void **)>(model->librarySymbol("linnet_dist_hook"));
   if (!hook)
@@ -661,6 +725,24 @@ int tool::runDistributed(const DistributedRunOptions &o) {
                                  "interior {:.3f} s while the exchange was in flight, then waited {:.3f} s, "
                                  "boundary {:.3f} s\n",
                                  q, v[5], std::max(1u, o.repeat), int64_t(v[0]), v[4], v[1], v[2], v[3]);
+      }
+    // The plan's commands as they ran: executions, and seconds averaged
+    // and at most over the ranks (every rank runs the same commands).
+    size_t nc = S.commandIds.size();
+    std::vector<double> allS(nc * size_t(S.size));
+    MPI_Gather(S.commandS.data(), int(nc), MPI_DOUBLE, allS.data(), int(nc), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (S.rank == 0)
+      for (size_t c = 0; c < nc; ++c) {
+        if (S.commandRuns[c] == 0)
+          continue; // a kernel of another entry
+        double sum = 0, most = 0;
+        for (int q = 0; q < S.size; ++q) {
+          sum += allS[size_t(q) * nc + c];
+          most = std::max(most, allS[size_t(q) * nc + c]);
+        }
+        std::cerr << fmt::format("linnet run: command {}: {} run(s) on rank 0, {:.6f} s mean, {:.6f} s max "
+                                 "over ranks\n",
+                                 S.commandIds[c], S.commandRuns[c], sum / S.size, most);
       }
   }
   int rc = 0;

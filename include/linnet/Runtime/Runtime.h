@@ -87,6 +87,16 @@ struct ArtifactInfo {
     std::string name, symbol;
     std::vector<std::string> roles; // row_ptr, col_idx, src | edge | dst..., out...
     std::vector<int64_t> ranks, elemBytes; // per argument: memref rank (1-8), element size
+    /// The concrete plan's commands one call runs: the interior and
+    /// boundary rows (the kernel's symbol), and per `src` field its halo
+    /// pack, exchange and unpack (pack/unpack: generated functions).
+    std::string interiorCommand, boundaryCommand;
+    struct Halo {
+      std::string field;
+      int64_t arg = -1; // the kernel argument the field is (a `src` role)
+      std::string packCommand, packSymbol, exchangeCommand, unpackCommand, unpackSymbol;
+    };
+    std::vector<Halo> halos;
   };
   struct Distributed {
     int64_t ranks = 0;

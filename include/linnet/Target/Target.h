@@ -68,6 +68,13 @@ struct GeneratedLibrary {
     std::string name;
     std::vector<std::string> roles;
     std::vector<int64_t> ranks, elemBytes; // per argument: memref rank, element size
+    /// The halo of each field read through the `src` role: the kernel
+    /// argument it is and its generated pack/unpack functions.
+    struct Halo {
+      std::string field, pack, unpack;
+      int64_t arg = -1;
+    };
+    std::vector<Halo> halos;
   };
   std::vector<DistributedKernel> distributedKernels;
 };
@@ -87,8 +94,9 @@ public:
   /// registered in a compilation's context before the model is imported.
   virtual void registerDialects(mlir::DialectRegistry &registry) const;
   /// The gf passes, Domain IR to Task IR, scheduled for this target
-  /// (`linnet-opt -linnet-gf-to-tasks=target-contract=...`).
-  void buildTaskPipeline(mlir::OpPassManager &pm) const;
+  /// (`linnet-opt -linnet-gf-to-tasks=target-contract=...`). `ranks` > 0
+  /// places relations without a mesh on that many parts (--ranks N).
+  void buildTaskPipeline(mlir::OpPassManager &pm, int64_t ranks = 0) const;
   /// A Task IR module (tensors, as the importer and the task pipeline left
   /// it) to a library; the module is consumed. Errors say which stage failed.
   virtual llvm::Expected<GeneratedLibrary> generateCode(mlir::ModuleOp module,
@@ -101,7 +109,7 @@ public:
 llvm::Error dumpStage(llvm::StringRef dir, unsigned stage, llvm::StringRef name, mlir::ModuleOp module);
 
 /// The gf passes up to Task IR with `contract` (Target::buildTaskPipeline).
-void buildTaskPipeline(mlir::OpPassManager &pm, llvm::StringRef contract);
+void buildTaskPipeline(mlir::OpPassManager &pm, llvm::StringRef contract, int64_t ranks = 0);
 /// Registers -linnet-gf-to-tasks (for linnet-opt).
 void registerTaskPipeline();
 

@@ -323,6 +323,11 @@ private:
     std::string part = strAttr(op, "device");
     Value tensor = region->getOperand(0);
     int64_t cap = intAttr(op, "capacity_bytes", 0);
+    // A relation sized at run time: the facts are per source entity (as a
+    // kernel's are per destination), one entity's bytes.
+    bool runTime = cap < 0;
+    if (runTime)
+      cap = entityBytes(tensor.getType());
     Buffer buf;
     buf.id = "buf." + name + "." + field + "." + part;
     buf.name = field + " (" + part + ")";
@@ -338,7 +343,11 @@ private:
     if (part == "ghost") {
       buf.role = BufferRole::Communication;
       buf.bytes = exactGhosts ? Quantity::exact(cap) : Quantity{0, cap};
-      if (!exactGhosts) {
+      if (runTime) {
+        buf.boundSemantic = "halo_ghost_upper_bound";
+        buf.boundDerivation = "sized at run time from the partition; per source entity: at most one "
+                              "ghost of " + std::to_string(cap) + " B";
+      } else if (!exactGhosts) {
         buf.boundSemantic = "halo_ghost_upper_bound";
         buf.boundDerivation = "min(num_src - owned_src, owned_dst x degree_max^depth) ghost "
                               "entities x " + std::to_string(entityBytes(tensor.getType())) + " B = " +
@@ -378,6 +387,10 @@ private:
       events[0] = op->getOperand(3);
       bytes = b.buffer(out).bytes.upper;
     }
+    // Sized at run time (-1): per source entity, like the instances.
+    bool runTime = bytes < 0;
+    if (runTime)
+      bytes = std::max<int64_t>(1, b.buffer(in).bytes.upper);
     t.id = prefix() + "." + kind + "." + field;
     t.name = name + ": " + kind + " of `" + field + "`";
     if (kind != "halo-unpack") {
@@ -393,8 +406,10 @@ private:
       buf.bytes = q;
       if (!q.isExact()) {
         buf.boundSemantic = "halo_ghost_upper_bound";
-        buf.boundDerivation = "the ghost entities other ranks may request, bounded like the ghost "
-                              "instance: " + std::to_string(bytes) + " B (halo op `bytes`)";
+        buf.boundDerivation = runTime ? "sized at run time from the partition; per source entity: at most "
+                                        "one row of " + std::to_string(bytes) + " B"
+                                      : "the ghost entities other ranks may request, bounded like the ghost "
+                                        "instance: " + std::to_string(bytes) + " B (halo op `bytes`)";
       }
       out = b.addBuffer(std::move(buf));
       haloBuffer[op->getResult(0).getAsOpaquePointer()] = out;

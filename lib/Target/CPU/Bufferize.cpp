@@ -53,6 +53,7 @@ void registerBufferizationInterfaces(DialectRegistry &registry) {
 }
 
 void buildBufferizePipeline(OpPassManager &pm) {
+  pm.addPass(createLinnetCPUGenerateHaloKernels());
   pm.addPass(createLinnetCPUOutlineRelationKernels());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

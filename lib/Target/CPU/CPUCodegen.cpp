@@ -57,6 +57,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -210,6 +211,9 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
     pm.addPass(createLinnetCPUInstrumentCommands());
   if (options.distributed)
     pm.addPass(createLinnetCPUDistributeKernels());
+  // Task IR straight from the task pipeline (linnet-cpu-compile of a
+  // fixture) still has its halo ops; after -linnet-bufferize this finds none.
+  pm.addPass(createLinnetCPUGenerateHaloKernels());
   pm.addPass(createGfLowerKernelToLoops());
   LinnetCPULowerLinalgOptions linalg;
   linalg.implementation = policyName(options.implementation);
@@ -395,9 +399,11 @@ void addPackedEntries(llvm::Module &module) {
   for (llvm::Function *f : interfaces) {
     std::string name =
         "linnet_entry_" + f->getName().drop_front(strlen("_mlir_ciface_")).str();
-    // Kernel functions (`F.k<i>`, exported by a distributed build) are no
+    // Kernel functions (`F.k<i>`) and halo pack/unpack functions
+    // (`linnet_F_k<i>_halo_...`), exported by a distributed build, are no
     // entries.
-    if (module.getFunction(name) || name.find('.') != std::string::npos)
+    static const llvm::Regex halo("^linnet_entry_linnet_.*_k[0-9]+_halo_(pack|unpack)_");
+    if (module.getFunction(name) || name.find('.') != std::string::npos || halo.match(name))
       continue;
     auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
     auto *entry = llvm::Function::Create(type, llvm::Function::ExternalLinkage,

@@ -65,6 +65,17 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
         k.elemBytes.push_back(cast<IntegerAttr>(r).getInt());
       lib.distributedKernels.push_back(std::move(k));
     }
+  if (auto halos = module->getAttrOfType<ArrayAttr>("linnet.distributed.halo"))
+    for (Attribute a : halos) {
+      auto d = cast<DictionaryAttr>(a);
+      auto str = [&](StringRef key) {
+        auto s = d.getAs<StringAttr>(key);
+        return s ? s.getValue().str() : std::string();
+      };
+      for (target::GeneratedLibrary::DistributedKernel &k : lib.distributedKernels)
+        if (k.name == str("kernel"))
+          k.halos.push_back({str("field"), str("pack"), str("unpack"), d.getAs<IntegerAttr>("arg").getInt()});
+    }
   if (auto tasks = module->getAttrOfType<ArrayAttr>("linnet.profile.tasks"))
     for (Attribute t : tasks)
       lib.profiledTasks.push_back(cast<StringAttr>(t).getValue().str());

@@ -27,7 +27,7 @@ func.func @f(%r: !gf_storage.region) {
 // -----
 
 func.func @f(%r: !gf_storage.region) {
-  // expected-error @+1 {{'gf_storage.instance' op has negative capacity_bytes -8}}
+  // expected-error @+1 {{'gf_storage.instance' op has capacity_bytes = -8; expected a non-negative size, or -1 when it is decided at run time}}
   %i = "gf_storage.instance"(%r) <{capacity_bytes = -8, device = "local", external = true, layout = "partitioned", memory_space = "device"}> : (!gf_storage.region) -> !gf_storage.instance
   return
 }

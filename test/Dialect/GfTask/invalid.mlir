@@ -28,6 +28,32 @@ func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>) {
 
 // -----
 
+// Owned entities are left to run time only where the relation is sized then.
+func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>) {
+  %r = "gf.relation"(%rp, %ci) <{relation_id = "mesh", version = 3, realization = "materialized", origin = "external", lifecycle = "frozen", num_src = 1024, num_dst = 1024, mesh_shape = array<i64: 4>, mesh_axis = 0}> : (tensor<?xi64>, tensor<?xi64>) -> !gf.relation
+  // expected-error @+1 {{'gf_task.partition' op leaves owned_entities to run time, but relation 'mesh' has 1024 destinations}}
+  %p = "gf_task.partition"(%r) <{scheme = "destination", mesh_shape = array<i64: 4>, mesh_axis = 0, owned_entities = -1, ghost_entities = -1, version = 3}> : (!gf.relation) -> !gf_task.partition
+  return
+}
+
+// -----
+
+func.func @f(%r: !gf.relation) {
+  // expected-error @+1 {{'gf_task.partition' op owned_entities must be non-negative, or -1 when the relation is sized at run time}}
+  %p = "gf_task.partition"(%r) <{scheme = "destination", mesh_shape = array<i64: 4>, mesh_axis = 0, owned_entities = -2, ghost_entities = -1, version = 3}> : (!gf.relation) -> !gf_task.partition
+  return
+}
+
+// -----
+
+func.func @f(%h: !gf_task.halo_plan, %i: !gf_storage.instance) {
+  // expected-error @+1 {{'gf_task.halo_pack' op has bytes = -4; expected a non-negative count, or -1 when the relation is sized at run time}}
+  %s, %d = "gf_task.halo_pack"(%h, %i) <{bytes = -4, field = "x", snapshot_version = 0}> : (!gf_task.halo_plan, !gf_storage.instance) -> (!gf_task.halo_buffer, !gf_storage.event)
+  return
+}
+
+// -----
+
 func.func @f(%p: !gf_task.partition) {
   // expected-error @+1 {{'gf_task.halo' op has depth = 0; expected a positive depth or -1 (automatic)}}
   %h = "gf_task.halo"(%p) <{depth = 0, fields = ["x"], strategy = "auto"}> : (!gf_task.partition) -> !gf_task.halo_plan

@@ -70,6 +70,9 @@ model_fns = set()
 for s in defined:
     if s in runtime_names or "..omp_par" in s or s.startswith(("linnet_cblas_", "linnet_entry_")):
         continue
+    # A distributed build's hook trampolines (the shim's glue) and its hook.
+    if s.startswith("_mlir_ciface_linnet_dist_"):
+        continue
     if s.startswith(("get_available_features", "has_cpu_feature", "set_cpu_feature")):
         continue
     # An entry's C interface is its entry point's body: glue where the

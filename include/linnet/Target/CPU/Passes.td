@@ -141,6 +141,47 @@ def LinnetCPUMathToLibm : Pass<"linnet-cpu-math-to-libm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::vector::VectorDialect"];
 }
 
+def LinnetCPUGenerateHaloKernels
+    : Pass<"linnet-cpu-generate-halo-kernels", "::mlir::ModuleOp"> {
+  let summary = "Generate the halo pack/unpack functions the plans name, then drop the Task IR's planning ops";
+  let description = [{
+    For each `gf_task.halo_pack` and `gf_task.halo_unpack` before the i-th
+    `gf_kernel.launch` of a function F, defines the function the concrete
+    plan binds that command to, `linnet_F_k<i>_halo_pack_<field>` and
+    `linnet_F_k<i>_halo_unpack_<field>` (public, with a C interface), over
+    the field's row type (its tensor type with a dynamic leading axis):
+
+    - pack(src, rows, send): `send[i, ...] = src[rows[i], ...]`, gathering
+      the owned rows other ranks read into the send buffer;
+    - unpack(recv, slots, dst): `dst[slots[i], ...] = recv[i, ...]`,
+      scattering received rows into their ghost slots.
+
+    Rows are one `scf.parallel`. The module attribute
+    `linnet.distributed.halo` lists, per kernel `F.k<i>` and field, the
+    kernel argument the field is and both symbols, for the distributed
+    runtime (docs/distributed.md). Every `gf_task` and `gf_storage` op is
+    then erased: the plans have read them, and the exchange itself is the
+    runtime's.
+
+    Before:
+    ```mlir
+    %send, %done = "gf_task.halo_pack"(%plan, %local) <{field = "x", ...}>
+    ...
+    %y = "gf_kernel.launch"(%rp, %ci, %x) <{...}> ({...}) {gf_task.planned}
+    ```
+    After:
+    ```mlir
+    func.func @linnet_f_k0_halo_pack_x(%src: memref<?x8xf32>, %rows: memref<?xi64>,
+                                       %send: memref<?x8xf32>) attributes {llvm.emit_c_interface}
+    func.func @linnet_f_k0_halo_unpack_x(...)
+    ...
+    %y = "gf_kernel.launch"(%rp, %ci, %x) <{...}> ({...}) {gf_task.planned}
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 def LinnetCPUOutlineRelationKernels
     : Pass<"linnet-outline-relation-kernels", "::mlir::ModuleOp"> {
   let summary = "Outline each scheduled relation kernel into a private function called by its entry";

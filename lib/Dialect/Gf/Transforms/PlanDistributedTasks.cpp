@@ -6,7 +6,9 @@
 // part reads remote values only through `src`-role inputs (edge inputs move
 // with their destination's rows, dst inputs are owned), so only those fields
 // get a halo. Sizes that depend on the topology's contents (the exact ghost
-// count) are left to run time (-1) and storage is sized for the worst case.
+// count) are left to run time (-1) and storage is sized for the worst case;
+// a relation sized at run time leaves every share and byte count to the
+// runtime's partition (-1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,6 +100,11 @@ struct PlanDistributedTasks
           << "'; expected auto, alltoall or neighbor";
       return signalPassFailure();
     }
+    if (ranks < 0) {
+      getOperation().emitError() << "ranks = " << int64_t(ranks)
+                                 << "; expected a positive rank count";
+      return signalPassFailure();
+    }
     SmallVector<gf_kernel::LaunchOp> launches;
     // Relations by (topology buffers, num_dst): the facts a launch keeps.
     std::map<std::pair<std::vector<void *>, int64_t>,
@@ -110,6 +117,16 @@ struct PlanDistributedTasks
         relations[keyOf(relation.getTopology(), relation.getNumDst())]
             .push_back(relation);
     });
+    // `ranks` places every relation declared without a mesh on a 1-D mesh
+    // of that many parts (linnet build --ranks N); a declared mesh wins.
+    if (ranks > 0)
+      for (auto &[key, list] : relations)
+        for (gf::RelationOp r : list)
+          if (!r.hasPlacement()) {
+            OpBuilder b(r);
+            r.setMeshShapeAttr(b.getDenseI64ArrayAttr({int64_t(ranks)}));
+            r.setMeshAxisAttr(b.getI64IntegerAttr(0));
+          }
 
     DominanceInfo dominance(getOperation());
     for (gf_kernel::LaunchOp launch : launches) {
@@ -120,18 +137,28 @@ struct PlanDistributedTasks
         continue;
       SmallVector<gf::RelationOp, 1> candidates;
       for (gf::RelationOp r : it->second)
-        if (dominance.properlyDominates(r.getOperation(), launch.getOperation()))
+        if (r.hasPlacement() &&
+            dominance.properlyDominates(r.getOperation(), launch.getOperation()))
           candidates.push_back(r);
-      if (llvm::none_of(candidates,
-                        [](gf::RelationOp r) { return r.hasPlacement(); }))
+      if (candidates.empty())
         continue; // No placement metadata: nothing to distribute.
-      if (candidates.size() != 1) {
+      // The import states one relation per reduction over the same
+      // topology: the launch is partitioned by the closest one, which every
+      // other candidate dominates. Unordered candidates are ambiguous.
+      gf::RelationOp closest;
+      for (gf::RelationOp c : candidates)
+        if (llvm::all_of(candidates, [&](gf::RelationOp o) {
+              return o == c || dominance.properlyDominates(o.getOperation(),
+                                                           c.getOperation());
+            }))
+          closest = c;
+      if (!closest) {
         launch.emitOpError("reads buffers of several gf.relation ops with "
-                           "placement metadata; cannot tell which to "
-                           "partition by");
+                           "placement metadata, none closer than the others; "
+                           "cannot tell which to partition by");
         return signalPassFailure();
       }
-      if (failed(plan(launch, candidates.front())))
+      if (failed(plan(launch, closest)))
         return signalPassFailure();
     }
   }
@@ -153,18 +180,17 @@ struct PlanDistributedTasks
     int64_t axis = *relation.getMeshAxis();
     int64_t parts = mesh[axis];
     int64_t numDst = relation.getNumDst(), numSrc = relation.getNumSrc();
-    if (numDst < 0 || numSrc < 0)
-      return launch.emitOpError()
-             << "cannot be partitioned: relation '" << relation.getRelationId()
-             << "' has no static num_src/num_dst";
+    // A relation sized at run time (CSR inputs of an entry) is split by
+    // the runtime: shares, ghost counts and halo bytes are -1 here.
+    bool runTimeSizes = numDst < 0 || numSrc < 0;
     int64_t version = relation.getVersion();
     int64_t depth = relation.getHaloDepth().value_or(-1);
-    int64_t ownedDst = ceilDiv(numDst, parts);
-    int64_t ownedSrc = ceilDiv(numSrc, parts);
+    int64_t ownedDst = runTimeSizes ? -1 : ceilDiv(numDst, parts);
+    int64_t ownedSrc = runTimeSizes ? -1 : ceilDiv(numSrc, parts);
     // Worst case of remote sources a part reads: every other source, or
     // everything `depth` hops of at most degree_max neighbors reach.
-    int64_t ghosts = numSrc - std::min(ownedSrc, numSrc);
-    if (std::optional<int64_t> dmax = launch.getDegreeMax()) {
+    int64_t ghosts = runTimeSizes ? -1 : numSrc - std::min(ownedSrc, numSrc);
+    if (std::optional<int64_t> dmax = launch.getDegreeMax(); dmax && !runTimeSizes) {
       int64_t reach = ownedDst;
       for (int64_t hop = 0; hop < std::max<int64_t>(depth, 1); ++hop)
         reach = satMul(reach, *dmax);
@@ -208,7 +234,7 @@ struct PlanDistributedTasks
       for (auto &[field, info] : haloFields) {
         auto [input, snapshot] = info;
         int64_t bytes = entityBytes(input.getType());
-        int64_t ghostBytes = satMul(ghosts, bytes);
+        int64_t ghostBytes = runTimeSizes ? -1 : satMul(ghosts, bytes);
         auto region = b.create<gf_storage::RegionOp>(
             loc, b.getType<gf_storage::RegionType>(), input,
             b.getStringAttr(field), b.getI64IntegerAttr(numSrc),
@@ -220,7 +246,7 @@ struct PlanDistributedTasks
               b.getBoolAttr(true), b.getStringAttr("partitioned"),
               b.getStringAttr("device"));
         };
-        auto local = instance(satMul(ownedSrc, bytes), "local");
+        auto local = instance(runTimeSizes ? -1 : satMul(ownedSrc, bytes), "local");
         auto ghost = instance(ghostBytes, "ghost");
         auto pack = b.create<gf_task::HaloPackOp>(
             loc, b.getType<gf_task::HaloBufferType>(),

@@ -48,9 +48,10 @@ LogicalResult RegionOp::verify() {
 }
 
 LogicalResult InstanceOp::verify() {
-  if (getCapacityBytes() < 0)
-    return emitOpError() << "has negative capacity_bytes "
-                         << getCapacityBytes();
+  if (getCapacityBytes() < -1)
+    return emitOpError() << "has capacity_bytes = " << getCapacityBytes()
+                         << "; expected a non-negative size, or -1 when it "
+                            "is decided at run time";
   StringRef device = getDevice();
   if (device != "local" && device != "ghost" && device != "replica")
     return emitOpError() << "has device '" << device

@@ -89,8 +89,9 @@ LogicalResult PartitionOp::verify() {
   if (getMeshAxis() < 0 || getMeshAxis() >= static_cast<int64_t>(mesh.size()))
     return emitOpError() << "has mesh_axis = " << getMeshAxis()
                          << " out of range for a mesh of rank " << mesh.size();
-  if (getOwnedEntities() < 0)
-    return emitOpError("has negative owned_entities");
+  if (getOwnedEntities() < -1)
+    return emitOpError("owned_entities must be non-negative, or -1 when the "
+                       "relation is sized at run time");
   if (getGhostEntities() < -1)
     return emitOpError("ghost_entities must be non-negative, or -1 when "
                        "known only at run time");
@@ -101,6 +102,10 @@ LogicalResult PartitionOp::verify() {
                            << "' is at version " << relation.getVersion();
     int64_t parts = mesh[getMeshAxis()];
     int64_t numDst = relation.getNumDst();
+    if (numDst >= 0 && getOwnedEntities() < 0)
+      return emitOpError() << "leaves owned_entities to run time, but relation '"
+                           << relation.getRelationId() << "' has " << numDst
+                           << " destinations";
     if (numDst >= 0 && getOwnedEntities() * parts < numDst)
       return emitOpError() << "owns " << getOwnedEntities() << " entities in "
                            << parts << " parts, fewer than the relation's "
@@ -127,9 +132,18 @@ void HaloPackOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   setNameFn(getDone(), "done");
 }
 
+/// Halo byte counts: exact, or -1 when the relation is sized at run time.
+static LogicalResult verifyHaloBytes(Operation *op, int64_t bytes) {
+  if (bytes < -1)
+    return op->emitOpError() << "has bytes = " << bytes
+                             << "; expected a non-negative count, or -1 when "
+                                "the relation is sized at run time";
+  return success();
+}
+
 LogicalResult HaloPackOp::verify() {
-  if (getBytes() < 0)
-    return emitOpError("has negative bytes");
+  if (failed(verifyHaloBytes(*this, getBytes())))
+    return failure();
   if (failed(verifyPlannedField(*this, getPlan(), getField())))
     return failure();
   return verifyVersion(*this, getPlan(), getSnapshotVersion());
@@ -141,8 +155,8 @@ void HaloExchangeOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
 }
 
 LogicalResult HaloExchangeOp::verify() {
-  if (getBytes() < 0)
-    return emitOpError("has negative bytes");
+  if (failed(verifyHaloBytes(*this, getBytes())))
+    return failure();
   if (getGroup().empty())
     return emitOpError("needs a communication group");
   if (auto pack = getSend().getDefiningOp<HaloPackOp>())

@@ -141,7 +141,12 @@ def GfPlanDistributedTasks : Pass<"gf-plan-distributed-tasks", "::mlir::ModuleOp
        relation has no interior rows, so only the boundary launch.
 
     The kernel launch is marked `gf_task.planned`. A launch over a relation
-    without placement metadata is left alone: no tasks.
+    without placement metadata is left alone: no tasks. `ranks=N` places
+    every relation without a mesh on `mesh_shape = [N]`, `mesh_axis = 0`.
+    Where several relations over the same topology dominate a launch (one
+    per reduction), the closest one partitions it. A relation sized at run
+    time (`num_dst`/`num_src` = -1) gets `owned_entities`, `ghost_entities`,
+    halo `bytes` and instance `capacity_bytes` of -1: the runtime splits it.
 
     Before:
     ```mlir
@@ -161,7 +166,10 @@ def GfPlanDistributedTasks : Pass<"gf-plan-distributed-tasks", "::mlir::ModuleOp
   }];
   let options = [
     Option<"haloStrategy", "halo-strategy", "std::string", /*default=*/"\"auto\"",
-           "Halo exchange strategy recorded on gf_task.halo (auto, alltoall, neighbor)">
+           "Halo exchange strategy recorded on gf_task.halo (auto, alltoall, neighbor)">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"0",
+           "Place every relation declared without a mesh on a 1-D mesh of this many "
+           "parts (linnet build --ranks N); 0 leaves them unplaced">
   ];
   let dependentDialects = ["::linnet::gf_task::GfTaskDialect",
                            "::linnet::gf_storage::GfStorageDialect"];

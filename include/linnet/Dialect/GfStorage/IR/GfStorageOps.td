@@ -28,7 +28,9 @@ def GfStorage_InstanceOp : GfStorage_Op<"instance"> {
     copies of remote entities, "replica": everything), `memory_space` where
     it lives ("device" or "host"), `layout` how it is laid out
     ("partitioned" or "replicated"), `capacity_bytes` its size (an upper
-    bound when the ghost count is only known at run time) and `external`
+    bound when the ghost count is only known at run time; `-1` when the
+    relation itself is sized at run time, so only the runtime can size the
+    instance) and `external`
     whether its memory is provided by the caller.
   }];
   let arguments = (ins GfStorage_RegionType:$region, LinnetI64Attr:$capacity_bytes,

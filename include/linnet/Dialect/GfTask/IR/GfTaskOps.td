@@ -49,7 +49,8 @@ def GfTask_PartitionOp : GfTask_Op<"partition"> {
   let description = [{
     `scheme` = "destination": each part owns a contiguous range of
     destinations (and their incoming edges); `owned_entities` is the
-    per-part share, `ghost_entities` the number of remote sources it reads
+    per-part share (`-1`: the relation is sized at run time, so the runtime
+    splits it), `ghost_entities` the number of remote sources it reads
     (`-1`: known only at run time). Run-time algorithm choices are recorded
     as discardable attributes (`owner_map_algorithm`, `ghost_map_algorithm`,
     `neighbor_discovery`).
@@ -73,6 +74,11 @@ def GfTask_HaloOp : GfTask_Op<"halo"> {
 def GfTask_HaloPackOp : GfTask_Op<"halo_pack",
     [DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "packs the owned values other parts need into a send buffer";
+  let description = [{
+    `bytes` is the send buffer's size (an upper bound when the ghost count
+    is known only at run time), or `-1` when the relation is sized at run
+    time: the runtime sizes it from the partition it computes.
+  }];
   let arguments = (ins GfTask_HaloPlanType:$plan,
                        GfStorage_InstanceType:$source, StrAttr:$field,
                        LinnetI64Attr:$bytes, LinnetI64Attr:$snapshot_version);
