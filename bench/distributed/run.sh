@@ -5,9 +5,10 @@
 # layer (the slowest rank, REPEAT calls), bytes each rank sends per layer
 # against the halo lower bound (the distinct remote rows its edges read, x
 # the row size), and the interior/exchange overlap; every run's result
-# is checked against the one-rank run. Then a model of 64 ranks: the
-# partition's halo at 64 parts with the per-edge time and the exchange
-# bandwidth measured at the largest rank count.
+# is checked against the one-rank run. Then 64 ranks simulated: the
+# planning products' SimulationTrace of one rank's layer, with this graph's
+# sizes and exact halo, and the costs measured per command on the largest
+# rank count that fits the cores (bench/distributed/simulate.py).
 #
 # A RANKS entry N:T runs N ranks of T OpenMP threads each (default: the
 # cores divided by N, at least 1): "1:1 1 2 4" adds a one-thread baseline.
@@ -62,7 +63,6 @@ print(f"R-MAT {n} nodes, {e} edges, F = 64 f32; {repeat} calls per run")
 print(f"{'ranks':>5} {'threads':>7} {'s/layer':>8} {'vs first':>8} {'MB sent/rank/layer':>19} {'lower bound MB':>14} "
       f"{'interior s':>10} {'wait s':>7} {'boundary s':>10}")
 base = None
-last = None
 for run in runs:
     r, threads = (int(x) for x in run.split("x"))
     text = open(f"{w}/stats{run}.txt").read()
@@ -83,30 +83,16 @@ for run in runs:
     base = base or per_layer
     print(f"{r:>5} {threads:>7} {per_layer:>8.3f} {base / per_layer:>7.2f}x {np.mean(sent):>19.1f} {np.mean(bound):>14.1f} "
           f"{interior:>10.3f} {wait:>7.3f} {boundary:>10.3f}")
-    last = (r, per_layer, float(rows[0][3]) / repeat, sum(sent), interior, wait)
 
-r, per_layer, kernel_s, sent_mb, interior, wait = last
-if r > 1:
-    # Per-edge time and exchange bandwidth as measured at r ranks.
-    edge_s = kernel_s / (e / r)
-    bw = sent_mb / r * 1e6 / max(interior + wait, 1e-9)
-    bounds, ghosts = halo(64)
-    # Each part: its interior rows' edges run during its exchange, then
-    # its boundary rows' edges.
-    dst = np.repeat(np.arange(n), np.diff(rp))
-    part_of = np.searchsorted(bounds, np.arange(n), side="right") - 1
-    inside = part_of[ci] == part_of[dst]
-    deg = np.diff(rp)
-    row_inside = np.ones(n, bool)
-    nz = deg > 0
-    row_inside[nz] = np.minimum.reduceat(inside.astype(np.int8), rp[:-1][nz]) == 1
-    t = 0.0
-    for p in range(64):
-        lo, hi = bounds[p], bounds[p + 1]
-        interior_e = int(deg[lo:hi][row_inside[lo:hi]].sum())
-        boundary_e = int(deg[lo:hi].sum()) - interior_e
-        t = max(t, max(interior_e * edge_s, ghosts[p] * row_bytes / bw) + boundary_e * edge_s)
-    print(f"model of 64 ranks (per-edge {edge_s * 1e9:.1f} ns and {bw / 1e9:.2f} GB/s exchange as measured at {r} "
-          f"ranks; each part's interior edges during its exchange, then its boundary edges): {t:.4f} s/layer, "
-          f"{per_layer / t:.1f}x faster than {r} ranks; largest halo {max(ghosts) * row_bytes / 1e6:.1f} MB")
 PY
+
+# Calibrate on the largest run with a core per rank, then simulate.
+cal=""
+for id in $runs; do
+  n=${id%x*}; t=${id#*x}
+  (( n > 1 && n * t <= cores )) && cal=$id
+done
+if [[ -n $cal ]]; then
+  $py "$root/bench/distributed/simulate.py" "$linnet" "$build/bin/linnet-opt" "$work" "$work/stats$cal.txt" \
+      "${cal%x*}" "$repeat" 1 2 4 8 16 32 64
+fi
