@@ -118,8 +118,9 @@ struct RankState {
     ++commandRuns[i];
   }
   /// Fault injection for the tests (docs/distributed.md): this rank kills
-  /// itself, or stops answering, at its first relation kernel.
-  int killRank = -1, hangRank = -1;
+  /// itself, or stops answering, at its first relation kernel, or gets a
+  /// relation its entry refuses (a row_ptr that ends past its edges).
+  int killRank = -1, hangRank = -1, badInputRank = -1;
   /// Exchange buffers per (kernel, argument), kept from call to call: a
   /// layer called again reuses its pages instead of faulting in and
   /// zeroing new ones.
@@ -476,6 +477,8 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     S.killRank = std::atoi(k);
   if (const char *h = std::getenv("LINNET_FAULT_HANG_RANK"))
     S.hangRank = std::atoi(h);
+  if (const char *b = std::getenv("LINNET_FAULT_BAD_INPUT_RANK"))
+    S.badInputRank = std::atoi(b);
   if (S.size != o.ranks)
     fail(fmt::format("mpirun started {} ranks, --ranks says {}", S.size, o.ranks));
   // Every rank loads the artifact and the weights (parameters are whole on
@@ -660,6 +663,12 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     }
   }
 
+  if (S.rank == S.badInputRank)
+    for (size_t i = 0; i < layout.size(); ++i)
+      if (layout[i] == Layout::RowPtr && local[i].data.size() >= 8) {
+        int64_t past = int64_t(local[i].data.size() / 8) * 1000;
+        std::memcpy(local[i].data.data() + local[i].data.size() - 8, &past, 8);
+      }
   // The index vectors of the halo functions: every neighbour's rows in
   // the order the exchange sends them, and the ghost slots past the owned
   // rows in the order they arrive.

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -60,8 +61,12 @@ func::FuncOp buildRowCopy(OpBuilder &mb, Location loc, StringRef name, MemRefTyp
   Value from = body->getArgument(0), idx = body->getArgument(1), to = body->getArgument(2);
   Value c0 = b.create<arith::ConstantIndexOp>(loc, 0), c1 = b.create<arith::ConstantIndexOp>(loc, 1);
   Value n = b.create<memref::DimOp>(loc, idx, 0);
+  // A static innermost axis moves as one vector (the kernels' row form);
+  // the axes before it are loops.
+  int64_t rank = rows.getRank();
+  bool vectorRow = rank >= 2 && !rows.isDynamicDim(rank - 1) && rows.getDimSize(rank - 1) > 1;
   SmallVector<Value> extents;
-  for (int64_t d = 1; d < rows.getRank(); ++d)
+  for (int64_t d = 1; d < (vectorRow ? rank - 1 : rank); ++d)
     extents.push_back(rows.isDynamicDim(d) ? b.create<memref::DimOp>(loc, from, d).getResult()
                                            : b.create<arith::ConstantIndexOp>(loc, rows.getDimSize(d)).getResult());
   // Rows are independent: one parallel loop (OpenMP threads where the
@@ -78,6 +83,14 @@ func::FuncOp buildRowCopy(OpBuilder &mb, Location loc, StringRef name, MemRefTyp
                                       SmallVector<Value> fi{fromRow}, ti{toRow};
                                       fi.append(inner);
                                       ti.append(inner);
+                                      if (vectorRow) {
+                                        fi.push_back(c0);
+                                        ti.push_back(c0);
+                                        auto vt = VectorType::get({rows.getDimSize(rank - 1)}, rows.getElementType());
+                                        Value v = nb.create<vector::LoadOp>(l, vt, from, fi);
+                                        nb.create<vector::StoreOp>(l, v, to, ti);
+                                        return;
+                                      }
                                       Value v = nb.create<memref::LoadOp>(l, from, fi);
                                       nb.create<memref::StoreOp>(l, v, to, ti);
                                       return;

@@ -27,13 +27,14 @@
 // CHECK: "gf_kernel.launch"
 
 // A model's relation (examples/gcn.ln, --ranks 2): one field per kernel,
-// rows of features, so the row's elements are an inner loop.
+// rows of features, each moved as one vector.
 // FEAT: linnet.distributed.halo = [{arg = 2 : i64, field = "src0", kernel = "forward.k0", pack = "linnet_forward_k0_halo_pack_src0", unpack = "linnet_forward_k0_halo_unpack_src0"}, {arg = 2 : i64, field = "src0", kernel = "forward.k1",
 // FEAT-LABEL: func.func @linnet_forward_k0_halo_pack_src0(
 // FEAT-SAME: memref<?x4xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?x4xf32>)
 // FEAT: scf.parallel
-// FEAT: scf.for %[[F:.*]] = %{{.*}} to %c4
-// FEAT: memref.load %{{.*}}[%{{.*}}, %[[F]]] : memref<?x4xf32>
+// FEAT-NOT: scf.for
+// FEAT: vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x4xf32>, vector<4xf32>
+// FEAT: vector.store
 // FEAT-LABEL: func.func @linnet_forward_k1_halo_pack_src0(
 // FEAT-SAME: memref<?x8xf32>
 // FEAT-NOT: "gf_task.

@@ -156,7 +156,9 @@ def LinnetCPUGenerateHaloKernels
     - unpack(recv, slots, dst): `dst[slots[i], ...] = recv[i, ...]`,
       scattering received rows into their ghost slots.
 
-    Rows are one `scf.parallel`. The module attribute
+    Rows are one `scf.parallel`; a static innermost axis moves as one
+    `vector.load`/`vector.store` (the kernels' row form), axes before it
+    are `scf.for` loops. The module attribute
     `linnet.distributed.halo` lists, per kernel `F.k<i>` and field, the
     kernel argument the field is and both symbols, for the distributed
     runtime (docs/distributed.md). Every `gf_task` and `gf_storage` op is
@@ -179,7 +181,8 @@ def LinnetCPUGenerateHaloKernels
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def LinnetCPUOutlineRelationKernels
