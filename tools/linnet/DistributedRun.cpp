@@ -128,6 +128,10 @@ struct RankState {
     std::vector<char> send, recv, extended;
   };
   std::map<std::pair<int64_t, size_t>, Buffers> buffers;
+  /// Entity inputs are allocated with room for the part's ghost rows past
+  /// their owned rows (the plan's instance capacity): a kernel reading one
+  /// as its source gets its ghosts unpacked in place. Start -> bytes.
+  std::map<const char *, size_t> ghostRoom;
 };
 RankState *gState = nullptr;
 
@@ -206,6 +210,9 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
   std::vector<int64_t> rowBytes(size_t(nargs), 0);
   for (int64_t i = 0; i < nargs; ++i) {
     d.push_back(Desc::of(descs[i], int(k.ranks[size_t(i)])));
+    // The offset folded into the aligned pointer: rows start at aligned().
+    d.back().w[1] += d.back().w[2] * k.elemBytes[size_t(i)];
+    d.back().w[2] = 0;
     const std::string &role = k.roles[size_t(i)];
     if (role == "src" || role == "dst" || role == "out") {
       int64_t e = d.back().rowElems();
@@ -331,10 +338,16 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
     size_t arg = size_t(halo.arg);
     int64_t rb = rowBytes[arg];
     auto tUnpack = Clock::now();
-    std::vector<char> &extended = bufs[h]->extended;
-    extended.resize(size_t((P.owned + ghosts) * rb));
-    std::memcpy(extended.data(), d[arg].aligned(), size_t(P.owned * rb));
-    sources[arg] = rowsOf(arg, extended.data(), P.owned + ghosts);
+    char *base = d[arg].aligned();
+    auto room = S.ghostRoom.find(base);
+    if (room == S.ghostRoom.end() || room->second < size_t((P.owned + ghosts) * rb)) {
+      // A source the entry computed: owned rows copied beside the ghosts.
+      std::vector<char> &extended = bufs[h]->extended;
+      extended.resize(size_t((P.owned + ghosts) * rb));
+      std::memcpy(extended.data(), base, size_t(P.owned * rb));
+      base = extended.data();
+    }
+    sources[arg] = rowsOf(arg, base, P.owned + ghosts);
     rowCopy(S.haloFns[size_t(kernel)][h].second, rowsOf(arg, bufs[h]->recv.data(), ghosts), S.slots, sources[arg]);
     S.ran(halo.unpackCommand, tUnpack);
     S.packS += secondsSince(tUnpack);
@@ -669,6 +682,14 @@ int tool::runDistributed(const DistributedRunOptions &o) {
         int64_t past = int64_t(local[i].data.size() / 8) * 1000;
         std::memcpy(local[i].data.data() + local[i].data.size() - 8, &past, 8);
       }
+  // Room for the ghost rows past each entity input's owned rows; the entry
+  // sees its owned shape.
+  for (size_t i = 0; i < layout.size(); ++i)
+    if (layout[i] == Layout::Entity && S.part.owned > 0 && !local[i].data.empty()) {
+      size_t rb = local[i].data.size() / size_t(S.part.owned);
+      local[i].data.resize(local[i].data.size() + S.part.ghostGlobal.size() * rb);
+      S.ghostRoom[reinterpret_cast<const char *>(local[i].data.data())] = local[i].data.size();
+    }
   // The index vectors of the halo functions: every neighbour's rows in
   // the order the exchange sends them, and the ghost slots past the owned
   // rows in the order they arrive.
