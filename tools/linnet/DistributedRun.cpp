@@ -374,12 +374,13 @@ template <class T> void sendVec(const std::vector<T> &v, int to, int tag) {
   for (int64_t at = 0; at < n; at += kChunk)
     MPI_Send(v.data() + at, int(std::min(n - at, kChunk)), mpiType<T>(), to, tag, MPI_COMM_WORLD);
 }
-template <class T> std::vector<T> recvVec(int from, int tag) {
+/// `room` more elements past the message, left zero.
+template <class T> std::vector<T> recvVec(int from, int tag, size_t room = 0) {
   int64_t n = 0;
   MPI_Recv(&n, 1, MPI_INT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   if (n < 0)
     fail(fmt::format("a malformed message from rank {}", from));
-  std::vector<T> v(static_cast<size_t>(n));
+  std::vector<T> v(static_cast<size_t>(n) + room);
   for (int64_t at = 0; at < n; at += kChunk)
     MPI_Recv(v.data() + at, int(std::min(n - at, kChunk)), mpiType<T>(), from, tag, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
@@ -410,13 +411,14 @@ dist::Part recvPart() {
 }
 
 /// Rows `rows` of `t` (leading axis), in that order.
-rt::OwnedTensor takeRows(const rt::OwnedTensor &t, const std::vector<int64_t> &rows) {
+/// Rows `rows` of `t`, with room for `room` more rows past them.
+rt::OwnedTensor takeRows(const rt::OwnedTensor &t, const std::vector<int64_t> &rows, size_t room = 0) {
   rt::OwnedTensor out;
   out.dtype = t.dtype;
   out.shape = t.shape;
   out.shape[0] = int64_t(rows.size());
   size_t rb = t.shape[0] ? t.data.size() / size_t(t.shape[0]) : 0;
-  out.data.resize(rows.size() * rb);
+  out.data.resize((rows.size() + room) * rb);
   for (size_t r = 0; r < rows.size(); ++r)
     std::memcpy(out.data.data() + r * rb, t.data.data() + size_t(rows[r]) * rb, rb);
   return out;
@@ -625,7 +627,9 @@ int tool::runDistributed(const DistributedRunOptions &o) {
                                "{}), {} boundary rows, {} edges cut\n",
                                S.size, n, rp[n], hs.ghostRows, hs.maxGhostRows, hs.boundaryRows, hs.edgesCut);
     }
-    auto localInputs = [&](const dist::Part &p) {
+    // `room`: ghost rows past each entity input's owned rows (rank 0's own
+    // part; the others allocate theirs as they receive).
+    auto localInputs = [&](const dist::Part &p, size_t room) {
       std::vector<rt::OwnedTensor> l;
       for (size_t i = 0; i < layout.size(); ++i) {
         const rt::OwnedTensor &t = (*in)[i];
@@ -645,7 +649,7 @@ int tool::runDistributed(const DistributedRunOptions &o) {
           x.data.assign(p.colIdx.size() * 8, std::byte{0});
           break;
         case Layout::Entity:
-          x = takeRows(t, p.globalRow);
+          x = takeRows(t, p.globalRow, room);
           break;
         case Layout::Edge:
           x = takeRows(t, p.globalEdge);
@@ -660,19 +664,25 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     };
     for (int r = 1; r < S.size; ++r) {
       sendPart(parts[size_t(r)], r);
-      for (rt::OwnedTensor &t : localInputs(parts[size_t(r)])) {
+      for (rt::OwnedTensor &t : localInputs(parts[size_t(r)], 0)) {
         sendVec(t.shape, r, 2);
         sendVec(t.data, r, 2);
       }
     }
-    local = localInputs(parts[0]);
+    local = localInputs(parts[0], parts[0].ghostGlobal.size());
     S.part = std::move(parts[0]);
   } else {
     S.part = recvPart();
     for (size_t i = 0; i < sig->inputs.size(); ++i) {
       local[i].dtype = sig->inputs[i].dtype;
       local[i].shape = recvVec<int64_t>(0, 2);
-      local[i].data = recvVec<std::byte>(0, 2);
+      size_t room = 0;
+      if (layout[i] == Layout::Entity && !local[i].shape.empty()) {
+        room = S.part.ghostGlobal.size() * rt::dtypeSize(local[i].dtype);
+        for (size_t k = 1; k < local[i].shape.size(); ++k)
+          room *= size_t(local[i].shape[k]);
+      }
+      local[i].data = recvVec<std::byte>(0, 2, room);
     }
   }
 
@@ -682,14 +692,11 @@ int tool::runDistributed(const DistributedRunOptions &o) {
         int64_t past = int64_t(local[i].data.size() / 8) * 1000;
         std::memcpy(local[i].data.data() + local[i].data.size() - 8, &past, 8);
       }
-  // Room for the ghost rows past each entity input's owned rows; the entry
-  // sees its owned shape.
+  // Entity inputs hold their owned rows (the shape the entry sees) and
+  // room for the ghosts past them.
   for (size_t i = 0; i < layout.size(); ++i)
-    if (layout[i] == Layout::Entity && S.part.owned > 0 && !local[i].data.empty()) {
-      size_t rb = local[i].data.size() / size_t(S.part.owned);
-      local[i].data.resize(local[i].data.size() + S.part.ghostGlobal.size() * rb);
+    if (layout[i] == Layout::Entity && !local[i].data.empty())
       S.ghostRoom[reinterpret_cast<const char *>(local[i].data.data())] = local[i].data.size();
-    }
   // The index vectors of the halo functions: every neighbour's rows in
   // the order the exchange sends them, and the ghost slots past the owned
   // rows in the order they arrive.
