@@ -13,7 +13,7 @@
 #include "linnet/Support/Timing.h"
 #include "linnet/Syntax/Diagnostics.h"
 #include "linnet/Syntax/SourceManager.h"
-#include "linnet/Target/CPU/CpuTarget.h"
+#include "linnet/Target/AllTargets.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -39,12 +39,12 @@ namespace linnet::compiler {
 using planning::Diagnostics;
 
 const target::Target &targetForKind(const std::string &kind) {
-  static const cpu::CpuTarget cpuTarget;
-  static const target::PlanningOnlyTarget cudaTarget("cuda", "provider-neutral-v1");
+  target::registerAllTargets();
+  if (const target::Target *t = target::lookupTarget(kind))
+    return *t;
+  // A target file of a kind no code generator serves still plans.
   static const target::PlanningOnlyTarget otherTarget("other", "provider-neutral-v1");
-  if (kind == "cpu")
-    return cpuTarget;
-  return kind == "cuda" ? cudaTarget : otherTarget;
+  return otherTarget;
 }
 
 PlanningInputs loadPlanningInputs(const std::string &target, const std::string &deployment,
@@ -138,6 +138,7 @@ struct VariantBuild {
   llvm::thread worker;
   bool ok = false;
   std::string library, runtime; // model.vK.so's and runtime.vK.json's bytes
+  std::vector<std::pair<std::string, std::string>> files; // the target's (kernels.vK.ptx, ...)
 };
 /// A function of the imported module: what MachineIR's symbols derive from.
 struct FunctionSymbol {
@@ -227,6 +228,8 @@ struct Compiler::Impl {
       f.push_back("--profile");
     if (o.ranks > 0)
       f.push_back("--ranks=" + std::to_string(o.ranks));
+    if (o.emulate)
+      f.push_back("--emulate");
     return f;
   }
 
@@ -505,8 +508,8 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
       r.capability = "library-class.gemm";
       r.routine = c->routine;
       r.symbol = "";
-      r.library = "openblas";
-      r.soname = "libopenblas.so.0";
+      r.library = c->library;
+      r.soname = c->soname;
       continue;
     }
     if (c)
@@ -520,12 +523,25 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
   }
   MachineIR machine = lowerToMachine(concrete, in.target);
   std::string libDigest = "sha256:" + sha256Hex(lib.bytes);
-  for (Section &sec : machine.sections)
-    if (sec.name == ".text") {
-      sec.state = "present";
-      sec.bytes = int64_t(lib.bytes.size());
-      sec.digest = libDigest;
+  // The code sections are the files the target says they are; the
+  // library's functions are symbols of the one that is model.so.
+  std::string hostSection = ".text";
+  for (const target::GeneratedLibrary::Section &ls : lib.sections) {
+    auto sec = std::find_if(machine.sections.begin(), machine.sections.end(),
+                            [&](const Section &s) { return s.name == ls.name; });
+    if (sec == machine.sections.end()) {
+      machine.sections.push_back({ls.name, ls.kind, "pending-codegen", 0, ""});
+      sec = machine.sections.end() - 1;
     }
+    for (const ArtifactOutputs::File &f : out.files)
+      if (f.path == ls.file) {
+        sec->state = "present";
+        sec->bytes = f.bytes;
+        sec->digest = "sha256:" + f.sha256;
+      }
+    if (ls.file == "model.so")
+      hostSection = ls.name;
+  }
   // Generated kernels are inlined into their function, which is their
   // symbol (for an entry, its C interface: see below).
   std::set<std::string> have;
@@ -576,13 +592,13 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
       syms = {"_mlir_ciface_" + name, "linnet_entry_" + name};
     for (const std::string &sym : syms)
       if (have.insert(sym).second)
-        machine.symbols.push_back({sym, ".text", "function", ""});
+        machine.symbols.push_back({sym, hostSection, "function", ""});
   }
   if (report(verifyMachine(machine, &concrete, &in.target)))
     return 1;
   ProgramManifest m = artifactManifest({prod->portable, concrete, machine, in.target, in.deployment,
                                         LINNET_VERSION, LINNET_GIT_COMMIT, fl});
-  m.runtimeAbi = t.runtimeAbi().str();
+  m.runtimeAbi = lib.runtimeAbi.empty() ? t.runtimeAbi().str() : lib.runtimeAbi;
   m.runtimeLibraries.insert(m.runtimeLibraries.end(), lib.runtimeLibraries.begin(), lib.runtimeLibraries.end());
   std::sort(m.runtimeLibraries.begin(), m.runtimeLibraries.end());
   m.runtimeLibraries.erase(std::unique(m.runtimeLibraries.begin(), m.runtimeLibraries.end()),
@@ -681,6 +697,7 @@ int Compiler::buildArtifact() {
   request.implementation = o.impl;
   request.profile = o.profile;
   request.distributed = o.ranks > 0;
+  request.emulate = o.emulate;
   // A variant's library compiles the same way, without the dumps.
   target::CodegenRequest variantRequest = request;
   request.dumpIRDir = o.dumpIR;
@@ -721,12 +738,17 @@ int Compiler::buildArtifact() {
           continue;
       }
       nlohmann::json vchecks = import::runtimeChecks(*vm.module);
-      llvm::Expected<target::GeneratedLibrary> vlib = t.generateCode(*vm.module, variantRequest);
+      target::CodegenRequest vrequest = variantRequest;
+      vrequest.fileSuffix = fmt::format(".v{}", k + 1);
+      llvm::Expected<target::GeneratedLibrary> vlib = t.generateCode(*vm.module, vrequest);
       if (!vlib) {
         errs << fmt::format("linnet build: error: {}{}: {}\n", o.file, what, llvm::toString(vlib.takeError()));
         continue;
       }
       nlohmann::json vrt = import::runtimeJson(vm.plan, vm.tensors, vchecks);
+      vrt["abi"] = vlib->runtimeAbi.empty() ? t.runtimeAbi().str() : vlib->runtimeAbi;
+      for (const auto &[name, json] : vlib->runtimeMembers)
+        vrt[name] = nlohmann::json::parse(json);
       vrt["library"] = fmt::format("model.v{}.so", k + 1);
       if (!vlib->profiledTasks.empty())
         vrt["profile"] = {{"tasks", vlib->profiledTasks}};
@@ -740,6 +762,7 @@ int Compiler::buildArtifact() {
         vrt["distributed"] = std::move(*d);
       }
       v.library = std::move(vlib->bytes);
+      v.files = std::move(vlib->files);
       v.runtime = vrt.dump(2) + "\n";
       v.ok = true;
     }
@@ -766,6 +789,7 @@ int Compiler::buildArtifact() {
     return 1;
 
   nlohmann::json runtime = import::runtimeJson(im->plan, im->tensors, checks);
+  runtime["abi"] = lib->runtimeAbi.empty() ? t.runtimeAbi().str() : lib->runtimeAbi;
   if (!lib->profiledTasks.empty())
     runtime["profile"] = {{"tasks", lib->profiledTasks}};
   if (o.ranks > 0) {
@@ -783,9 +807,14 @@ int Compiler::buildArtifact() {
       names.push_back(fmt::format("runtime.v{}.json", k));
     runtime["variants"] = names;
   }
+  for (const auto &[name, json] : lib->runtimeMembers)
+    runtime[name] = nlohmann::json::parse(json);
   if (!I.write(out, "model.so", lib->bytes) || !I.write(out, "runtime.json", runtime.dump(2) + "\n") ||
       !I.write(out, "plan.json", plan::printPlan(im->doc)))
     return 1;
+  for (const auto &[name, bytes] : lib->files)
+    if (!I.write(out, name, bytes))
+      return 1;
   // Every worker may have built any variant: all are joined before any is read.
   joinVariants.release();
   for (VariantBuild &v : variantBuilds)
@@ -798,6 +827,9 @@ int Compiler::buildArtifact() {
     if (!I.write(out, fmt::format("model.v{}.so", k), v.library) ||
         !I.write(out, fmt::format("runtime.v{}.json", k), v.runtime))
       return 1;
+    for (const auto &[name, bytes] : v.files)
+      if (!I.write(out, name, bytes))
+        return 1;
   }
   if (int rc = I.writeManifest(t, in, *portable, functions, *lib, out))
     return rc;

@@ -2866,7 +2866,8 @@ nlohmann::json runtimeChecks(ModuleOp module) {
 
 nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
                            const nlohmann::json &checks) {
-  json doc = {{"abi", "linnet-cpu-packed-v1"}, {"library", "model.so"}};
+  // The ABI is the target's: the compilation adds it (`abi`).
+  json doc = {{"library", "model.so"}};
   if (checks.is_array() && !checks.empty())
     doc["checks"] = checks;
   json ts = json::array();

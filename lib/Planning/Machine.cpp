@@ -104,7 +104,10 @@ Diagnostics verifyMachine(const MachineIR &m, const ConcretePlan *c, const Targe
     std::string path = "/sections/" + std::to_string(i);
     if (!sections.insert(s.name).second) err("machine.section", path, "duplicate section `" + s.name + "`");
     bool cudaKind = s.kind == "ptx" || s.kind == "cubin";
-    if ((m.targetKind == "cpu" && cudaKind) || (m.targetKind == "cuda" && s.kind == "code"))
+    // A CUDA artifact's host library (launches, allocations) is
+    // "host-code"; only a CPU artifact has "code".
+    if ((m.targetKind == "cpu" && (cudaKind || s.kind == "host-code")) ||
+        (m.targetKind == "cuda" && s.kind == "code"))
       err("machine.section", path + "/kind", "section kind `" + s.kind + "` is illegal on a " + m.targetKind + " target");
     if (s.state != "pending-codegen" && s.state != "present")
       err("machine.section", path + "/state", "unknown section state `" + s.state + "`");

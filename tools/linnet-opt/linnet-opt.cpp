@@ -6,17 +6,16 @@
 // importer and the CPU code generator produce) plus the upstream
 // canonicalize/cse passes. The pipelines `linnet build` runs are registered
 // under their names (-linnet-gf-to-tasks, -linnet-bufferize,
-// -linnet-cpu-lower-to-loops, -linnet-cpu-lower-to-llvm), with the dialects
-// and interfaces the CPU target registers in a build (LLVM,
-// OpenMP), so each stage of `linnet build --dump-ir` can be reproduced
-// from the previous one.
+// -linnet-cpu-lower-to-loops, -linnet-cpu-lower-to-llvm,
+// -linnet-cuda-lower-to-gpu), with the dialects and interfaces every
+// registered target (AllTargets.h) registers in a build, so each stage of
+// `linnet build --dump-ir` can be reproduced from the previous one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Import/PlanImporter.h"
-#include "linnet/Target/CPU/CpuTarget.h"
-#include "linnet/Target/CPU/Passes.h"
+#include "linnet/Target/AllTargets.h"
 #include "linnet/Target/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,6 +23,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -42,16 +43,14 @@ int main(int argc, char **argv) {
                   mlir::vector::VectorDialect, mlir::linalg::LinalgDialect,
                   mlir::bufferization::BufferizationDialect>();
   linnet::import::registerImportDialects(registry);
-  linnet::cpu::CpuTarget().registerDialects(registry);
+  linnet::target::registerAllTargetDialects(registry);
   linnet::gf::registerGfPasses();
-  linnet::cpu::registerLinnetCPUPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
   linnet::target::registerTaskPipeline();
-  linnet::cpu::registerBufferizePipeline();
-  linnet::cpu::registerCPUPipelines();
+  linnet::target::registerAllTargetPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "linnet MLIR optimizer: gf Domain/Iter/Kernel/Task IR\n",
       registry));

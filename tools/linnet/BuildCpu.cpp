@@ -35,6 +35,10 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
                 "A distributed artifact for N ranks: relation kernels exchange halo rows between "
                 "ranks (linnet run --ranks N; docs/distributed.md)")
       ->check(CLI::Range(int64_t(1), int64_t(4096)));
+  c->add_flag("--emulate", o.emulate,
+              "With --target cuda: the artifact's library runs the generated GPU kernels on the "
+              "CPU (grid and block as loops), in the CPU runtime ABI, for tests without a GPU; "
+              "kernels.ptx, kernels.cubin and kernels.json are written as for the GPU");
   c->add_option("--runtime-checks", o.runtimeChecks,
                 "on (default): indices read from data and integer divisors are checked at run "
                 "time; off: unchecked, to measure what the checks cost")
@@ -72,6 +76,7 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const
   o.dumpIR = b.dumpIR;
   o.profile = b.profile;
   o.ranks = b.ranks;
+  o.emulate = b.emulate;
   o.output = b.output;
   return o;
 }

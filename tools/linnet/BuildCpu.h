@@ -26,6 +26,7 @@ struct BuildCpuOptions {
   std::string dumpIR;        // --dump-ir=DIR
   bool profile = false;      // --profile: timers at command boundaries
   int64_t ranks = 0;         // --ranks N: a distributed artifact
+  bool emulate = false;      // --emulate: a cuda build's kernels run on the CPU
   std::string impl = "auto"; // auto | generated | blas
   std::string variants = "auto";
 };

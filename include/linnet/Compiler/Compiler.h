@@ -60,6 +60,7 @@ struct Options {
   std::string dumpIR;         // --dump-ir=DIR: each stage's IR
   bool profile = false;       // --profile: timers at every command's boundaries
   int64_t ranks = 0;          // --ranks N: a distributed artifact for N ranks (0: not)
+  bool emulate = false;       // --emulate: the target's kernels run on the CPU (cuda)
   std::string output;         // the artifact directory
 };
 

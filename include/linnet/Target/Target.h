@@ -34,6 +34,10 @@ struct KernelChoice {
   std::string role;     // "matmul" | "batch-matmul" | "matvec" | "elementwise" | "other"
   std::string kind;     // "generated" | "library"
   std::string routine;  // the library routine (cblas_sgemm) or the schedule's name
+  /// With kind "library": the library the routine is bound to, as the
+  /// concrete plan names it, and the soname the artifact loads (the target
+  /// decides: openblas / libopenblas.so.0 on CPU).
+  std::string library, soname;
 };
 
 /// One code generation: a Task IR module to a library.
@@ -52,6 +56,13 @@ struct CodegenRequest {
   bool profile = false;
   /// Relation kernels through the distributed hook: `linnet build --ranks N`.
   bool distributed = false;
+  /// A target whose kernels can also run on the host CPU (the CUDA target:
+  /// grid and block as loops) builds that execution as the artifact's
+  /// library, in the CPU runtime ABI, for tests: `linnet build --emulate`.
+  bool emulate = false;
+  /// Inserted before the extension of every file the target adds
+  /// (GeneratedLibrary::files): a variant's library `.v1` gets kernels.v1.ptx.
+  std::string fileSuffix;
 };
 
 struct GeneratedLibrary {
@@ -77,6 +88,20 @@ struct GeneratedLibrary {
     std::vector<Halo> halos;
   };
   std::vector<DistributedKernel> distributedKernels;
+  /// Further files of the artifact the target writes (kernels.ptx, ...),
+  /// in order; the manifest lists each with its digest.
+  std::vector<std::pair<std::string, std::string>> files;
+  /// MachineIR's code sections the target fills, by section name, with the
+  /// artifact file each one is (".text" -> model.so on CPU).
+  struct Section {
+    std::string name, kind, file; // MachineIR's section, its kind, the artifact file
+  };
+  std::vector<Section> sections;
+  /// The runtime ABI this library is loaded with, when it differs from the
+  /// target's (an emulated CUDA build runs in the CPU ABI).
+  std::string runtimeAbi;
+  /// Members the target adds to runtime.json (the CUDA kernel table).
+  std::vector<std::pair<std::string, std::string>> runtimeMembers; // name, JSON text
 };
 
 class Target {
@@ -112,6 +137,16 @@ llvm::Error dumpStage(llvm::StringRef dir, unsigned stage, llvm::StringRef name,
 void buildTaskPipeline(mlir::OpPassManager &pm, llvm::StringRef contract, int64_t ranks = 0);
 /// Registers -linnet-gf-to-tasks (for linnet-opt).
 void registerTaskPipeline();
+
+/// The targets linked into this program, by the `kind` of the target files
+/// they serve (TargetRegistry.cpp). A target registers itself once, from
+/// registerAllTargets (AllTargets.h): adding one is its folder under
+/// lib/Target and that one line.
+void registerTarget(const Target &target);
+/// The target for `kind`, or null when none is registered.
+const Target *lookupTarget(llvm::StringRef kind);
+/// Every registered target, in registration order.
+std::vector<const Target *> registeredTargets();
 
 /// A target that plans but has no code generator (yet): its contract only.
 class PlanningOnlyTarget final : public Target {

@@ -17,6 +17,7 @@
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
@@ -215,6 +216,10 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
   // fixture) still has its halo ops; after -linnet-bufferize this finds none.
   pm.addPass(createLinnetCPUGenerateHaloKernels());
   pm.addPass(createGfLowerKernelToLoops());
+  if (options.linalgAsLoops) {
+    pm.addPass(createConvertLinalgToParallelLoopsPass());
+    return;
+  }
   LinnetCPULowerLinalgOptions linalg;
   linalg.implementation = policyName(options.implementation);
   linalg.vectorBits = options.linalgTarget.vectorBits;
@@ -245,7 +250,9 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) 
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = options.genericAllocation;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
@@ -479,7 +486,8 @@ llvm::Error dumpIR(const CodegenOptions &options, llvm::StringRef name,
                    llvm::function_ref<void(llvm::raw_ostream &)> print) {
   if (options.dumpIRDir.empty())
     return llvm::Error::success();
-  unsigned stage = options.firstDumpStage + (name == "loops.mlir" ? 0 : name == "llvm.mlir" ? 1 : 2);
+  unsigned stage = options.firstDumpStage +
+                   (name == "loops.mlir" ? 0 : options.afterLoopsStages + (name == "llvm.mlir" ? 1 : 2));
   llvm::SmallString<128> path(options.dumpIRDir);
   llvm::sys::path::append(path, (stage < 10 ? "0" : "") + llvm::Twine(stage) + "-" + name);
   std::error_code ec;
@@ -524,6 +532,8 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
     return diags.error("lowering to loops failed");
   if (llvm::Error e = dumpIR(options, "loops.mlir", printWithLocations(module)))
     return e;
+  if (options.afterLoops && failed(options.afterLoops(module)))
+    return diags.error("mapping the loops failed");
   bool blas = usesBLAS(module);
   bool timers = module->hasAttr("linnet.profile.tasks");
   std::string distShim = distributedShimSource(module);

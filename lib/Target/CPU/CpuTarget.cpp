@@ -79,8 +79,12 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
   if (auto tasks = module->getAttrOfType<ArrayAttr>("linnet.profile.tasks"))
     for (Attribute t : tasks)
       lib.profiledTasks.push_back(cast<StringAttr>(t).getValue().str());
-  for (const ImplementationChoice &c : choices)
-    lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine});
+  for (const ImplementationChoice &c : choices) {
+    bool library = c.kind == "library";
+    lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine, library ? "openblas" : "",
+                           library ? "libopenblas.so.0" : ""});
+  }
+  lib.sections.push_back({".text", "code", "model.so"});
   if (options.parallel && openMPAvailable())
     lib.runtimeLibraries.push_back("libomp.so.5");
   return lib;

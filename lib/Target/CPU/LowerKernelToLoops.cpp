@@ -355,11 +355,19 @@ LogicalResult LaunchLowering::lower(ArrayRef<Value> outs) {
   Value r1 = pb.create<arith::MinUIOp>(
       loc, pb.create<arith::AddIOp>(loc, r0, tile), rows);
   LogicalResult status = success();
-  pb.create<scf::ForOp>(loc, r0, r1, c1, ValueRange{},
-                        [&](OpBuilder &rb, Location l, Value d, ValueRange) {
-                          status = emitRow(rb, l, d, reducers, outs);
-                          rb.create<scf::YieldOp>(l);
-                        });
+  auto rowLoop = pb.create<scf::ForOp>(loc, r0, r1, c1, ValueRange{},
+                                       [&](OpBuilder &rb, Location l, Value d, ValueRange) {
+                                         status = emitRow(rb, l, d, reducers, outs);
+                                         rb.create<scf::YieldOp>(l);
+                                       });
+  // The schedule travels with the loops for targets that map them to a
+  // grid (the CUDA target: a block per tile, its threads over the rows).
+  rowLoop->setAttr("linnet.rows", b.getUnitAttr());
+  SmallVector<NamedAttribute> schedule;
+  for (StringRef name : {"block_rows", "block_neighbors", "num_warps", "pipeline_stages", "schedule_kind"})
+    if (Attribute a = launch->getAttr(name))
+      schedule.push_back(b.getNamedAttr(name, a));
+  par->setAttr("linnet.schedule", b.getDictionaryAttr(schedule));
   return status;
 }
 

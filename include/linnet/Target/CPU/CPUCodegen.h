@@ -18,6 +18,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -67,6 +68,19 @@ struct CodegenOptions {
   /// (-linnet-cpu-distribute-kernels) and the distributed shim linked in:
   /// `linnet build --ranks N`.
   bool distributed = false;
+  /// Memref-level linalg ops become plain parallel loops (upstream
+  /// -convert-linalg-to-parallel-loops) instead of the CPU's tiled,
+  /// vectorized or BLAS kernels: the CUDA target maps those loops to a grid.
+  bool linalgAsLoops = false;
+  /// Host allocations call `_mlir_memref_to_llvm_alloc`/`_free` (which a
+  /// runtime supplies: the CUDA runtime's device memory) instead of malloc.
+  bool genericAllocation = false;
+  /// Runs on the module once it is loops, before the LLVM lowering: another
+  /// target's mapping of those loops (the CUDA target's kernels).
+  std::function<mlir::LogicalResult(mlir::ModuleOp)> afterLoops;
+  /// How many --dump-ir stages afterLoops writes (the later ones are
+  /// numbered after them).
+  unsigned afterLoopsStages = 0;
 };
 
 /// The C source of the distributed shim of a module the distribute pass

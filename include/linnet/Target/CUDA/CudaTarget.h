@@ -1,0 +1,72 @@
+//===- CudaTarget.h - The CUDA target ----------------------------*- C++ -*-===//
+//
+// Task IR on tensors -> -linnet-bufferize -> the shared lowering to loops
+// (linalg as parallel loops) -> -linnet-cuda-map-to-gpu -> gpu kernel
+// outlining, then two consumers of the same kernels:
+//
+//   device: gpu.module -> NVVM -> PTX (LLVM's NVPTX back end, in process,
+//           libdevice linked) -> cubin (ptxas -arch=sm_90a, when found),
+//           kernels.ptx kept for the driver's JIT;
+//   host:   launches -> linnet_cuda_launch_slots calls (docs/cuda-abi.md),
+//           allocations through the CUDA runtime, compiled by the CPU
+//           pipeline into model.so;
+//
+// or, with CodegenRequest::emulate, the kernels as CPU loops
+// (-linnet-cuda-cpuify) in model.so, loaded by the CPU runtime ABI: the
+// CPU execution tests hold against the reference interpreter.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_TARGET_CUDA_CUDATARGET_H
+#define LINNET_TARGET_CUDA_CUDATARGET_H
+
+#include "linnet/Target/Target.h"
+
+#include <string>
+#include <vector>
+
+namespace linnet::cuda {
+
+/// The runtime ABI of CUDA artifacts (docs/cuda-abi.md).
+inline constexpr const char *kRuntimeAbi = "linnet-cuda-driver-v1";
+/// The schedule contract of the CUDA target's gf kernels.
+inline constexpr const char *kScheduleContract = "provider-neutral-v1";
+/// The architecture kernels are compiled for.
+inline constexpr const char *kChip = "sm_90a";
+
+/// What ptxas reported of one kernel (`ptxas -v`).
+struct KernelResources {
+  std::string name;
+  int64_t registers = -1, sharedBytes = 0, stackBytes = 0, spillStores = 0, spillLoads = 0;
+};
+
+/// The device code of a module of gpu kernels.
+struct DeviceCode {
+  std::string ptx, cubin;             // cubin empty when ptxas is not found
+  std::string ptxas;                  // the ptxas used ("" when none)
+  std::vector<KernelResources> kernels; // from ptxas -v, in its order
+};
+
+/// `gpu.module`s (after outlining, on memrefs) to PTX, and to a cubin by
+/// ptxas when one is found: $LINNET_PTXAS, else the one CMake found. The
+/// module is consumed. Errors name the stage.
+llvm::Expected<DeviceCode> compileDeviceModule(mlir::ModuleOp gpuModules);
+
+/// Parses `ptxas -v` output into per-kernel resources.
+std::vector<KernelResources> parsePtxasReport(llvm::StringRef text);
+
+/// Registers -linnet-cuda-lower-to-gpu (linnet-opt): the mapping pipeline.
+void registerCUDAPipelines();
+
+class CudaTarget final : public target::Target {
+public:
+  llvm::StringRef kind() const override { return "cuda"; }
+  llvm::StringRef scheduleContract() const override { return kScheduleContract; }
+  llvm::StringRef runtimeAbi() const override { return kRuntimeAbi; }
+  void registerDialects(mlir::DialectRegistry &registry) const override;
+  llvm::Expected<target::GeneratedLibrary> generateCode(mlir::ModuleOp module,
+                                                        const target::CodegenRequest &request) const override;
+};
+
+} // namespace linnet::cuda
+
+#endif // LINNET_TARGET_CUDA_CUDATARGET_H

@@ -1,0 +1,71 @@
+//===- Passes.td - linnet's CUDA target passes --------------*- tablegen -*-===//
+
+#ifndef LINNET_TARGET_CUDA_PASSES_TD
+#define LINNET_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LinnetCUDAMapToGPU : Pass<"linnet-cuda-map-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Host loops over memrefs to gpu.launch ops: the CUDA target's mapping";
+  let description = [{
+    Runs on the loops the shared lowering leaves (-gf-lower-kernel-to-loops,
+    linalg as parallel loops) and decides what runs on the device. In every
+    function, at the host level (the function body and the regions of host
+    control flow that holds parallel loops):
+
+    - an `scf.parallel` that carries a relation kernel's schedule
+      (`linnet.schedule`, set by -gf-lower-kernel-to-loops from the
+      `gf_kernel.launch`) becomes one block per tile of `block_rows` rows and
+      `num_warps * 32` threads that take the tile's rows in turn (row
+      `r0 + tid`, `r0 + tid + threads`, ...);
+    - any other `scf.parallel` becomes a one-dimensional grid over its
+      linearized iteration space, `block-size` threads a block, guarded;
+    - a `memref.copy` becomes an element-parallel copy kernel;
+    - a run of other ops that read or write memory becomes a kernel of one
+      thread (scalar work, and loops with a carried value);
+    - allocations, views, index arithmetic and calls stay on the host.
+
+    Parallel loops nested inside a kernel run sequentially in its thread.
+    A value computed on the device and used by host code is refused with
+    its location (the host would read device memory).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per block of a kernel without a relation schedule">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LinnetCUDACpuify : Pass<"linnet-cuda-cpuify", "::mlir::ModuleOp"> {
+  let summary = "Run gpu.launch kernels on the CPU: grid and block as loops";
+  let description = [{
+    The CPU execution of the CUDA target's kernels, for tests: each
+    `gpu.launch` becomes an `scf.parallel` over its grid (blocks run on host
+    threads) holding `scf.for` loops over the block's threads, with the
+    launch's block and thread ids, grid and block sizes replaced by the loop
+    variables and bounds. The kernel body is the one the device compiles,
+    after the same mapping, so its index arithmetic, guards and thread
+    distribution are what the CPU executes. A kernel with a `gpu.barrier`
+    is refused (barrier splitting is not implemented yet).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
+def LinnetCUDALowerLaunches : Pass<"linnet-cuda-lower-launches", "::mlir::ModuleOp"> {
+  let summary = "gpu.launch_func to calls of the CUDA host runtime";
+  let description = [{
+    After kernel outlining, each `gpu.launch_func` of host code becomes a
+    call `linnet_cuda_launch_slots(kernel, gx, gy, gz, bx, by, bz, shared,
+    slots, count)` (docs/cuda-abi.md): its arguments are stored in a
+    stack array of 64-bit slots in the order the NVVM kernel takes them (a
+    memref as allocated and aligned pointer, offset, sizes, strides; a
+    scalar zero-extended or bit-cast), and `kernel` indexes the module's
+    `linnet.cuda.kernels` table, which the artifact's kernels.json lists.
+    The `gpu.module`s are left for the device pipeline to take.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // LINNET_TARGET_CUDA_PASSES_TD

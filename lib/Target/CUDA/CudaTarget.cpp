@@ -1,0 +1,416 @@
+//===- CudaTarget.cpp - The CUDA target ------------------------------------===//
+//
+// CudaTarget.h describes the pipeline. The host side reuses the CPU
+// target's lowering to loops and its LLVM pipeline (CodegenOptions'
+// linalgAsLoops, afterLoops and genericAllocation hooks), so both targets
+// compile the same loops: the CUDA target decides only what runs where.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CUDA/CudaTarget.h"
+
+#include "linnet/Config.h"
+#include "linnet/Target/CPU/CPUCodegen.h"
+#include "linnet/Target/CUDA/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "linnet/Support/Timing.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+using namespace mlir;
+
+#ifndef LINNET_PTXAS
+#define LINNET_PTXAS ""
+#endif
+#ifndef LINNET_CUDA_LIBDEVICE
+#define LINNET_CUDA_LIBDEVICE ""
+#endif
+
+namespace linnet::cuda {
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), what);
+}
+
+/// Collects the first error MLIR reports while a pipeline runs.
+struct FirstError {
+  std::string text;
+  ScopedDiagnosticHandler handler;
+  explicit FirstError(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &d) {
+          if (text.empty() && d.getSeverity() == DiagnosticSeverity::Error) {
+            llvm::raw_string_ostream os(text);
+            if (auto loc = dyn_cast<FileLineColLoc>(d.getLocation()))
+              os << loc.getFilename() << ":" << loc.getLine() << ":" << loc.getColumn() << ": ";
+            os << d.str();
+          }
+          return success();
+        }) {}
+  std::string suffix() const { return text.empty() ? "" : ": " + text; }
+};
+
+/// The mapping: loops (on memrefs) to gpu.launch kernels.
+void buildMapPipeline(OpPassManager &pm) {
+  pm.addPass(createLinnetCUDAMapToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+std::string ptxasPath() {
+  if (const char *env = std::getenv("LINNET_PTXAS"); env && *env)
+    return env;
+  if (*LINNET_PTXAS && llvm::sys::fs::can_execute(LINNET_PTXAS))
+    return LINNET_PTXAS;
+  if (auto p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  return "";
+}
+
+std::string libdevicePath() {
+  if (const char *env = std::getenv("LINNET_CUDA_LIBDEVICE"); env && *env)
+    return env;
+  if (*LINNET_CUDA_LIBDEVICE && llvm::sys::fs::exists(LINNET_CUDA_LIBDEVICE))
+    return LINNET_CUDA_LIBDEVICE;
+  return "";
+}
+
+/// Runs ptxas on `ptx`: the cubin's bytes and ptxas -v's report.
+llvm::Error runPtxas(const std::string &ptxas, const std::string &ptx, DeviceCode &code) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("linnet-ptxas", dir))
+    return llvm::createStringError(ec, "cannot create a temporary directory for ptxas");
+  auto cleanup = [&] { llvm::sys::fs::remove_directories(dir); };
+  std::string in = (dir + "/kernels.ptx").str(), out = (dir + "/kernels.cubin").str(),
+              log = (dir + "/ptxas.log").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(in, ec);
+    if (ec) {
+      cleanup();
+      return llvm::createStringError(ec, "cannot write the PTX for ptxas");
+    }
+    os << ptx;
+  }
+  std::string arch = std::string("-arch=") + kChip;
+  std::vector<llvm::StringRef> args = {ptxas, arch, "-v", "-O3", "-o", out, in};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0, &message);
+  auto logText = llvm::MemoryBuffer::getFile(log);
+  std::string report = logText ? (*logText)->getBuffer().str() : "";
+  if (rc != 0) {
+    cleanup();
+    return fail("ptxas (" + ptxas + ") refused the PTX (exit " + std::to_string(rc) + ")" +
+                (message.empty() ? "" : ": " + message) + (report.empty() ? "" : ":\n" + report));
+  }
+  auto cubin = llvm::MemoryBuffer::getFile(out, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!cubin) {
+    cleanup();
+    return llvm::createStringError(cubin.getError(), "ptxas wrote no cubin");
+  }
+  code.cubin = (*cubin)->getBuffer().str();
+  code.kernels = parsePtxasReport(report);
+  code.ptxas = ptxas;
+  cleanup();
+  return llvm::Error::success();
+}
+
+} // namespace
+
+std::vector<KernelResources> parsePtxasReport(llvm::StringRef text) {
+  std::vector<KernelResources> out;
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  llvm::Regex entry("Compiling entry function '([^']+)'");
+  llvm::Regex frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  llvm::Regex regs("Used ([0-9]+) registers");
+  llvm::Regex smem("([0-9]+) bytes smem");
+  auto num = [](llvm::StringRef s) {
+    int64_t v = 0;
+    s.getAsInteger(10, v);
+    return v;
+  };
+  for (llvm::StringRef line : lines) {
+    llvm::SmallVector<llvm::StringRef> m;
+    if (entry.match(line, &m)) {
+      out.push_back({m[1].str()});
+      continue;
+    }
+    if (out.empty())
+      continue;
+    KernelResources &k = out.back();
+    if (frame.match(line, &m)) {
+      k.stackBytes = num(m[1]);
+      k.spillStores = num(m[2]);
+      k.spillLoads = num(m[3]);
+    }
+    if (regs.match(line, &m))
+      k.registers = num(m[1]);
+    if (smem.match(line, &m))
+      k.sharedBytes = num(m[1]);
+  }
+  return out;
+}
+
+llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
+  MLIRContext *ctx = gpuModules.getContext();
+  FirstError errors(ctx);
+  // One gpu.module for the artifact: every kernel in one image, functions
+  // the kernels call (cloned into each outlined module) once.
+  SmallVector<gpu::GPUModuleOp> modules(gpuModules.getOps<gpu::GPUModuleOp>());
+  if (modules.empty())
+    return DeviceCode{};
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(gpuModules.getBody());
+  auto merged = b.create<gpu::GPUModuleOp>(gpuModules.getLoc(), "linnet_kernels");
+  SymbolTable mergedSymbols(merged);
+  for (gpu::GPUModuleOp m : modules) {
+    for (Operation &op : llvm::make_early_inc_range(m.getBody()->without_terminator())) {
+      // A kernel takes its module's (unique) name, as the launches call it.
+      if (auto fn = dyn_cast<gpu::GPUFuncOp>(op); fn && fn.isKernel())
+        fn.setName(m.getName());
+      auto sym = dyn_cast<SymbolOpInterface>(op);
+      if (sym && mergedSymbols.lookup(sym.getName()))
+        continue;
+      op.remove();
+      mergedSymbols.insert(&op);
+    }
+    m.erase();
+  }
+  std::string libdevice = libdevicePath();
+  SmallVector<Attribute> link;
+  if (!libdevice.empty())
+    link.push_back(b.getStringAttr(libdevice));
+  auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", kChip, "+ptx80",
+                                          /*flags=*/nullptr, link.empty() ? nullptr : b.getArrayAttr(link));
+  merged.setTargetsAttr(b.getArrayAttr({target}));
+
+  PassManager pm(ctx);
+  support::enablePassTiming(pm);
+  OpPassManager &dev = pm.nest<gpu::GPUModuleOp>();
+  dev.addPass(createLowerAffinePass());
+  dev.addPass(arith::createArithExpandOpsPass());
+  dev.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
+  dev.addPass(createConvertSCFToCFPass());
+  dev.addPass(createCanonicalizerPass());
+  dev.addPass(createCSEPass());
+  dev.addPass(memref::createExpandStridedMetadataPass());
+  dev.addPass(createLowerAffinePass());
+  dev.addPass(createConvertVectorToLLVMPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  dev.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  dev.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  if (failed(pm.run(gpuModules)))
+    return fail("lowering the kernels to PTX failed" + errors.suffix());
+  DeviceCode code;
+  for (auto bin : gpuModules.getOps<gpu::BinaryOp>())
+    for (Attribute a : bin.getObjects())
+      if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
+        // The serializer NUL-terminates the assembly; ptxas reads it as text.
+        code.ptx += obj.getObject().getValue().rtrim('\0').str();
+  if (code.ptx.empty())
+    return fail("the NVPTX back end produced no PTX");
+  if (std::string ptxas = ptxasPath(); !ptxas.empty())
+    if (llvm::Error e = runPtxas(ptxas, code.ptx, code))
+      return std::move(e);
+  return code;
+}
+
+void registerCUDAPipelines() {
+  PassPipelineRegistration<>(
+      "linnet-cuda-lower-to-gpu",
+      "linnet build --target cuda's stage 04: loops to gpu.launch kernels "
+      "(-linnet-cuda-map-to-gpu, canonicalize, cse)",
+      [](OpPassManager &pm) { buildMapPipeline(pm); });
+}
+
+void CudaTarget::registerDialects(DialectRegistry &registry) const {
+  cpu::registerCPUCodegenDialects(registry);
+  cpu::registerBufferizationInterfaces(registry);
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp module,
+                                                                  const target::CodegenRequest &request) const {
+  MLIRContext *ctx = module.getContext();
+  {
+    FirstError errors(ctx);
+    if (failed(cpu::bufferize(module)))
+      return fail("bufferization of the Task IR failed" + errors.suffix());
+  }
+  if (!request.dumpIRDir.empty())
+    if (llvm::Error e = target::dumpStage(request.dumpIRDir, request.firstDumpStage, "bufferized.mlir", module))
+      return std::move(e);
+  std::string bufferizedIR;
+  if (request.keepBufferizedIR)
+    llvm::raw_string_ostream(bufferizedIR) << module;
+
+  cpu::CodegenOptions options;
+  options.runTaskPipeline = false;
+  options.linalgAsLoops = true;
+  options.implementation = cpu::ImplementationPolicy::Generated;
+  // Emulated kernels run their blocks on host threads; the host code of a
+  // device build only launches.
+  options.parallel = request.emulate && request.parallel;
+  options.genericAllocation = !request.emulate;
+  options.dumpIRDir = request.dumpIRDir;
+  options.firstDumpStage = request.firstDumpStage + 1;
+  std::optional<DeviceCode> device;
+  std::vector<std::string> kernelNames;
+  llvm::Error deviceError = llvm::Error::success();
+  unsigned gpuStage = request.firstDumpStage + 2;
+  options.afterLoopsStages = 2; // NN-gpu.mlir, NN-kernels.mlir
+  options.afterLoops = [&](ModuleOp m) -> LogicalResult {
+    support::TimingStage stage("loops to gpu kernels");
+    PassManager pm(ctx);
+    support::enablePassTiming(pm);
+    buildMapPipeline(pm);
+    if (failed(pm.run(m)))
+      return failure();
+    if (!request.dumpIRDir.empty())
+      if (llvm::Error e = target::dumpStage(request.dumpIRDir, gpuStage, "gpu.mlir", m)) {
+        deviceError = std::move(e);
+        return failure();
+      }
+    // The kernels: outlined in a copy when the library emulates them, in
+    // the module itself otherwise; either way the same outlining of the
+    // same mapped loops.
+    OwningOpRef<ModuleOp> copy;
+    ModuleOp outlined = m;
+    if (request.emulate) {
+      copy = cast<ModuleOp>(m->clone());
+      outlined = *copy;
+    }
+    PassManager outline(ctx);
+    outline.addPass(createGpuKernelOutliningPass());
+    outline.addPass(createLinnetCUDALowerLaunches());
+    if (failed(outline.run(outlined)))
+      return failure();
+    if (auto names = outlined->getAttrOfType<ArrayAttr>("linnet.cuda.kernels"))
+      for (Attribute n : names)
+        kernelNames.push_back(cast<StringAttr>(n).getValue().str());
+    // The gpu.modules leave the host module for the device pipeline.
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(outlined.getLoc());
+    for (auto g : llvm::make_early_inc_range(outlined.getOps<gpu::GPUModuleOp>())) {
+      g->remove();
+      kernels->getBody()->push_back(g);
+    }
+    outlined->removeAttr("gpu.container_module");
+    if (!request.dumpIRDir.empty())
+      if (llvm::Error e = target::dumpStage(request.dumpIRDir, gpuStage + 1, "kernels.mlir", *kernels)) {
+        deviceError = std::move(e);
+        return failure();
+      }
+    support::TimingStage dev("kernels to PTX and cubin");
+    llvm::Expected<DeviceCode> code = compileDeviceModule(*kernels);
+    if (!code) {
+      deviceError = code.takeError();
+      return failure();
+    }
+    device = std::move(*code);
+    if (request.emulate) {
+      PassManager cpuify(ctx);
+      cpuify.addPass(createLinnetCUDACpuify());
+      if (failed(cpuify.run(m)))
+        return failure();
+    }
+    return success();
+  };
+  std::vector<cpu::ImplementationChoice> choices;
+  llvm::Expected<std::string> bytes = cpu::compileToSharedLibraryBytes(module, options, &choices);
+  if (deviceError)
+    return deviceError;
+  if (!bytes)
+    return bytes.takeError();
+  if (!device)
+    return fail("the kernels were not compiled");
+
+  target::GeneratedLibrary lib;
+  lib.bytes = std::move(*bytes);
+  const std::string ptxFile = "kernels" + request.fileSuffix + ".ptx",
+                    cubinFile = "kernels" + request.fileSuffix + ".cubin",
+                    tableFile = "kernels" + request.fileSuffix + ".json";
+  lib.bufferizedIR = std::move(bufferizedIR);
+  for (const cpu::ImplementationChoice &c : choices)
+    lib.choices.push_back({c.function, c.op, c.role, "generated", c.routine, "", ""});
+  lib.files.push_back({ptxFile, device->ptx});
+  if (!device->cubin.empty())
+    lib.files.push_back({cubinFile, device->cubin});
+  lib.sections.push_back({".nv.kernels", device->cubin.empty() ? "ptx" : "cubin",
+                          device->cubin.empty() ? ptxFile : cubinFile});
+  // The host code that launches them (or, emulated, runs them).
+  lib.sections.push_back({".text.host", "host-code", "model" + request.fileSuffix + ".so"});
+  // kernels.json: the kernel table the host code's launches index, and what
+  // ptxas said of each kernel (registers, spills, shared memory).
+  nlohmann::json table = nlohmann::json::array();
+  for (auto [i, name] : llvm::enumerate(kernelNames)) {
+    nlohmann::json k = {{"id", int64_t(i)}, {"name", name}};
+    for (const KernelResources &r : device->kernels)
+      if (r.name == name)
+        k["ptxas"] = {{"registers", r.registers}, {"spill_stores", r.spillStores},
+                      {"spill_loads", r.spillLoads}, {"shared_bytes", r.sharedBytes},
+                      {"stack_bytes", r.stackBytes}};
+    table.push_back(std::move(k));
+  }
+  nlohmann::json kernelsDoc = {{"schema", "linnet.cuda-kernels/1"},
+                               {"arch", kChip},
+                               {"ptx", ptxFile},
+                               {"cubin", device->cubin.empty() ? nlohmann::json() : nlohmann::json(cubinFile)},
+                               {"kernels", table}};
+  lib.files.push_back({tableFile, kernelsDoc.dump(2) + "\n"});
+  if (request.emulate) {
+    // The CPU target's ABI, whatever it is called: the CPU runtime loads it.
+    const target::Target *host = target::lookupTarget("cpu");
+    if (!host)
+      return fail("an emulated cuda build needs the cpu target, which is not registered");
+    lib.runtimeAbi = host->runtimeAbi().str();
+    if (request.parallel && cpu::openMPAvailable())
+      lib.runtimeLibraries.push_back("libomp.so.5");
+  } else {
+    lib.runtimeLibraries.push_back("libcuda.so.1");
+    lib.runtimeMembers.push_back(
+        {"cuda", nlohmann::json{{"kernels", tableFile},
+                                {"module", device->cubin.empty() ? ptxFile : cubinFile},
+                                {"ptx", ptxFile}}
+                     .dump()});
+  }
+  return lib;
+}
+
+} // namespace linnet::cuda

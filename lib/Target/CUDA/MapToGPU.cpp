@@ -1,0 +1,303 @@
+//===- MapToGPU.cpp - Host loops to gpu.launch ----------------------------===//
+//
+// The CUDA target's mapping decision (Passes.td, LinnetCUDAMapToGPU): which
+// ops of a function run on the device, in which launch shape. It runs on
+// memrefs, after the lowering the CPU and CUDA targets share, so every
+// kernel is the loop nest the CPU would run, distributed over a grid.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace linnet::cuda {
+
+#define GEN_PASS_DEF_LINNETCUDAMAPTOGPU
+#include "linnet/Target/CUDA/Passes.h.inc"
+
+namespace {
+
+Value cst(OpBuilder &b, Location loc, int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+
+bool containsParallel(Operation *op) {
+  bool found = false;
+  op->walk([&](scf::ParallelOp) {
+    found = true;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
+/// True when `op` (or an op nested in it) reads or writes memory: device
+/// work. Allocation and deallocation alone are host work (they become
+/// device allocations through the runtime); so are calls, whose callees are
+/// mapped on their own.
+bool touchesMemory(Operation *op) {
+  bool touches = false;
+  op->walk([&](Operation *inner) {
+    if (isa<func::CallOp, memref::AllocOp, memref::DeallocOp, memref::AllocaOp>(inner))
+      return WalkResult::advance();
+    if (isa<memref::LoadOp, memref::StoreOp, memref::CopyOp, memref::AtomicRMWOp,
+            memref::GenericAtomicRMWOp>(inner) ||
+        inner->getDialect() == inner->getContext()->getLoadedDialect<vector::VectorDialect>()) {
+      // vector ops without memory (arith on vectors) are harmless either way.
+      touches = true;
+      return WalkResult::interrupt();
+    }
+    if (auto effects = dyn_cast<MemoryEffectOpInterface>(inner)) {
+      if (effects.hasEffect<MemoryEffects::Read>() || effects.hasEffect<MemoryEffects::Write>()) {
+        touches = true;
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return touches;
+}
+
+/// A one-thread kernel's or a grid kernel's launch, its body to be filled
+/// before the terminator it ends with.
+gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value grid, int64_t threads) {
+  Value one = cst(b, loc, 1);
+  auto launch = b.create<gpu::LaunchOp>(loc, grid, one, one, cst(b, loc, threads), one, one);
+  OpBuilder body = OpBuilder::atBlockEnd(&launch.getBody().front());
+  body.create<gpu::TerminatorOp>(loc);
+  return launch;
+}
+
+/// scf.parallel nested inside a kernel: run by the thread, in order.
+void sequentialize(scf::ParallelOp par) {
+  OpBuilder b(par);
+  Location loc = par.getLoc();
+  IRMapping map;
+  std::function<void(OpBuilder &, unsigned)> build = [&](OpBuilder &ob, unsigned dim) {
+    if (dim == par.getNumLoops()) {
+      for (Operation &op : par.getBody()->without_terminator())
+        ob.clone(op, map);
+      return;
+    }
+    ob.create<scf::ForOp>(loc, map.lookupOrDefault(par.getLowerBound()[dim]),
+                          map.lookupOrDefault(par.getUpperBound()[dim]),
+                          map.lookupOrDefault(par.getStep()[dim]), ValueRange{},
+                          [&](OpBuilder &fb, Location, Value iv, ValueRange) {
+                            map.map(par.getInductionVars()[dim], iv);
+                            build(fb, dim + 1);
+                            fb.create<scf::YieldOp>(loc);
+                          });
+  };
+  build(b, 0);
+  par.erase();
+}
+
+struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      if (failed(mapRegion(fn.getBody())))
+        return signalPassFailure();
+    }
+    // What now runs inside a kernel runs sequentially in its thread.
+    SmallVector<scf::ParallelOp> nested;
+    module.walk([&](scf::ParallelOp par) {
+      if (par->getParentOfType<gpu::LaunchOp>())
+        nested.push_back(par);
+    });
+    // Innermost first: sequentialize clones the body.
+    for (scf::ParallelOp par : llvm::reverse(nested))
+      if (par.getNumResults() == 0)
+        sequentialize(par);
+  }
+
+  LogicalResult mapRegion(Region &region) {
+    for (Block &block : region)
+      if (failed(mapBlock(block)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult mapBlock(Block &block) {
+    SmallVector<Operation *> group;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (op.hasTrait<OpTrait::IsTerminator>()) {
+        if (failed(flush(group)))
+          return failure();
+        continue;
+      }
+      bool usesGroup = llvm::any_of(op.getOperands(), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && llvm::is_contained(group, def);
+      });
+      if (auto par = dyn_cast<scf::ParallelOp>(&op); par && par.getNumResults() == 0 && !usesGroup) {
+        if (failed(flush(group)) || failed(mapParallel(par)))
+          return failure();
+        continue;
+      }
+      if (auto copy = dyn_cast<memref::CopyOp>(&op); copy && !usesGroup) {
+        if (failed(flush(group)) || failed(mapCopy(copy)))
+          return failure();
+        continue;
+      }
+      if (op.getNumRegions() > 0 && containsParallel(&op)) {
+        if (usesGroup)
+          return op.emitError("the cuda target cannot yet run host control flow that depends on a "
+                              "value computed from tensor data");
+        if (failed(flush(group)))
+          return failure();
+        for (Region &r : op.getRegions())
+          if (failed(mapRegion(r)))
+            return failure();
+        continue;
+      }
+      if (usesGroup || touchesMemory(&op))
+        group.push_back(&op);
+    }
+    return flush(group);
+  }
+
+  /// The ops of `group` (in order) become one kernel of one thread, placed
+  /// after the last of them.
+  LogicalResult flush(SmallVector<Operation *> &group) {
+    if (group.empty())
+      return success();
+    for (Operation *op : group)
+      for (Value r : op->getResults())
+        for (Operation *user : r.getUsers())
+          if (!llvm::is_contained(group, user) &&
+              !llvm::any_of(group, [&](Operation *g) { return g->isAncestor(user); }))
+            return user->emitError("the cuda target cannot yet use a value computed on the device "
+                                   "in host code (this op reads it)");
+    Operation *last = group.back();
+    OpBuilder b(last->getContext());
+    b.setInsertionPointAfter(last);
+    gpu::LaunchOp launch = createLaunch(b, last->getLoc(), cst(b, last->getLoc(), 1), 1);
+    Operation *term = launch.getBody().front().getTerminator();
+    for (Operation *op : group)
+      op->moveBefore(term);
+    group.clear();
+    return success();
+  }
+
+  LogicalResult mapParallel(scf::ParallelOp par) {
+    OpBuilder b(par);
+    Location loc = par.getLoc();
+    unsigned n = par.getNumLoops();
+    // Trip counts, as the loop's bounds give them: ceil((ub - lb) / step).
+    SmallVector<Value> trips;
+    for (unsigned d = 0; d < n; ++d) {
+      Value span = b.create<arith::SubIOp>(loc, par.getUpperBound()[d], par.getLowerBound()[d]);
+      Value stepM1 = b.create<arith::SubIOp>(loc, par.getStep()[d], cst(b, loc, 1));
+      Value t = b.create<arith::DivUIOp>(loc, b.create<arith::AddIOp>(loc, span, stepM1), par.getStep()[d]);
+      // An empty range gives no iterations (span may be negative).
+      Value empty = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, par.getUpperBound()[d],
+                                            par.getLowerBound()[d]);
+      trips.push_back(b.create<arith::SelectOp>(loc, empty, cst(b, loc, 0), t));
+    }
+    auto schedule = par->getAttrOfType<DictionaryAttr>("linnet.schedule");
+    IRMapping map;
+    if (schedule && n == 1) {
+      // A relation kernel: one block per tile of block_rows rows; the
+      // block's threads take the tile's rows in turn.
+      int64_t warps = 1;
+      if (auto w = schedule.getAs<IntegerAttr>("num_warps"))
+        warps = std::max<int64_t>(w.getInt(), 1);
+      int64_t threads = std::min<int64_t>(warps * 32, 1024);
+      gpu::LaunchOp launch = createLaunch(b, loc, trips[0], threads);
+      launch->setAttr("linnet.schedule", schedule);
+      OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+      Value iv = kb.create<arith::AddIOp>(
+          loc, par.getLowerBound()[0], kb.create<arith::MulIOp>(loc, launch.getBlockIds().x, par.getStep()[0]));
+      map.map(par.getInductionVars()[0], iv);
+      Value tid = launch.getThreadIds().x;
+      for (Operation &op : par.getBody()->without_terminator()) {
+        Operation *clone = kb.clone(op, map);
+        // The tile's row loop: row r0 + tid, step by the block's threads.
+        if (auto rows = dyn_cast<scf::ForOp>(clone); rows && rows->getParentOp() == launch &&
+                                                   rows->getAttr("linnet.rows")) {
+          OpBuilder rb(rows);
+          rows.setLowerBound(rb.create<arith::AddIOp>(
+              loc, rows.getLowerBound(), rb.create<arith::MulIOp>(loc, tid, rows.getStep())));
+          rows.setStep(rb.create<arith::MulIOp>(loc, rows.getStep(), cst(rb, loc, threads)));
+        }
+      }
+      bool distributed = false;
+      launch.walk([&](scf::ForOp f) { distributed |= f->hasAttr("linnet.rows"); });
+      if (!distributed) {
+        // No row loop to share: thread 0 runs the tile.
+        return par.emitError("relation kernel without its row loop (linnet.rows): cannot map it");
+      }
+      par.erase();
+      return success();
+    }
+    // Any other parallel loop: its iterations linearized over a 1-D grid.
+    Value total = cst(b, loc, 1);
+    for (Value t : trips)
+      total = b.create<arith::MulIOp>(loc, total, t);
+    int64_t threads = std::clamp<int64_t>(blockSize, 1, 1024);
+    Value grid = b.create<arith::DivUIOp>(loc, b.create<arith::AddIOp>(loc, total, cst(b, loc, threads - 1)),
+                                          cst(b, loc, threads));
+    gpu::LaunchOp launch = createLaunch(b, loc, grid, threads);
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value linear = kb.create<arith::AddIOp>(
+        loc, kb.create<arith::MulIOp>(loc, launch.getBlockIds().x, cst(kb, loc, threads)), launch.getThreadIds().x);
+    Value inRange = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, linear, total);
+    auto guard = kb.create<scf::IfOp>(loc, inRange, /*withElse=*/false);
+    OpBuilder gb = guard.getThenBodyBuilder();
+    // The last dim varies fastest, as the loop nest would run it.
+    Value rest = linear;
+    SmallVector<Value> ivs(n);
+    for (int d = int(n) - 1; d >= 0; --d) {
+      Value idx = d == 0 ? rest : gb.create<arith::RemUIOp>(loc, rest, trips[d]);
+      if (d > 0)
+        rest = gb.create<arith::DivUIOp>(loc, rest, trips[d]);
+      ivs[d] = gb.create<arith::AddIOp>(loc, par.getLowerBound()[d],
+                                        gb.create<arith::MulIOp>(loc, idx, par.getStep()[d]));
+    }
+    for (unsigned d = 0; d < n; ++d)
+      map.map(par.getInductionVars()[d], ivs[d]);
+    for (Operation &op : par.getBody()->without_terminator())
+      gb.clone(op, map);
+    par.erase();
+    return success();
+  }
+
+  /// memref.copy: one thread per element.
+  LogicalResult mapCopy(memref::CopyOp copy) {
+    auto type = dyn_cast<MemRefType>(copy.getSource().getType());
+    if (!type)
+      return copy.emitError("the cuda target copies ranked memrefs only");
+    OpBuilder b(copy);
+    Location loc = copy.getLoc();
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      lbs.push_back(cst(b, loc, 0));
+      ubs.push_back(b.create<memref::DimOp>(loc, copy.getSource(), d));
+      steps.push_back(cst(b, loc, 1));
+    }
+    if (type.getRank() == 0) {
+      lbs.push_back(cst(b, loc, 0));
+      ubs.push_back(cst(b, loc, 1));
+      steps.push_back(cst(b, loc, 1));
+    }
+    auto par = b.create<scf::ParallelOp>(loc, lbs, ubs, steps,
+                                         [&](OpBuilder &pb, Location l, ValueRange ivs) {
+                                           ValueRange idx = type.getRank() == 0 ? ValueRange{} : ivs;
+                                           Value v = pb.create<memref::LoadOp>(l, copy.getSource(), idx);
+                                           pb.create<memref::StoreOp>(l, v, copy.getTarget(), idx);
+                                         });
+    copy.erase();
+    return mapParallel(par);
+  }
+};
+
+} // namespace
+} // namespace linnet::cuda
