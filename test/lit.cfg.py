@@ -17,6 +17,7 @@ config.substitutions.append(("%linnet_src", config.linnet_src_root))
 config.substitutions.append(("%examples", os.path.join(config.linnet_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%linnet_obj", config.linnet_obj_root))
+config.substitutions.append(("%linnet_bin", os.path.join(config.linnet_tools_dir, "linnet")))
 # ASan + UBSan builds (scripts/sanitize): a program linked against their
 # shared runtime library needs the sanitizer runtime too.
 if getattr(config, "linnet_sanitized", False):
@@ -25,6 +26,10 @@ if getattr(config, "linnet_sanitized", False):
 import shutil
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
+# The CUDA target writes cubins where ptxas is (CUDA's toolkit; PTX only
+# otherwise): test/Target/CUDA pins both.
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas") or os.environ.get("LINNET_PTXAS"):
+    config.available_features.add("ptxas")
 
 tool_dirs = [config.linnet_tools_dir, config.llvm_tools_dir]
 tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore")]

@@ -307,9 +307,9 @@ bool parseArtifactManifest(std::string_view text, ArtifactManifest &out, std::st
     std::string runtimeAbi;
     if (!a.str("runtime_abi", runtimeAbi, false))
       return false;
-    if (!runtimeAbi.empty() && runtimeAbi != kCpuRuntimeAbi)
+    if (!runtimeAbi.empty() && !runtimeAbiKnown(runtimeAbi))
       return a.fail(a.at("runtime_abi"), fmt::format("unsupported runtime ABI '{}' (this runtime implements {})",
-                                                     runtimeAbi, kCpuRuntimeAbi));
+                                                     runtimeAbi, knownRuntimeAbis()));
   }
   const bool listsFiles = o.get("files", false) != nullptr;
   const json *files = o.ok() ? o.array("files") : nullptr;
@@ -355,12 +355,23 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
   if (!parseJsonDoc(text, j, error))
     return false;
   Obj o(j, "$", error);
-  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile", "distributed"}) || !o.str("abi", out.abi) ||
-      !o.str("library", out.library))
+  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile", "distributed", "device"}) ||
+      !o.str("abi", out.abi) || !o.str("library", out.library))
     return false;
-  if (out.abi != kCpuRuntimeAbi)
+  if (!runtimeAbiKnown(out.abi))
     return o.fail(o.at("abi"), fmt::format("unsupported ABI '{}' (this runtime implements {})", out.abi,
-                                           kCpuRuntimeAbi));
+                                           knownRuntimeAbis()));
+  // The device backend's own description (its kernel table, its module):
+  // kept as text for the backend, which reads it strictly.
+  if (const json *dev = o.get("device", false)) {
+    if (out.abi == kCpuRuntimeAbi)
+      return o.fail(o.at("device"), fmt::format("an artifact of ABI {} has no device part", out.abi));
+    if (!dev->is_object())
+      return o.fail(o.at("device"), fmt::format("expected an object, found {}", typeName(*dev)));
+    out.device = dev->dump();
+  } else if (out.abi != kCpuRuntimeAbi) {
+    return o.fail(o.at("abi"), fmt::format("an artifact of ABI {} needs its 'device' description", out.abi));
+  }
   if (const json *v = o.array("variants", false)) {
     for (size_t k = 0; k < v->size(); ++k) {
       const json &n = (*v)[k];

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <functional>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -34,23 +35,6 @@ std::string sigShapeStr(const std::vector<SigDim> &s) {
                                                        : std::get<std::string>(d));
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
-
-/// MLIR's strided memref descriptor for any rank, as a flat int64 buffer:
-/// {allocated, aligned, offset, sizes[N], strides[N]}.
-std::vector<int64_t> descriptor(const void *data, const std::vector<int64_t> &shape) {
-  std::vector<int64_t> d(3 + 2 * shape.size());
-  d[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(data));
-  d[1] = d[0];
-  d[2] = 0;
-  int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    d[3 + i] = shape[i];
-    d[3 + shape.size() + i] = stride;
-    stride *= shape[i];
-  }
-  return d;
-}
-
 
 /// Generic values bound so far, with the input each came from.
 using DimBindings = std::map<std::string, std::pair<int64_t, std::string>>;
@@ -279,7 +263,63 @@ void *openLibraryBytes(const std::string &bytes, const std::string &label, int &
 }
 } // namespace
 
+std::vector<int64_t> linnet::rt::memrefDescriptor(const void *data, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> d(3 + 2 * shape.size());
+  d[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(data));
+  d[1] = d[0];
+  d[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    d[3 + i] = shape[i];
+    d[3 + shape.size() + i] = stride;
+    stride *= shape[i];
+  }
+  return d;
+}
+
+DeviceSession::~DeviceSession() = default;
+
+namespace {
+std::mutex &backendsMutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::unique_ptr<DeviceBackend>> &backends() {
+  static std::vector<std::unique_ptr<DeviceBackend>> b;
+  return b;
+}
+} // namespace
+
+void linnet::rt::registerDeviceBackend(DeviceBackend backend) {
+  std::lock_guard<std::mutex> lock(backendsMutex());
+  for (auto &b : backends())
+    if (b->abi == backend.abi) {
+      *b = std::move(backend);
+      return;
+    }
+  backends().push_back(std::make_unique<DeviceBackend>(std::move(backend)));
+}
+
+const DeviceBackend *linnet::rt::findDeviceBackend(std::string_view abi) {
+  std::lock_guard<std::mutex> lock(backendsMutex());
+  for (auto &b : backends())
+    if (b->abi == abi)
+      return b.get();
+  return nullptr;
+}
+
+bool linnet::rt::runtimeAbiKnown(std::string_view abi) { return abi == kCpuRuntimeAbi || findDeviceBackend(abi); }
+
+std::string linnet::rt::knownRuntimeAbis() {
+  std::lock_guard<std::mutex> lock(backendsMutex());
+  std::string out = kCpuRuntimeAbi;
+  for (auto &b : backends())
+    out += ", " + b->abi;
+  return out;
+}
+
 Model::~Model() {
+  device_.reset(); // it holds the library's host hooks
   if (library_)
     ::dlclose(library_);
   if (libraryFd_ >= 0) {
@@ -302,7 +342,19 @@ const EntrySig *Model::findEntry(const std::string &name) const {
 
 const OwnedTensor *Model::state(const std::string &path) const {
   auto it = state_.find(path);
-  return it == state_.end() ? nullptr : &it->second;
+  if (it == state_.end())
+    return nullptr;
+  if (device_) {
+    // The device holds the state; the host copy is refreshed on request.
+    std::span<std::byte> bytes(it->second.data.data(), it->second.data.size());
+    for (size_t k = 0; k < bound_.size(); ++k)
+      if (bound_[k].data.data() == bytes.data()) {
+        std::string error;
+        if (!device_->download(k, bytes, error))
+          return nullptr;
+      }
+  }
+  return &it->second;
 }
 
 std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &opts,
@@ -510,6 +562,17 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     }
     m->symbols_[e.name] = reinterpret_cast<void (*)(void **)>(sym);
   }
+  if (m->info_.abi != kCpuRuntimeAbi) {
+    const DeviceBackend *backend = findDeviceBackend(m->info_.abi);
+    if (!backend) {
+      error = fmt::format("{}: the artifact's ABI is {}, which this runtime does not implement ({})", dir,
+                          m->info_.abi, knownRuntimeAbis());
+      return nullptr;
+    }
+    m->device_ = backend->open(*art, m->info_, m->library_, error);
+    if (!m->device_ || !m->device_->bind(m->bound_, error))
+      return nullptr;
+  }
   if (m->info_.distributed) {
     std::vector<std::string> needed = {"linnet_dist_hook"};
     for (const ArtifactInfo::DistributedKernel &k : m->info_.distributed->kernels)
@@ -643,18 +706,25 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
     out.data.assign(static_cast<size_t>(n) * dtypeSize(s.dtype), std::byte{0});
   }
 
-  std::vector<std::vector<int64_t>> descs;
-  descs.reserve(inputs.size() + bound_.size() + results.size());
-  for (const TensorView &v : inputs)
-    descs.push_back(descriptor(v.data.data(), v.shape));
-  for (const TensorView &v : bound_)
-    descs.push_back(descriptor(v.data.data(), v.shape));
-  for (OwnedTensor &o : results)
-    descs.push_back(descriptor(o.data.data(), o.shape));
-  std::vector<void *> args;
-  for (auto &d : descs)
-    args.push_back(d.data());
-  symbols_.at(entry)(args.data());
+  if (device_) {
+    if (!device_->call(symbols_.at(entry), inputs, results, error)) {
+      results.clear();
+      return false;
+    }
+  } else {
+    std::vector<std::vector<int64_t>> descs;
+    descs.reserve(inputs.size() + bound_.size() + results.size());
+    for (const TensorView &v : inputs)
+      descs.push_back(memrefDescriptor(v.data.data(), v.shape));
+    for (const TensorView &v : bound_)
+      descs.push_back(memrefDescriptor(v.data.data(), v.shape));
+    for (OwnedTensor &o : results)
+      descs.push_back(memrefDescriptor(o.data.data(), o.shape));
+    std::vector<void *> args;
+    for (auto &d : descs)
+      args.push_back(d.data());
+    symbols_.at(entry)(args.data());
+  }
   if (status_ && status_[0] != 0) {
     int64_t id = status_[0], value = status_[1], bound = status_[2];
     status_[0] = status_[1] = status_[2] = status_[3] = 0;

@@ -64,10 +64,19 @@ def case_seed(seed, i):
     return seed * 1000003 + i
 
 
+# The build flags of each --target: the compiled side of the comparison.
+TARGETS = {
+    "cpu": ["--target", "cpu"],
+    "cuda": ["--target", "cuda"],
+    "cuda-emulate": ["--target", "cuda", "--emulate"],
+}
+
+
 class Linnet:
     def __init__(self, exe, oracle):
         self.exe = exe
         self.oracle = oracle
+        self.target = "cpu"
 
     @staticmethod
     def has_interpreter(exe):
@@ -163,7 +172,7 @@ def run_case(prog, d, lin, keep_going=True):
     check = [lin.exe, "check", "prog.ln"]
     # Built without the weights: the weights choose the optional tensors at
     # load time, among a library per combination (--variants each).
-    build = [lin.exe, "build", "prog.ln"] + D + ["--target", "cpu", "--variants", "each", "-o", "art"]
+    build = [lin.exe, "build", "prog.ln"] + D + TARGETS[lin.target] + ["--variants", "each", "-o", "art"]
     runc = [lin.exe, "run", "art", "--weights", "weights.safetensors", "--entry", "main"] + io + \
         ["--output", "got.npy", "--repeat", str(prog.repeat)]
     for name, cmd in (("check", check), ("build", build), ("run", runc)):
@@ -226,9 +235,48 @@ def keep_case(keep, name, prog, d, res, meta):
     return out
 
 
+def prepare_device_case(prog, d, lin):
+    """For scripts/device-check: the program built for the GPU (--target
+    cuda) and the interpreter's results, written into d; the case as the
+    device runner reads it (inputs in the entry's order)."""
+    src, io = write_case(prog, d)
+    D = defines(prog)
+    build = [lin.exe, "build", "prog.ln"] + D + TARGETS["cuda"] + ["--variants", "each", "-o", "art"]
+    icmd = [lin.exe, "run", "prog.ln", "--interpret"] + D + ["--weights", "weights.safetensors",
+                                                              "--entry", "main"] + io + \
+        ["--output", "expected.npy", "--repeat", str(prog.repeat)]
+    for name, cmd in (("build", build), ("interpret", icmd)):
+        rc, out = run(cmd, d)
+        if rc != 0:
+            return {"kind": "build-refused" if name == "build" else "interp-failed",
+                    "error": first_error(out), "log": out, "commands": [cmd], "stage": name}
+    entry = [e for e in json.load(open(os.path.join(d, "art", "runtime.json")))["entries"]
+             if e["name"] == "main"][0]
+    inputs = []
+    for p in prog.entry.params:
+        if p.kind == "relation":
+            inputs += [p.name + ".row_ptr.npy", p.name + ".col_idx.npy"]
+        else:
+            inputs.append(p.name + ".npy")
+    if len(inputs) != len(entry["inputs"]):
+        return {"kind": "prepare-failed", "error": "entry main takes %d inputs, the case has %d" % (
+            len(entry["inputs"]), len(inputs)), "commands": [build], "stage": "prepare"}
+    base = os.path.basename(d)
+    case = {"name": base, "artifact": base + "/art", "weights": base + "/weights.safetensors",
+            "entry": "main", "inputs": [base + "/" + f for f in inputs],
+            "expected": [base + "/expected.npy"], "repeat": prog.repeat, "rtol": 1e-4, "atol": 1e-5}
+    return {"kind": "agreed", "case": case}
+
+
 def one(args, i, lin, features):
     s = case_seed(args.seed, i)
     prog = gen.generate(s, features, args.size)
+    if args.device_cases:
+        d = os.path.join(args.device_cases, "gen-%d-%d" % (args.seed, i))
+        shutil.rmtree(d, ignore_errors=True)
+        res = prepare_device_case(prog, d, lin)
+        res.update(seed=s, index=i)
+        return res
     d = tempfile.mkdtemp(prefix="difftest-")
     try:
         res = run_case(prog, d, lin)
@@ -441,6 +489,12 @@ def header(prog, res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device-cases", metavar="DIR",
+                    help="do not run: build each program for the GPU into DIR with the "
+                         "interpreter's results, and write DIR/cases.json (scripts/device-check)")
+    ap.add_argument("--target", choices=sorted(TARGETS), default="cpu",
+                    help="what the compiled side is: cpu, cuda (on a GPU) or cuda-emulate "
+                         "(the CUDA target's kernels run on the CPU)")
     ap.add_argument("--count", type=int, default=50)
     ap.add_argument("--profile", choices=sorted(gen.PROFILES), default="full")
     ap.add_argument("--with", dest="with_", action="append", help="add features (comma-separated)")
@@ -470,6 +524,7 @@ def main():
     if oracle == "auto":
         oracle = "interpret" if Linnet.has_interpreter(exe) else "numpy"
     lin = Linnet(exe, oracle)
+    lin.target = args.target
     if args.minimize:
         minimize(args, lin)
         return 0
@@ -477,8 +532,13 @@ def main():
         os.makedirs(args.keep, exist_ok=True)
     counts = {}
     findings = {}
+    cases = []
+    if args.device_cases:
+        os.makedirs(args.device_cases, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         for res in ex.map(lambda i: one(args, i, lin, features), range(args.count)):
+            if "case" in res:
+                cases.append(res["case"])
             counts[res["kind"]] = counts.get(res["kind"], 0) + 1
             if res["kind"] != "agreed":
                 sig = signature(res)
@@ -495,6 +555,9 @@ def main():
         args.count, c("agreed"), c("disagreed"), refused, c("crashed"),
         "".join(", %s %d" % kv for kv in sorted(other.items()))))
     print("distinct failures: %d" % len(findings))
+    if args.device_cases:
+        with open(os.path.join(args.device_cases, "cases.json"), "w") as f:
+            json.dump({"cases": cases}, f, indent=1)
     return 0 if c("agreed") == args.count else 1
 
 

@@ -37,7 +37,7 @@ static cl::opt<std::string> mcpu("mcpu", cl::desc("target CPU (default: host)"))
 static cl::opt<std::string>
     impl("impl",
          cl::desc("implementations contractions may bind to: auto (BLAS where "
-                  "OpenBLAS is installed) | generated | blas"),
+                  "the CPU target's BLAS library is installed) | generated | blas"),
          cl::init("auto"));
 static cl::opt<std::string> implementationsFile(
     "implementations",

@@ -70,6 +70,10 @@ void tool::addSourceOptions(CLI::App *cmd, SourceOptions &opts) {
       ->allow_extra_args(false);
   cmd->add_option("-I", opts.includeDirs, "For a .ln model: a module search root")
       ->allow_extra_args(false);
+  cmd->add_option("--target", opts.target, "For a .ln model: the target it is built for (cpu, cuda)")
+      ->default_val("cpu");
+  cmd->add_flag("--emulate", opts.emulate,
+                "For a .ln model built for cuda: its GPU kernels run on the CPU (tests without a GPU)");
 }
 
 std::optional<std::string> tool::resolveArtifact(const std::string &model, const SourceOptions &opts,
@@ -91,7 +95,7 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   for (const std::string &d : opts.includeDirs)
     addSources(d, key);
   addSources(sema::defaultStdlibDir("/proc/self/exe"), key);
-  key += fmt::format("\nroot {}\n", opts.root);
+  key += fmt::format("\nroot {}\ntarget {}{}\n", opts.root, opts.target, opts.emulate ? " emulated" : "");
   for (const std::string &d : opts.defines)
     key += "define " + d + "\n";
   if (!binding.empty())
@@ -118,11 +122,12 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   b.includeDirs = opts.includeDirs;
   b.weights = weights;
   b.binding = binding;
+  b.emulate = opts.emulate;
   // The build stages beside `dir` and renames into place: a concurrent
   // build of the same key replaces it with an identical whole artifact.
   b.output = dir.string();
   std::cerr << fmt::format("linnet {}: building {} into {}\n", command, model, dir.string());
-  if (buildCpuArtifact(b) != 0)
+  if (buildArtifact(b, opts.target) != 0)
     return std::nullopt;
   return dir.string();
 }

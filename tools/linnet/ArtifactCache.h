@@ -14,6 +14,8 @@ namespace linnet::tool {
 struct SourceOptions {
   std::string root;
   std::vector<std::string> defines, includeDirs;
+  std::string target = "cpu"; // the registered target the model is built for
+  bool emulate = false;       // with a GPU target: its kernels run on the CPU
 };
 void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
 

@@ -81,8 +81,10 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const
   return o;
 }
 
-int buildCpuArtifact(const BuildCpuOptions &b) {
-  std::optional<compiler::Options> o = compilerOptions(b, "cpu");
+int buildCpuArtifact(const BuildCpuOptions &b) { return buildArtifact(b, "cpu"); }
+
+int buildArtifact(const BuildCpuOptions &b, const std::string &target) {
+  std::optional<compiler::Options> o = compilerOptions(b, target);
   if (!o)
     return 2;
   return compiler::Compiler(std::move(*o), std::cerr).buildArtifact();

@@ -43,6 +43,8 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &opts, co
 /// (docs/runtime-abi.md) with its plans and manifest. Returns the exit
 /// status; errors go to stderr.
 int buildCpuArtifact(const BuildCpuOptions &opts);
+/// The same for a registered `target` (cpu, cuda).
+int buildArtifact(const BuildCpuOptions &opts, const std::string &target);
 
 /// The options `build` parsed (shared with the command's own options).
 BuildCpuOptions &buildCpuOptions();

@@ -375,7 +375,7 @@ CLI::App *tool::addExplainCommand(CLI::App &app) {
   c->add_option("artifact", gExplain.artifact, "Artifact directory (from linnet build)")->required();
   c->add_option("query", gExplain.query,
                 "A command id (cmd.…), a task id (task.…), a symbol of the library (linnet_entry_decode, "
-                "_mlir_ciface_…, cblas_sgemm) or a source position FILE:LINE[:COL]")
+                "_mlir_ciface_…, a BLAS routine) or a source position FILE:LINE[:COL]")
       ->required();
   return c;
 }

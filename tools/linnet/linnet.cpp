@@ -5,6 +5,7 @@
 // subcommand that is not implemented yet).
 //
 //===----------------------------------------------------------------------===//
+#include "linnet/Target/CUDA/CudaRuntime.h"
 #include "BuildCommand.h"
 #include "DiagnosticsOutput.h"
 #include "GenerateCommand.h"
@@ -251,6 +252,9 @@ int runParse(const ParseOptions &opts) {
 } // namespace
 
 static int linnetMain(int argc, char **argv) {
+  // Artifacts of every target this program can run: the CPU's own ABI and
+  // the device backends (docs/cuda-abi.md).
+  linnet::cuda::registerCudaRuntime();
   CLI::App app{"linnet: an ahead-of-time compiler for neural-network models "
                "and graph computations"};
   app.require_subcommand(0, 1);

@@ -22,8 +22,15 @@ namespace linnet::rt {
 
 /// The manifest schema this runtime reads.
 inline constexpr const char *kArtifactManifestSchema = "linnet.program-artifact/1";
-/// The runtime ABI this runtime implements.
+/// The runtime ABI this runtime implements itself: host code called with
+/// packed memref descriptors (docs/runtime-abi.md). Other ABIs are served
+/// by the device backends registered with it (Runtime.h).
 inline constexpr const char *kCpuRuntimeAbi = "linnet-cpu-packed-v1";
+
+/// Whether `abi` is this runtime's own or a registered device backend's.
+bool runtimeAbiKnown(std::string_view abi);
+/// The ABIs runtimeAbiKnown accepts, for messages ("a, b").
+std::string knownRuntimeAbis();
 
 struct ArtifactFileEntry {
   std::string path;   // relative to the artifact directory

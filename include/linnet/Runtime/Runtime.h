@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -103,6 +104,9 @@ struct ArtifactInfo {
     std::vector<DistributedKernel> kernels;
   };
   std::optional<Distributed> distributed;
+  /// A device artifact's own description (JSON text), read by the device
+  /// backend of its ABI; empty for the CPU ABI.
+  std::string device;
 };
 
 /// One timer event of an instrumented library: a command (by timer id,
@@ -117,6 +121,44 @@ struct ProfileEvent {
 /// `linnet_entry_<name>`, signature dims over the entry's declared generics,
 /// state sizes representable. Errors name the JSON path ("entries[0].symbol: ...").
 bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &error);
+
+class VerifiedArtifact;
+
+/// The device side of a loaded artifact whose ABI is not the CPU's: a
+/// device backend (lib/Target/<T>/Runtime) owns the device's memory, its
+/// loaded code and the library's host hooks. The Model still checks
+/// weights, inputs and shapes; the session moves the bytes and runs.
+class DeviceSession {
+public:
+  virtual ~DeviceSession();
+  /// Copies every bound tensor (present parameters, buffers and state, in
+  /// the ABI's order) to the device once; state stays there between calls.
+  virtual bool bind(const std::vector<TensorView> &bound, std::string &error) = 0;
+  /// One call of the library's packed entry `fn` with the inputs, the
+  /// bound tensors and `results` (allocated by the caller on the host,
+  /// shapes set) as device descriptors; copies the results back.
+  virtual bool call(void (*fn)(void **), const std::vector<TensorView> &inputs,
+                    std::vector<OwnedTensor> &results, std::string &error) = 0;
+  /// Copies bound tensor `index` (a state tensor) back into `out`.
+  virtual bool download(size_t index, std::span<std::byte> out, std::string &error) = 0;
+};
+
+/// A runtime ABI served by a device backend.
+struct DeviceBackend {
+  std::string abi;
+  /// Opens a session for a loaded artifact: `library` is its dlopen
+  /// handle, `art` gives its other files by digest.
+  std::function<std::unique_ptr<DeviceSession>(const VerifiedArtifact &art, const ArtifactInfo &info,
+                                               void *library, std::string &error)>
+      open;
+};
+/// Makes `backend.abi` loadable (once per ABI; a later one replaces it).
+void registerDeviceBackend(DeviceBackend backend);
+const DeviceBackend *findDeviceBackend(std::string_view abi);
+
+/// MLIR's strided memref descriptor of a dense row-major tensor at `data`,
+/// as a flat int64 buffer: {allocated, aligned, offset, sizes[N], strides[N]}.
+std::vector<int64_t> memrefDescriptor(const void *data, const std::vector<int64_t> &shape);
 
 struct LoadOptions {
   std::string weightsPath;
@@ -168,7 +210,9 @@ private:
   const ProfileEvent *(*profileTake_)(uint64_t *count, uint64_t *calls) = nullptr;
   /// One view per present tensor, in ABI order; state views point into state_.
   std::vector<TensorView> bound_;
-  std::map<std::string, OwnedTensor> state_;
+  /// Host copies of the state; on a device, refreshed by state().
+  mutable std::map<std::string, OwnedTensor> state_;
+  std::unique_ptr<DeviceSession> device_;
 };
 
 } // namespace linnet::rt

@@ -33,10 +33,10 @@ struct KernelChoice {
   std::string op;       // "linalg.matmul", "linalg.generic", ...
   std::string role;     // "matmul" | "batch-matmul" | "matvec" | "elementwise" | "other"
   std::string kind;     // "generated" | "library"
-  std::string routine;  // the library routine (cblas_sgemm) or the schedule's name
+  std::string routine;  // the library routine (a library entry point) or the schedule's name
   /// With kind "library": the library the routine is bound to, as the
   /// concrete plan names it, and the soname the artifact loads (the target
-  /// decides: openblas / libopenblas.so.0 on CPU).
+  /// decides both).
   std::string library, soname;
 };
 

@@ -536,7 +536,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
     return diags.error("mapping the loops failed");
   bool blas = usesBLAS(module);
   bool timers = module->hasAttr("linnet.profile.tasks");
-  std::string distShim = distributedShimSource(module);
+  std::string distShim = distributedShimSource(module) + options.extraShim;
   stage.next("loops to the LLVM dialect");
   if (failed(lowerLoopsToLLVMDialect(module, options)))
     return diags.error("lowering to the LLVM dialect failed");

@@ -34,6 +34,7 @@
 #include "linnet/Support/Timing.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -80,9 +81,11 @@ struct FirstError {
 
 /// The mapping: loops (on memrefs) to gpu.launch kernels.
 void buildMapPipeline(OpPassManager &pm) {
-  pm.addPass(createLinnetCUDAMapToGPU());
+  // Cleaned up before, not after: canonicalization would hoist the
+  // constants the mapping builds inside kernels back to the host.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createLinnetCUDAMapToGPU());
 }
 
 std::string ptxasPath() {
@@ -144,7 +147,73 @@ llvm::Error runPtxas(const std::string &ptxas, const std::string &ptx, DeviceCod
   return llvm::Error::success();
 }
 
+
+/// The host shim linked into a device build's model.so (docs/cuda-abi.md):
+/// the host code's launches, read-backs and allocations call through
+/// `linnet_cuda_host`, which the CUDA runtime fills after loading the
+/// library. The library itself names no CUDA symbol: it loads anywhere, and
+/// a call before the table is set fails loudly instead of crashing.
+const char *hostShimSource() {
+  return R"C(
+#include <stdint.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct linnet_cuda_host_table {
+  uint64_t version; /* 1 */
+  void *session;
+  void (*launch)(void *session, int64_t kernel, int64_t gx, int64_t gy, int64_t gz, int64_t bx,
+                 int64_t by, int64_t bz, int64_t shared, const int64_t *slots, int64_t nslots);
+  void (*copy_to_host)(void *session, void *dst, uint64_t src, int64_t bytes);
+  void *(*alloc)(void *session, uint64_t bytes);
+  void (*release)(void *session, void *ptr);
+} linnet_cuda_host_table;
+linnet_cuda_host_table linnet_cuda_host; /* kHostTableSymbol, Abi.h's HostTable */
+static void linnet_cuda_unbound(void) {
+  fprintf(stderr, "linnet: a CUDA artifact's code ran without the CUDA runtime (linnet_cuda_host unset)\n");
+  abort();
+}
+void linnet_cuda_launch_slots(int64_t kernel, int64_t gx, int64_t gy, int64_t gz, int64_t bx, int64_t by,
+                              int64_t bz, int64_t shared, int64_t slots, int64_t nslots) {
+  if (!linnet_cuda_host.launch) linnet_cuda_unbound();
+  linnet_cuda_host.launch(linnet_cuda_host.session, kernel, gx, gy, gz, bx, by, bz, shared,
+                          (const int64_t *)(intptr_t)slots, nslots);
+}
+void linnet_cuda_copy_to_host(int64_t dst, int64_t src, int64_t bytes) {
+  if (!linnet_cuda_host.copy_to_host) linnet_cuda_unbound();
+  linnet_cuda_host.copy_to_host(linnet_cuda_host.session, (void *)(intptr_t)dst, (uint64_t)src, bytes);
+}
+void *_mlir_memref_to_llvm_alloc(size_t bytes) {
+  if (!linnet_cuda_host.alloc) linnet_cuda_unbound();
+  return linnet_cuda_host.alloc(linnet_cuda_host.session, bytes);
+}
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {
+  (void)alignment; /* device allocations are aligned to 256 bytes */
+  return _mlir_memref_to_llvm_alloc(bytes);
+}
+void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!linnet_cuda_host.release) linnet_cuda_unbound();
+  linnet_cuda_host.release(linnet_cuda_host.session, ptr);
+}
+)C";
+}
+
 } // namespace
+
+std::string ptxSymbolName(llvm::StringRef name) {
+  std::string out;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$')
+      out += c;
+    else if (c == '.')
+      out += "_$_";
+    else
+      out += llvm::formatv("_${0:X-2}_", static_cast<unsigned char>(c)).str();
+  }
+  if (!out.empty() && std::isdigit(static_cast<unsigned char>(out[0])))
+    out = "_" + out;
+  return out;
+}
 
 std::vector<KernelResources> parsePtxasReport(llvm::StringRef text) {
   std::vector<KernelResources> out;
@@ -197,7 +266,7 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
     for (Operation &op : llvm::make_early_inc_range(m.getBody()->without_terminator())) {
       // A kernel takes its module's (unique) name, as the launches call it.
       if (auto fn = dyn_cast<gpu::GPUFuncOp>(op); fn && fn.isKernel())
-        fn.setName(m.getName());
+        fn.setName(ptxSymbolName(m.getName()));
       auto sym = dyn_cast<SymbolOpInterface>(op);
       if (sym && mergedSymbols.lookup(sym.getName()))
         continue;
@@ -205,6 +274,15 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
       mergedSymbols.insert(&op);
     }
     m.erase();
+  }
+  // Every other symbol (device functions the kernels call, constants) as
+  // PTX can spell it, its uses renamed with it.
+  for (Operation &op : llvm::make_early_inc_range(merged.getBody()->without_terminator())) {
+    auto sym = dyn_cast<SymbolOpInterface>(op);
+    if (!sym || sym.getName() == ptxSymbolName(sym.getName()))
+      continue;
+    if (failed(mergedSymbols.rename(&op, ptxSymbolName(sym.getName()))))
+      return fail("cannot rename the device symbol '" + sym.getName().str() + "'");
   }
   std::string libdevice = libdevicePath();
   SmallVector<Attribute> link;
@@ -289,6 +367,8 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   // device build only launches.
   options.parallel = request.emulate && request.parallel;
   options.genericAllocation = !request.emulate;
+  if (!request.emulate)
+    options.extraShim = hostShimSource();
   options.dumpIRDir = request.dumpIRDir;
   options.firstDumpStage = request.firstDumpStage + 1;
   std::optional<DeviceCode> device;
@@ -388,7 +468,7 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
                       {"stack_bytes", r.stackBytes}};
     table.push_back(std::move(k));
   }
-  nlohmann::json kernelsDoc = {{"schema", "linnet.cuda-kernels/1"},
+  nlohmann::json kernelsDoc = {{"schema", kKernelTableSchema},
                                {"arch", kChip},
                                {"ptx", ptxFile},
                                {"cubin", device->cubin.empty() ? nlohmann::json() : nlohmann::json(cubinFile)},
@@ -405,7 +485,7 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   } else {
     lib.runtimeLibraries.push_back("libcuda.so.1");
     lib.runtimeMembers.push_back(
-        {"cuda", nlohmann::json{{"kernels", tableFile},
+        {"device", nlohmann::json{{"kernels", tableFile},
                                 {"module", device->cubin.empty() ? ptxFile : cubinFile},
                                 {"ptx", ptxFile}}
                      .dump()});

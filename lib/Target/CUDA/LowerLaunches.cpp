@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "linnet/Target/CUDA/CudaTarget.h"
 #include "linnet/Target/CUDA/Passes.h"
 
 using namespace mlir;
@@ -20,6 +21,7 @@ namespace linnet::cuda {
 namespace {
 
 constexpr const char *kLaunchFn = "linnet_cuda_launch_slots";
+constexpr const char *kReadFn = "linnet_cuda_copy_to_host";
 
 /// One argument as the 64-bit slots the NVVM kernel's parameters read.
 LogicalResult appendSlots(OpBuilder &b, Location loc, Value v, SmallVectorImpl<Value> &slots) {
@@ -59,6 +61,53 @@ LogicalResult appendSlots(OpBuilder &b, Location loc, Value v, SmallVectorImpl<V
   return success();
 }
 
+/// A scalar the host reads from device memory (`linnet.cuda.host_read`,
+/// placed by -linnet-cuda-map-to-gpu): copied into a host slot by the
+/// runtime after the kernels before it, then loaded there.
+LogicalResult lowerHostReads(ModuleOp module) {
+  SmallVector<memref::LoadOp> reads;
+  module.walk([&](memref::LoadOp l) {
+    if (l->hasAttr("linnet.cuda.host_read"))
+      reads.push_back(l);
+  });
+  if (reads.empty())
+    return success();
+  OpBuilder b(module.getContext());
+  Type i64 = b.getI64Type();
+  if (!module.lookupSymbol(kReadFn)) {
+    b.setInsertionPointToEnd(module.getBody());
+    auto decl = b.create<func::FuncOp>(module.getLoc(), kReadFn, b.getFunctionType({i64, i64, i64}, {}));
+    decl.setPrivate();
+  }
+  for (memref::LoadOp read : reads) {
+    Location loc = read.getLoc();
+    auto type = cast<MemRefType>(read.getMemRef().getType());
+    Type elem = type.getElementType();
+    int64_t bytes = elem.isIndex() ? 8 : std::max<int64_t>(elem.getIntOrFloatBitWidth() / 8, 1);
+    auto fn = read->getParentOfType<func::FuncOp>();
+    OpBuilder eb = OpBuilder::atBlockBegin(&fn.getBody().front());
+    Value slot = eb.create<memref::AllocaOp>(loc, MemRefType::get({1}, elem));
+    b.setInsertionPoint(read);
+    auto ptr = [&](Value m) {
+      return b.create<arith::IndexCastUIOp>(loc, i64, b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, m))
+          .getResult();
+    };
+    // The source element's address: the buffer's base plus its index.
+    Value index = read.getIndices().empty() ? b.create<arith::ConstantIndexOp>(loc, 0).getResult()
+                                            : read.getIndices()[0];
+    Value offset = b.create<arith::MulIOp>(loc, b.create<arith::IndexCastUIOp>(loc, i64, index),
+                                           b.create<arith::ConstantIntOp>(loc, bytes, 64));
+    Value src = b.create<arith::AddIOp>(loc, ptr(read.getMemRef()), offset);
+    b.create<func::CallOp>(loc, kReadFn, TypeRange{},
+                           ValueRange{ptr(slot), src, b.create<arith::ConstantIntOp>(loc, bytes, 64)});
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value v = b.create<memref::LoadOp>(loc, slot, ValueRange{zero});
+    read.replaceAllUsesWith(v);
+    read.erase();
+  }
+  return success();
+}
+
 struct LowerLaunchesPass : public impl::LinnetCUDALowerLaunchesBase<LowerLaunchesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -69,6 +118,8 @@ struct LowerLaunchesPass : public impl::LinnetCUDALowerLaunchesBase<LowerLaunche
     llvm::StringMap<int64_t> ids;
     SmallVector<gpu::LaunchFuncOp> launches;
     module.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
+    if (failed(lowerHostReads(module)))
+      return signalPassFailure();
     if (launches.empty())
       return;
     if (!module.lookupSymbol(kLaunchFn)) {
@@ -87,7 +138,7 @@ struct LowerLaunchesPass : public impl::LinnetCUDALowerLaunchesBase<LowerLaunche
       std::string name = launch.getKernelModuleName().getValue().str();
       auto [it, added] = ids.try_emplace(name, int64_t(kernels.size()));
       if (added)
-        kernels.push_back(b.getStringAttr(name));
+        kernels.push_back(b.getStringAttr(ptxSymbolName(name)));
       Location loc = launch.getLoc();
       b.setInsertionPoint(launch);
       SmallVector<Value> slots;

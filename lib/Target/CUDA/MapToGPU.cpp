@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -106,6 +107,13 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       if (failed(mapRegion(fn.getBody())))
         return signalPassFailure();
     }
+    // A kernel argument is a memref or a scalar: vectors the host built
+    // (splat constants) are built again in the kernel.
+    WalkResult sunk = module.walk([&](gpu::LaunchOp launch) {
+      return failed(sinkVectors(launch)) ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (sunk.wasInterrupted())
+      return signalPassFailure();
     // What now runs inside a kernel runs sequentially in its thread.
     SmallVector<scf::ParallelOp> nested;
     module.walk([&](scf::ParallelOp par) {
@@ -116,6 +124,35 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     for (scf::ParallelOp par : llvm::reverse(nested))
       if (par.getNumResults() == 0)
         sequentialize(par);
+  }
+
+  LogicalResult sinkVectors(gpu::LaunchOp launch) {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(launch.getBody(), above);
+    OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+    IRMapping map;
+    std::function<LogicalResult(Value)> sink = [&](Value v) -> LogicalResult {
+      if (map.contains(v))
+        return success();
+      Operation *def = v.getDefiningOp();
+      if (!def || !isMemoryEffectFree(def) || def->getNumRegions() > 0)
+        return launch.emitError("the cuda target cannot pass a value of type ")
+               << v.getType() << " to a kernel";
+      for (Value operand : def->getOperands())
+        if (isa<VectorType>(operand.getType()) && failed(sink(operand)))
+          return failure();
+      b.clone(*def, map);
+      return success();
+    };
+    for (Value v : above) {
+      if (!isa<VectorType>(v.getType()))
+        continue;
+      if (failed(sink(v)))
+        return failure();
+      Value inner = map.lookup(v);
+      v.replaceUsesWithIf(inner, [&](OpOperand &use) { return launch->isProperAncestor(use.getOwner()); });
+    }
+    return success();
   }
 
   LogicalResult mapRegion(Region &region) {
@@ -147,7 +184,10 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
           return failure();
         continue;
       }
-      if (op.getNumRegions() > 0 && containsParallel(&op)) {
+      // Host control flow around parallel loops stays on the host, unless
+      // it carries values (loop iter_args, if results): those are computed
+      // where its body runs, so it runs whole in one kernel.
+      if (op.getNumRegions() > 0 && op.getNumResults() == 0 && containsParallel(&op)) {
         if (usesGroup)
           return op.emitError("the cuda target cannot yet run host control flow that depends on a "
                               "value computed from tensor data");
@@ -158,7 +198,9 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
             return failure();
         continue;
       }
-      if (usesGroup || touchesMemory(&op))
+      if (op.hasAttr("linnet.cuda.host_read") || isa<gpu::LaunchOp>(op))
+        continue; // a kernel or its read-back, already placed
+      if (usesGroup || touchesMemory(&op) || (op.getNumRegions() > 0 && containsParallel(&op)))
         group.push_back(&op);
     }
     return flush(group);
@@ -169,20 +211,44 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
   LogicalResult flush(SmallVector<Operation *> &group) {
     if (group.empty())
       return success();
+    // Scalars the host reads back (a position read from an input, a loop
+    // bound): the kernel stores each into a one-element buffer, the host
+    // loads it after the launch (`linnet.cuda.host_read`: a copy to the
+    // host, -linnet-cuda-lower-launches).
+    SmallVector<Value> escaping;
     for (Operation *op : group)
       for (Value r : op->getResults())
         for (Operation *user : r.getUsers())
           if (!llvm::is_contained(group, user) &&
-              !llvm::any_of(group, [&](Operation *g) { return g->isAncestor(user); }))
-            return user->emitError("the cuda target cannot yet use a value computed on the device "
-                                   "in host code (this op reads it)");
+              !llvm::any_of(group, [&](Operation *g) { return g->isAncestor(user); })) {
+            if (!r.getType().isIntOrIndexOrFloat())
+              return user->emitError("the cuda target cannot yet use a value of type ")
+                     << r.getType() << " computed on the device in host code";
+            if (!llvm::is_contained(escaping, r))
+              escaping.push_back(r);
+          }
     Operation *last = group.back();
+    Location loc = last->getLoc();
     OpBuilder b(last->getContext());
+    b.setInsertionPoint(group.front());
+    SmallVector<Value> buffers;
+    for (Value v : escaping)
+      buffers.push_back(b.create<memref::AllocOp>(loc, MemRefType::get({1}, v.getType())));
     b.setInsertionPointAfter(last);
-    gpu::LaunchOp launch = createLaunch(b, last->getLoc(), cst(b, last->getLoc(), 1), 1);
+    gpu::LaunchOp launch = createLaunch(b, loc, cst(b, loc, 1), 1);
     Operation *term = launch.getBody().front().getTerminator();
     for (Operation *op : group)
       op->moveBefore(term);
+    OpBuilder kb(term);
+    for (auto [v, buf] : llvm::zip(escaping, buffers))
+      kb.create<memref::StoreOp>(loc, v, buf, ValueRange{cst(kb, loc, 0)});
+    b.setInsertionPointAfter(launch);
+    for (auto [v, buf] : llvm::zip(escaping, buffers)) {
+      auto load = b.create<memref::LoadOp>(loc, buf, ValueRange{cst(b, loc, 0)});
+      load->setAttr("linnet.cuda.host_read", b.getUnitAttr());
+      v.replaceUsesWithIf(load, [&](OpOperand &use) { return !launch->isProperAncestor(use.getOwner()); });
+      b.create<memref::DeallocOp>(loc, buf);
+    }
     group.clear();
     return success();
   }

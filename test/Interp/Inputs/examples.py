@@ -3,7 +3,10 @@
 weights (linnet init-weights) and inputs through `linnet run` and
 `linnet run --interpret`, results compared file to file (f32, rtol 1e-4).
 
-  examples.py LINNET EXAMPLES_DIR TMPDIR
+  examples.py LINNET EXAMPLES_DIR TMPDIR [BUILD FLAGS...]
+
+BUILD FLAGS go to the compiled side's `run`/`generate` of each .ln model
+(`--target cuda --emulate`: the CUDA target's kernels, run on the CPU).
 """
 import os
 import sys
@@ -13,6 +16,7 @@ import numpy as np
 from interp_util import compare, run
 
 linnet, ex, tmp = sys.argv[1:4]
+flags = sys.argv[4:]
 rs = np.random.RandomState(0)
 
 
@@ -29,7 +33,7 @@ def both(model, defines, weights, entry, inputs, relations=(), tag=""):
         np.save(pci, ci)
         args += ["--relation", "%s=%s,%s" % (name, prp, pci)]
     oc, oi = os.path.join(tmp, entry + tag + "-c.npy"), os.path.join(tmp, entry + tag + "-i.npy")
-    run(linnet, ["run"] + args + ["--output", oc])
+    run(linnet, ["run"] + args + flags + ["--output", oc])
     run(linnet, ["run"] + args + ["--interpret", "--output", oi])
     return np.load(oi), np.load(oc)
 
@@ -72,7 +76,7 @@ got, want = both("llama.ln", D, w, "decode", {"token": prompt[:1], "pos": np.arr
 compare("llama decode", got, want)
 gen = ["generate", os.path.join(ex, "llama.ln")] + D + ["--weights", w, "--prompt",
                                                          ",".join(map(str, prompt)), "--max-new-tokens", "12"]
-tc = run(linnet, gen).stdout.strip()
+tc = run(linnet, gen + flags).stdout.strip()
 ti = run(linnet, gen + ["--interpret"]).stdout.strip()
 if tc != ti:
     sys.exit("llama generate: compiled %s, interpreted %s" % (tc, ti))

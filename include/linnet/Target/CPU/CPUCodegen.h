@@ -81,6 +81,9 @@ struct CodegenOptions {
   /// How many --dump-ir stages afterLoops writes (the later ones are
   /// numbered after them).
   unsigned afterLoopsStages = 0;
+  /// C source another target links into the library beside its host code
+  /// (the CUDA target's host shim: the table its runtime fills).
+  std::string extraShim;
 };
 
 /// The C source of the distributed shim of a module the distribute pass

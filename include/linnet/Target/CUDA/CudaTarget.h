@@ -19,6 +19,7 @@
 #ifndef LINNET_TARGET_CUDA_CUDATARGET_H
 #define LINNET_TARGET_CUDA_CUDATARGET_H
 
+#include "linnet/Target/CUDA/Abi.h"
 #include "linnet/Target/Target.h"
 
 #include <string>
@@ -26,12 +27,8 @@
 
 namespace linnet::cuda {
 
-/// The runtime ABI of CUDA artifacts (docs/cuda-abi.md).
-inline constexpr const char *kRuntimeAbi = "linnet-cuda-driver-v1";
 /// The schedule contract of the CUDA target's gf kernels.
 inline constexpr const char *kScheduleContract = "provider-neutral-v1";
-/// The architecture kernels are compiled for.
-inline constexpr const char *kChip = "sm_90a";
 
 /// What ptxas reported of one kernel (`ptxas -v`).
 struct KernelResources {
@@ -53,6 +50,12 @@ llvm::Expected<DeviceCode> compileDeviceModule(mlir::ModuleOp gpuModules);
 
 /// Parses `ptxas -v` output into per-kernel resources.
 std::vector<KernelResources> parsePtxasReport(llvm::StringRef text);
+
+/// A symbol as PTX spells it: identifiers are [A-Za-z0-9_$] only, so `.`
+/// becomes `_$_` (as NVPTX spells globals) and any other byte outside that
+/// set `_$XX_` (linnet's own symbols have no `$`, so no two collide).
+/// Kernels keep these names in the image and in kernels.json.
+std::string ptxSymbolName(llvm::StringRef name);
 
 /// Registers -linnet-cuda-lower-to-gpu (linnet-opt): the mapping pipeline.
 void registerCUDAPipelines();

@@ -1,0 +1,38 @@
+//===- Abi.h - The CUDA target's runtime ABI, by name --------------*- C++ -*-===//
+//
+// What the code generator and the CUDA runtime agree on (docs/cuda-abi.md),
+// with nothing of MLIR: the runtime includes it too.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_TARGET_CUDA_ABI_H
+#define LINNET_TARGET_CUDA_ABI_H
+
+#include <cstdint>
+
+namespace linnet::cuda {
+
+/// The runtime ABI of CUDA artifacts.
+inline constexpr const char *kRuntimeAbi = "linnet-cuda-driver-v1";
+/// The architecture kernels are compiled for.
+inline constexpr const char *kChip = "sm_90a";
+/// The kernel table's schema (kernels.json).
+inline constexpr const char *kKernelTableSchema = "linnet.cuda-kernels/1";
+/// The host table's symbol in model.so and its layout version.
+inline constexpr const char *kHostTableSymbol = "linnet_cuda_host";
+inline constexpr uint64_t kHostTableVersion = 1;
+
+/// The host table model.so defines (its host shim calls through it). The
+/// runtime fills it after loading the library.
+struct HostTable {
+  uint64_t version;
+  void *session;
+  void (*launch)(void *session, int64_t kernel, int64_t gx, int64_t gy, int64_t gz, int64_t bx, int64_t by,
+                 int64_t bz, int64_t shared, const int64_t *slots, int64_t nslots);
+  void (*copyToHost)(void *session, void *dst, uint64_t src, int64_t bytes);
+  void *(*alloc)(void *session, uint64_t bytes);
+  void (*release)(void *session, void *ptr);
+};
+
+} // namespace linnet::cuda
+
+#endif // LINNET_TARGET_CUDA_ABI_H

@@ -1,0 +1,237 @@
+//===- CudaRuntime.cpp - The runtime's CUDA device backend -----------------===//
+//
+// A session per loaded artifact: one device, the artifact's module, the
+// bound tensors in device memory. model.so's host code runs on the host
+// thread and calls back through its host table for every launch,
+// allocation and read-back; errors there are sticky and reported when the
+// entry returns (host code cannot unwind).
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CUDA/CudaRuntime.h"
+
+#include "linnet/Runtime/Artifact.h"
+#include "linnet/Runtime/Runtime.h"
+#include "linnet/Target/CUDA/Abi.h"
+#include "linnet/Target/CUDA/Driver.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <mutex>
+
+namespace linnet::cuda {
+namespace {
+
+using drv::CUdeviceptr;
+
+class CudaSession final : public rt::DeviceSession {
+public:
+  static std::unique_ptr<rt::DeviceSession> open(const rt::VerifiedArtifact &art, const rt::ArtifactInfo &info,
+                                                 void *library, std::string &error) {
+    const std::string where = art.dir() + "/runtime.json: device";
+    nlohmann::json desc = nlohmann::json::parse(info.device, nullptr, /*allow_exceptions=*/false);
+    auto file = [&](const char *key, std::string &out) {
+      if (!desc.is_object() || !desc.contains(key) || !desc[key].is_string()) {
+        error = fmt::format("{}.{}: expected a file name", where, key);
+        return false;
+      }
+      out = desc[key].get<std::string>();
+      return true;
+    };
+    std::string kernelsFile, moduleFile, ptxFile;
+    if (!file("kernels", kernelsFile) || !file("module", moduleFile) || !file("ptx", ptxFile))
+      return nullptr;
+    std::string tableText;
+    if (!art.read(kernelsFile, tableText, error))
+      return nullptr;
+    nlohmann::json table = nlohmann::json::parse(tableText, nullptr, false);
+    if (!table.is_object() || table.value("schema", "") != kKernelTableSchema || !table["kernels"].is_array()) {
+      error = fmt::format("{}/{}: not a kernel table ({})", art.dir(), kernelsFile, kKernelTableSchema);
+      return nullptr;
+    }
+    std::vector<std::string> names;
+    for (const nlohmann::json &k : table["kernels"]) {
+      if (!k.is_object() || !k["name"].is_string() || !k["id"].is_number_integer() ||
+          k["id"].get<int64_t>() != int64_t(names.size())) {
+        error = fmt::format("{}/{}: kernels[{}]: expected {{id: {}, name}}", art.dir(), kernelsFile, names.size(),
+                            names.size());
+        return nullptr;
+      }
+      names.push_back(k["name"].get<std::string>());
+    }
+    auto *host = static_cast<HostTable *>(::dlsym(library, kHostTableSymbol));
+    if (!host) {
+      error = fmt::format("{}/{}: a CUDA artifact's library without its host table '{}'", art.dir(), info.library,
+                          kHostTableSymbol);
+      return nullptr;
+    }
+    std::unique_ptr<CudaSession> s(new CudaSession());
+    s->device_ = Device::open(error);
+    if (!s->device_) {
+      error = "cannot run a CUDA artifact here: " + error;
+      return nullptr;
+    }
+    // The cubin first; the PTX (JIT-compiled by the driver) where the
+    // cubin does not load (another architecture).
+    std::string image, cubinError;
+    if (!art.read(moduleFile, image, error))
+      return nullptr;
+    if (!s->device_->loadModule(image, names, cubinError)) {
+      if (moduleFile == ptxFile) {
+        error = fmt::format("{}/{}: {}", art.dir(), moduleFile, cubinError);
+        return nullptr;
+      }
+      std::string ptx, ptxError;
+      if (!art.read(ptxFile, ptx, error))
+        return nullptr;
+      ptx.push_back('\0');
+      if (!s->device_->loadModule(ptx, names, ptxError)) {
+        error = fmt::format("{}/{}: {}; {}/{}: {}", art.dir(), moduleFile, cubinError, art.dir(), ptxFile, ptxError);
+        return nullptr;
+      }
+    }
+    s->host_ = host;
+    *host = HostTable{kHostTableVersion, s.get(), &CudaSession::launchHook, &CudaSession::copyHook,
+                      &CudaSession::allocHook, &CudaSession::releaseHook};
+    return s;
+  }
+
+  ~CudaSession() override {
+    if (host_)
+      *host_ = HostTable{};
+    for (CUdeviceptr p : bound_)
+      device_->release(p);
+  }
+
+  bool bind(const std::vector<rt::TensorView> &bound, std::string &error) override {
+    for (const rt::TensorView &v : bound) {
+      CUdeviceptr p = device_->alloc(v.data.size(), error);
+      if (!p || !device_->copyToDevice(p, v.data.data(), v.data.size(), error))
+        return false;
+      bound_.push_back(p);
+      boundShapes_.push_back(v.shape);
+    }
+    return device_->synchronize(error);
+  }
+
+  bool call(void (*fn)(void **), const std::vector<rt::TensorView> &inputs, std::vector<rt::OwnedTensor> &results,
+            std::string &error) override {
+    std::vector<CUdeviceptr> temporaries;
+    auto cleanup = [&] {
+      for (CUdeviceptr p : temporaries)
+        device_->release(p);
+    };
+    std::vector<std::vector<int64_t>> descs;
+    for (const rt::TensorView &v : inputs) {
+      CUdeviceptr p = device_->alloc(v.data.size(), error);
+      if (!p || !device_->copyToDevice(p, v.data.data(), v.data.size(), error))
+        return cleanup(), false;
+      temporaries.push_back(p);
+      descs.push_back(rt::memrefDescriptor(reinterpret_cast<void *>(p), v.shape));
+    }
+    for (size_t k = 0; k < bound_.size(); ++k)
+      descs.push_back(rt::memrefDescriptor(reinterpret_cast<void *>(bound_[k]), boundShapes_[k]));
+    std::vector<CUdeviceptr> out;
+    for (rt::OwnedTensor &r : results) {
+      CUdeviceptr p = device_->alloc(r.data.size(), error);
+      if (!p || !device_->zero(p, r.data.size(), error))
+        return cleanup(), false;
+      temporaries.push_back(p);
+      out.push_back(p);
+      descs.push_back(rt::memrefDescriptor(reinterpret_cast<void *>(p), r.shape));
+    }
+    std::vector<void *> args;
+    for (auto &d : descs)
+      args.push_back(d.data());
+    sticky_.clear();
+    fn(args.data());
+    std::string syncError;
+    if (!device_->synchronize(syncError) && sticky_.empty())
+      sticky_ = syncError;
+    if (!sticky_.empty()) {
+      error = sticky_;
+      return cleanup(), false;
+    }
+    for (size_t r = 0; r < results.size(); ++r)
+      if (!device_->copyToHost(results[r].data.data(), out[r], results[r].data.size(), error))
+        return cleanup(), false;
+    cleanup();
+    return true;
+  }
+
+  bool download(size_t index, std::span<std::byte> out, std::string &error) override {
+    if (index >= bound_.size()) {
+      error = "no such bound tensor";
+      return false;
+    }
+    return device_->copyToHost(out.data(), bound_[index], out.size(), error);
+  }
+
+private:
+  CudaSession() = default;
+
+  static void *nowhere() {
+    static char byte;
+    return &byte;
+  }
+
+  void fail(const std::string &what) {
+    if (sticky_.empty())
+      sticky_ = what;
+  }
+
+  static void launchHook(void *session, int64_t kernel, int64_t gx, int64_t gy, int64_t gz, int64_t bx,
+                         int64_t by, int64_t bz, int64_t shared, const int64_t *slots, int64_t nslots) {
+    auto *s = static_cast<CudaSession *>(session);
+    if (!s->sticky_.empty())
+      return; // the call already failed: run nothing more
+    std::string error;
+    if (!s->device_->launch(kernel, unsigned(gx), unsigned(gy), unsigned(gz), unsigned(bx), unsigned(by),
+                            unsigned(bz), unsigned(shared), slots, nslots, error))
+      s->fail(error);
+  }
+  static void copyHook(void *session, void *dst, uint64_t src, int64_t bytes) {
+    auto *s = static_cast<CudaSession *>(session);
+    std::string error;
+    if (!s->sticky_.empty() || !s->device_->copyToHost(dst, CUdeviceptr(src), size_t(bytes), error)) {
+      // The host code goes on with what it reads: zeros, not garbage.
+      std::memset(dst, 0, size_t(bytes));
+      s->fail(error);
+    }
+  }
+  static void *allocHook(void *session, uint64_t bytes) {
+    auto *s = static_cast<CudaSession *>(session);
+    std::string error;
+    CUdeviceptr p = s->device_->alloc(size_t(bytes), error);
+    if (!p) {
+      s->fail(error);
+      // A pointer the kernels never touch (launches stop after a failure).
+      return nowhere();
+    }
+    return reinterpret_cast<void *>(p);
+  }
+  static void releaseHook(void *session, void *ptr) {
+    auto *s = static_cast<CudaSession *>(session);
+    if (ptr && ptr != nowhere())
+      s->device_->release(CUdeviceptr(reinterpret_cast<uintptr_t>(ptr)));
+  }
+
+  std::unique_ptr<Device> device_;
+  HostTable *host_ = nullptr;
+  std::vector<CUdeviceptr> bound_;
+  std::vector<std::vector<int64_t>> boundShapes_;
+  std::string sticky_;
+};
+
+} // namespace
+
+void registerCudaRuntime() {
+  static std::once_flag once;
+  std::call_once(once, [] { rt::registerDeviceBackend({kRuntimeAbi, &CudaSession::open}); });
+}
+
+} // namespace linnet::cuda

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""scripts/device-check --prepare's examples: each example built for the GPU
+(linnet build --target cuda), random weights and inputs, and the reference
+interpreter's results, as cases for linnet-device-run (OUT/cases.json).
+
+  device-check-examples.py LINNET EXAMPLES_DIR OUT
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+linnet, ex, out = sys.argv[1:4]
+rs = np.random.RandomState(0)
+cases = []
+
+
+def run(args):
+    p = subprocess.run([linnet] + args, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("device-check: linnet %s failed:\n%s" % (" ".join(args), p.stdout + p.stderr))
+    return p
+
+
+def case(name, model, defines, entry, inputs, relations=(), extra=()):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(ex, model)
+    w = os.path.join(d, "weights.safetensors")
+    run(["init-weights", src] + defines + list(extra) + ["-o", w])
+    art = os.path.join(d, "art")
+    if not os.path.exists(art):
+        run(["build", src] + defines + ["--weights", w, "--target", "cuda", "-o", art])
+    args, files = [], {}
+    for k, arr in inputs.items():
+        f = os.path.join(d, "%s.npy" % k)
+        np.save(f, arr)
+        args += ["--input", "%s=%s" % (k, f)]
+        files[k] = f
+    for k, (rp, ci) in relations:
+        frp, fci = os.path.join(d, k + ".row_ptr.npy"), os.path.join(d, k + ".col_idx.npy")
+        np.save(frp, rp)
+        np.save(fci, ci)
+        args += ["--relation", "%s=%s,%s" % (k, frp, fci)]
+        files[(k, "row_ptr")], files[(k, "col_idx")] = frp, fci
+    exp = os.path.join(d, "%s.expected.npy" % entry)
+    run(["run", src, "--interpret"] + defines + ["--weights", w, "--entry", entry] + args + ["--output", exp])
+    sig = [e for e in json.load(open(os.path.join(art, "runtime.json")))["entries"] if e["name"] == entry][0]
+    ordered = []
+    for i in sig["inputs"]:
+        if i.get("relation"):
+            role = "row_ptr" if "row_ptr" in i["name"] else "col_idx"
+            ordered.append(files[(i["relation"], role)])
+        else:
+            ordered.append(files[i["name"]])
+    rel = lambda p: os.path.relpath(p, out)
+    cases.append({"name": "%s %s" % (name, entry), "artifact": rel(art), "weights": rel(w), "entry": entry,
+                  "inputs": [rel(p) for p in ordered], "expected": [rel(exp)], "rtol": 1e-4, "atol": 1e-5})
+
+
+D = ["-D", "In=5", "-D", "Hidden=16", "-D", "Out=3"]
+case("mlp", "mlp.ln", D, "forward", {"x": rs.randn(7, 5).astype(np.float32)}, extra=["--with-optional"])
+D = ["-D", "In=4", "-D", "Hidden=8", "-D", "Out=3"]
+N = 40
+deg = rs.randint(0, 5, N)
+rp = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+ci = rs.randint(0, N, rp[-1]).astype(np.int64)
+case("gcn", "gcn.ln", D, "forward", {"x": rs.randn(N, 4).astype(np.float32),
+                                     "weight": rs.rand(rp[-1]).astype(np.float32)},
+     relations=[("g", (rp, ci))], extra=["--with-optional"])
+D = ["-D", "Vocab=64", "-D", "Hidden=32", "-D", "Inter=48", "-D", "Layers=2", "-D", "Heads=4",
+     "-D", "KvHeads=2", "-D", "MaxSeq=40"]
+prompt = rs.randint(0, 64, 7).astype(np.int64)
+case("llama", "llama.ln", D, "prefill", {"tokens": prompt})
+case("llama", "llama.ln", D, "decode", {"token": prompt[:1], "pos": np.array(0, np.int64)})
+with open(os.path.join(out, "cases.json"), "w") as f:
+    json.dump({"cases": cases}, f, indent=1)
+print("device-check: %d example cases in %s" % (len(cases), out))

@@ -1,0 +1,148 @@
+//===- linnet-device-run.cpp - Run prepared cases on a device ---------------===//
+//
+// The runner of scripts/device-check on a machine that has a GPU and its
+// driver and nothing of linnet's toolchain: it links the runtime and the
+// device backends only (no MLIR, no LLVM). Each case is an artifact, its
+// weights, an entry, its inputs in order and the results the reference
+// interpreter computed beforehand; the runner calls the entry and compares.
+//
+//   linnet-device-run CASES.json
+//
+// CASES.json: {"cases": [{"name", "artifact", "weights"?, "entry",
+//   "inputs": [NPY...], "expected": [NPY...], "repeat"?, "rtol"?, "atol"?}]}
+// (paths relative to CASES.json's folder). Prints a line per case and
+// "N passed, N failed"; exit 1 when one failed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Runtime/Runtime.h"
+#include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Target/CUDA/CudaRuntime.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+using namespace linnet;
+namespace fs = std::filesystem;
+
+namespace {
+
+double element(const rt::TensorView &v, int64_t i) {
+  const std::byte *p = v.data.data() + i * rt::dtypeSize(v.dtype);
+  auto get = [&](auto t) {
+    decltype(t) x;
+    std::memcpy(&x, p, sizeof x);
+    return double(x);
+  };
+  switch (v.dtype) {
+  case rt::DType::Bool:
+  case rt::DType::U8: return get(uint8_t());
+  case rt::DType::I8: return get(int8_t());
+  case rt::DType::I16: return get(int16_t());
+  case rt::DType::I32: return get(int32_t());
+  case rt::DType::I64: return get(int64_t());
+  case rt::DType::F32: return get(float());
+  case rt::DType::F64: return get(double());
+  default: return NAN; // f16/bf16: compared bytewise below
+  }
+}
+
+/// Empty when `got` agrees with `want` (floats within rtol/atol, NaN where
+/// NaN; integers exactly); otherwise the first difference.
+std::string compare(const rt::OwnedTensor &got, const rt::OwnedTensor &want, double rtol, double atol) {
+  if (got.dtype != want.dtype || got.shape != want.shape)
+    return fmt::format("expected {}{}, found {}{}", rt::dtypeName(want.dtype), rt::shapeString(want.shape),
+                       rt::dtypeName(got.dtype), rt::shapeString(got.shape));
+  rt::TensorView g = got.view(), w = want.view();
+  bool isFloat = got.dtype == rt::DType::F32 || got.dtype == rt::DType::F64;
+  if (!isFloat && got.dtype != rt::DType::F16 && got.dtype != rt::DType::BF16) {
+    for (int64_t i = 0; i < g.numElements(); ++i)
+      if (element(g, i) != element(w, i))
+        return fmt::format("element {}: expected {}, found {}", i, element(w, i), element(g, i));
+    return "";
+  }
+  if (!isFloat)
+    return got.data == want.data ? "" : "16-bit floats differ";
+  for (int64_t i = 0; i < g.numElements(); ++i) {
+    double a = element(g, i), b = element(w, i);
+    if (std::isnan(a) && std::isnan(b))
+      continue;
+    if (!(std::fabs(a - b) <= atol + rtol * std::fabs(b)))
+      return fmt::format("element {}: expected {}, found {}", i, b, a);
+  }
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::cerr << "usage: linnet-device-run CASES.json\n";
+    return 2;
+  }
+  cuda::registerCudaRuntime();
+  fs::path casesPath = argv[1], base = casesPath.parent_path();
+  std::ifstream in(casesPath);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (!in || doc.is_discarded() || !doc.contains("cases") || !doc["cases"].is_array()) {
+    std::cerr << fmt::format("linnet-device-run: {}: not a case list\n", casesPath.string());
+    return 2;
+  }
+  auto at = [&](const nlohmann::json &j) { return (base / j.get<std::string>()).string(); };
+  int passed = 0, failed = 0;
+  for (const nlohmann::json &c : doc["cases"]) {
+    std::string name = c.value("name", "?"), error, why;
+    auto t0 = std::chrono::steady_clock::now();
+    rt::LoadOptions opts;
+    if (c.contains("weights"))
+      opts.weightsPath = at(c["weights"]);
+    std::unique_ptr<rt::Model> model = rt::Model::load(at(c["artifact"]), opts, error);
+    std::vector<rt::OwnedTensor> inputs, results;
+    if (!model)
+      why = error;
+    for (const nlohmann::json &f : c.value("inputs", nlohmann::json::array())) {
+      if (!why.empty())
+        break;
+      std::optional<rt::OwnedTensor> t = rt::readNpy(at(f), error);
+      if (!t)
+        why = error;
+      else
+        inputs.push_back(std::move(*t));
+    }
+    if (why.empty()) {
+      std::vector<rt::TensorView> views;
+      for (const rt::OwnedTensor &t : inputs)
+        views.push_back(t.view());
+      for (int r = 0; r < std::max(1, c.value("repeat", 1)) && why.empty(); ++r)
+        if (!model->call(c["entry"].get<std::string>(), views, results, error))
+          why = error;
+    }
+    const nlohmann::json expected = c.value("expected", nlohmann::json::array());
+    for (size_t k = 0; why.empty() && k < expected.size(); ++k) {
+      std::optional<rt::OwnedTensor> want = rt::readNpy(at(expected[k]), error);
+      if (!want)
+        why = error;
+      else if (k >= results.size())
+        why = fmt::format("the entry returned {} results, {} expected", results.size(), expected.size());
+      else if (std::string d = compare(results[k], *want, c.value("rtol", 1e-4), c.value("atol", 1e-5)); !d.empty())
+        why = fmt::format("result {}: {}", k, d);
+    }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (why.empty()) {
+      ++passed;
+      std::cout << fmt::format("{}: agree ({:.1f} ms)\n", name, ms);
+    } else {
+      ++failed;
+      std::cout << fmt::format("{}: FAILED: {}\n", name, why);
+    }
+  }
+  std::cout << fmt::format("{} passed, {} failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
