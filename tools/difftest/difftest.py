@@ -292,7 +292,7 @@ def one(args, i, lin, features):
 
 def find_linnet(arg):
     if arg:
-        return arg
+        return os.path.abspath(arg) if os.sep in arg else arg
     for c in (os.path.join(ROOT, "build", "bin", "linnet"), shutil.which("linnet")):
         if c and os.path.exists(c):
             return c

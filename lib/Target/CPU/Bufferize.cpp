@@ -52,9 +52,11 @@ void registerBufferizationInterfaces(DialectRegistry &registry) {
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
 }
 
-void buildBufferizePipeline(OpPassManager &pm) {
+void buildBufferizePipeline(OpPassManager &pm, bool laneSplit) {
   pm.addPass(createLinnetCPUGenerateHaloKernels());
-  pm.addPass(createLinnetCPUOutlineRelationKernels());
+  LinnetCPUOutlineRelationKernelsOptions outline;
+  outline.laneSplit = laneSplit;
+  pm.addPass(createLinnetCPUOutlineRelationKernels(outline));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   bufferization::OneShotBufferizationOptions opts;
@@ -84,11 +86,11 @@ void registerBufferizePipeline() {
       [](OpPassManager &pm) { buildBufferizePipeline(pm); });
 }
 
-LogicalResult bufferize(ModuleOp module) {
+LogicalResult bufferize(ModuleOp module, bool laneSplit) {
   linnet::support::TimingStage stage("bufferize");
   PassManager pm(module.getContext());
   linnet::support::enablePassTiming(pm);
-  buildBufferizePipeline(pm);
+  buildBufferizePipeline(pm, laneSplit);
   return pm.run(module);
 }
 

@@ -459,9 +459,18 @@ struct DiagnosticCapture {
   ScopedDiagnosticHandler handler;
   explicit DiagnosticCapture(MLIRContext *ctx)
       : handler(ctx, [this](Diagnostic &d) {
-          os << d.getLocation() << ": " << d << "\n";
+          // A user reads these: the source position, never an MLIR
+          // location dump or the IR of the op ("see current operation").
+          auto where = [](Location loc) -> std::string {
+            if (auto flc = loc->findInstanceOf<FileLineColLoc>())
+              return (flc.getFilename().str() + ":" + std::to_string(flc.getLine()) + ":" +
+                      std::to_string(flc.getColumn()) + ": ");
+            return "";
+          };
+          os << where(d.getLocation()) << d << "\n";
           for (Diagnostic &note : d.getNotes())
-            os << note.getLocation() << ": note: " << note << "\n";
+            if (!StringRef(note.str()).starts_with("see current operation"))
+              os << where(note.getLocation()) << "note: " << note << "\n";
           return success();
         }) {}
   llvm::Error error(llvm::StringRef what) {

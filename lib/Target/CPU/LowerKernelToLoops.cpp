@@ -165,17 +165,37 @@ MemRefType bufferTypeFor(Type type) {
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
 }
 
+/// The schedule as the loops carry it to a target that maps them.
+DictionaryAttr scheduleAttr(OpBuilder &b, gf_kernel::LaunchOp launch) {
+  SmallVector<NamedAttribute> schedule;
+  for (StringRef name : {"block_rows", "block_neighbors", "num_warps", "pipeline_stages", "schedule_kind"})
+    if (Attribute a = launch->getAttr(name))
+      schedule.push_back(b.getNamedAttr(name, a));
+  return b.getDictionaryAttr(schedule);
+}
+
 struct LaunchLowering {
   gf_kernel::LaunchOp launch;
   SymbolTableCollection &symbols;
   /// Tensor value -> the memref holding it.
   IRMapping &buffers;
+  /// Split each row's neighbors over `block_neighbors` lanes (the
+  /// schedule's subgroup.neighbor-reduction), where every reducer is
+  /// associative: -gf-lower-kernel-to-loops{lane-split}.
+  bool laneSplit = false;
 
   LogicalResult lower(ArrayRef<Value> outs);
 
 private:
+  /// One row: its neighbors reduced and finalized into `outs`. With
+  /// `lane`/`lanes`, only neighbors lane, lane + lanes, ... are reduced and
+  /// the partial states are stored into `partials` at `slot` instead.
   LogicalResult emitRow(OpBuilder &b, Location loc, Value d,
-                        ArrayRef<gf::ReducerOp> reducers, ArrayRef<Value> outs);
+                        ArrayRef<gf::ReducerOp> reducers, ArrayRef<Value> outs,
+                        Value lane = {}, int64_t lanes = 1,
+                        ArrayRef<Value> partials = {}, ValueRange slot = {});
+  LogicalResult lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
+                               ArrayRef<Value> outs);
   FailureOr<Value> numSources(OpBuilder &b, Location loc);
 };
 
@@ -201,7 +221,9 @@ FailureOr<Value> LaunchLowering::numSources(OpBuilder &b, Location loc) {
 
 LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
                                       ArrayRef<gf::ReducerOp> reducers,
-                                      ArrayRef<Value> outs) {
+                                      ArrayRef<Value> outs, Value lane,
+                                      int64_t lanes, ArrayRef<Value> partials,
+                                      ValueRange slot) {
   gf::Traversal traversal = launch.getTraversalKind();
   auto topology = launch.getTopology();
   auto roles = launch.getInputRoles();
@@ -254,9 +276,15 @@ LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
                                 << "' has no CPU lowering yet";
   }
 
+  // A lane takes every `lanes`-th neighbor from its own.
+  Value step = c1;
+  if (lane) {
+    lo = b.create<arith::AddIOp>(loc, lo, lane);
+    step = indexConst(b, loc, lanes);
+  }
   LogicalResult status = success();
   auto loop = b.create<scf::ForOp>(
-      loc, lo, hi, c1, init,
+      loc, lo, hi, step, init,
       [&](OpBuilder &lb, Location l, Value iv, ValueRange state) {
         Value edge, src;
         if (traversal == gf::Traversal::CsrRow) {
@@ -307,6 +335,11 @@ LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
       });
   if (failed(status))
     return failure();
+  if (lane) {
+    for (auto [k, v] : llvm::enumerate(loop.getResults()))
+      b.create<memref::StoreOp>(loc, v, partials[k], slot);
+    return success();
+  }
 
   unsigned stateAt = 0, outAt = 0;
   for (gf::ReducerOp r : reducers) {
@@ -334,6 +367,11 @@ LogicalResult LaunchLowering::lower(ArrayRef<Value> outs) {
       return launch.emitOpError() << "uses unknown reducer " << a;
     reducers.push_back(r);
   }
+
+  int64_t lanesPerRow = launch.getBlockNeighbors().value_or(1);
+  bool associative = llvm::all_of(reducers, [](gf::ReducerOp r) { return r.getAssociative(); });
+  if (laneSplit && associative && lanesPerRow > 1)
+    return lowerLaneSplit(reducers, outs);
 
   OpBuilder b(launch);
   Location loc = launch.getLoc();
@@ -363,12 +401,112 @@ LogicalResult LaunchLowering::lower(ArrayRef<Value> outs) {
   // The schedule travels with the loops for targets that map them to a
   // grid (the CUDA target: a block per tile, its threads over the rows).
   rowLoop->setAttr("linnet.rows", b.getUnitAttr());
-  SmallVector<NamedAttribute> schedule;
-  for (StringRef name : {"block_rows", "block_neighbors", "num_warps", "pipeline_stages", "schedule_kind"})
-    if (Attribute a = launch->getAttr(name))
-      schedule.push_back(b.getNamedAttr(name, a));
-  par->setAttr("linnet.schedule", b.getDictionaryAttr(schedule));
+  par->setAttr("linnet.schedule", scheduleAttr(b, launch));
   return status;
+}
+
+
+/// A tile of block_rows rows, each row's neighbors over block_neighbors
+/// lanes: phase one, every (row, lane) reduces its share of the row into a
+/// partial state of the tile's scratch; phase two, each row combines its
+/// lanes' partials in lane order (a fixed order: the same result every
+/// run), finalizes and stores. Both phases are `scf.parallel` loops marked
+/// `linnet.lanes` inside the tile's loop, the scratch an allocation there
+/// marked `linnet.workgroup`: a GPU runs a tile as a block, the phases over
+/// its threads with a barrier between them, the scratch in shared memory.
+LogicalResult LaunchLowering::lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
+                                             ArrayRef<Value> outs) {
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  Value c0 = indexConst(b, loc, 0), c1 = indexConst(b, loc, 1);
+  Value rows = b.create<memref::DimOp>(loc, outs[0], 0);
+  int64_t blockRows = std::max<int64_t>(launch.getBlockRows().value_or(1), 1);
+  int64_t lanes = std::max<int64_t>(launch.getBlockNeighbors().value_or(1), 1);
+  Value tile = indexConst(b, loc, blockRows);
+  Value tiles = b.create<arith::DivUIOp>(
+      loc, b.create<arith::AddIOp>(loc, rows, indexConst(b, loc, blockRows - 1)), tile);
+  auto par = b.create<scf::ParallelOp>(loc, ValueRange{c0}, ValueRange{tiles}, ValueRange{c1});
+  par->setAttr("linnet.schedule", scheduleAttr(b, launch));
+  OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+  Value r0 = pb.create<arith::MulIOp>(loc, par.getInductionVars()[0], tile);
+
+  // The scratch: one buffer per state value, [row of the tile][lane].
+  SmallVector<Value> partials;
+  for (gf::ReducerOp r : reducers)
+    for (Attribute ta : r.getStateTypes()) {
+      Type t = loweredValueType(cast<TypeAttr>(ta).getValue());
+      if (!t.isIntOrIndexOrFloat() && !isa<VectorType>(t))
+        return launch.emitOpError() << "a reducer state of type " << t << " cannot be split over lanes";
+      auto scratch = pb.create<memref::AllocOp>(loc, MemRefType::get({blockRows, lanes}, t));
+      scratch->setAttr("linnet.workgroup", pb.getUnitAttr());
+      partials.push_back(scratch);
+    }
+
+  // Phase one: (row of the tile, lane).
+  auto reduce = pb.create<scf::ParallelOp>(loc, ValueRange{c0, c0},
+                                           ValueRange{tile, indexConst(pb, loc, lanes)},
+                                           ValueRange{c1, c1});
+  reduce->setAttr("linnet.lanes", pb.getUnitAttr());
+  LogicalResult status = success();
+  {
+    OpBuilder rb = OpBuilder::atBlockBegin(reduce.getBody());
+    Value i = reduce.getInductionVars()[0], lane = reduce.getInductionVars()[1];
+    Value d = rb.create<arith::AddIOp>(loc, r0, i);
+    auto inside = rb.create<scf::IfOp>(loc, rb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, d, rows),
+                                       /*withElse=*/false);
+    OpBuilder ib = inside.getThenBodyBuilder();
+    status = emitRow(ib, loc, d, reducers, outs, lane, lanes, partials, ValueRange{i, lane});
+  }
+  if (failed(status))
+    return failure();
+
+  // Phase two: each row of the tile combines its lanes in order.
+  auto combine = pb.create<scf::ParallelOp>(loc, ValueRange{c0}, ValueRange{tile}, ValueRange{c1});
+  combine->setAttr("linnet.lanes", pb.getUnitAttr());
+  OpBuilder cb = OpBuilder::atBlockBegin(combine.getBody());
+  Value i = combine.getInductionVars()[0];
+  Value d = cb.create<arith::AddIOp>(loc, r0, i);
+  auto inside = cb.create<scf::IfOp>(loc, cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, d, rows),
+                                     /*withElse=*/false);
+  OpBuilder ib = inside.getThenBodyBuilder();
+  SmallVector<Value> first;
+  for (Value p : partials)
+    first.push_back(ib.create<memref::LoadOp>(loc, p, ValueRange{i, c0}));
+  auto fold = ib.create<scf::ForOp>(
+      loc, c1, indexConst(ib, loc, lanes), c1, first,
+      [&](OpBuilder &lb, Location l, Value lane, ValueRange state) {
+        SmallVector<Value> next;
+        unsigned at = 0;
+        for (gf::ReducerOp r : reducers) {
+          unsigned ns = r.getStateTypes().size();
+          SmallVector<Value> pair(state.slice(at, ns));
+          for (unsigned k = 0; k < ns; ++k)
+            pair.push_back(lb.create<memref::LoadOp>(l, partials[at + k], ValueRange{i, lane}));
+          auto combined = inlineRegion(lb, r.getCombine(), pair);
+          if (failed(combined)) {
+            status = failure();
+            next.assign(state.begin(), state.end());
+            break;
+          }
+          llvm::append_range(next, *combined);
+          at += ns;
+        }
+        lb.create<scf::YieldOp>(l, next);
+      });
+  if (failed(status))
+    return failure();
+  unsigned stateAt = 0, outAt = 0;
+  for (gf::ReducerOp r : reducers) {
+    unsigned ns = r.getStateTypes().size();
+    auto results = inlineRegion(ib, r.getFinalize(), ValueRange(fold.getResults()).slice(stateAt, ns));
+    if (failed(results))
+      return failure();
+    for (Value v : *results)
+      storeEntity(ib, loc, v, outs[outAt++], d);
+    stateAt += ns;
+  }
+  // The buffer deallocation pipeline frees the scratch after its tile.
+  return success();
 }
 
 /// Allocates the buffer of a launch result nobody passes in.
@@ -403,7 +541,7 @@ bool isPlanningOp(Operation *op) {
          isa<gf_task::GfTaskDialect, gf_storage::GfStorageDialect>(op->getDialect());
 }
 
-LogicalResult lowerFunction(func::FuncOp func, SymbolTableCollection &symbols) {
+LogicalResult lowerFunction(func::FuncOp func, SymbolTableCollection &symbols, bool laneSplit) {
   Block &entry = func.front();
   if (!llvm::hasSingleElement(func.getBody()))
     return func.emitOpError("with launches must have a single block");
@@ -480,7 +618,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTableCollection &symbols) {
       buffers.map(result, out);
       outs.push_back(out);
     }
-    if (failed(LaunchLowering{launch, symbols, buffers}.lower(outs)))
+    if (failed(LaunchLowering{launch, symbols, buffers, laneSplit}.lower(outs)))
       return failure();
     dead.push_back(launch);
   }
@@ -515,6 +653,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTableCollection &symbols) {
 
 struct GfLowerKernelToLoopsPass
     : linnet::cpu::impl::GfLowerKernelToLoopsBase<GfLowerKernelToLoopsPass> {
+  using GfLowerKernelToLoopsBase::GfLowerKernelToLoopsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbols;
@@ -524,7 +663,7 @@ struct GfLowerKernelToLoopsPass
         funcs.push_back(f);
     });
     for (func::FuncOp f : funcs)
-      if (failed(lowerFunction(f, symbols)))
+      if (failed(lowerFunction(f, symbols, laneSplit)))
         return signalPassFailure();
     // Reducers were inlined; drop them once no gf op can refer to them.
     bool gfLeft = false;

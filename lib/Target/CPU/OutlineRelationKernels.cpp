@@ -37,7 +37,7 @@ namespace linnet::cpu {
 /// (restrict) of the outputs, which one-shot bufferization then folds. An
 /// output that the entry only stores into its result memref is computed
 /// straight into it.
-static LogicalResult outlineRelationKernels(ModuleOp module) {
+static LogicalResult outlineRelationKernels(ModuleOp module, bool laneSplit) {
   WalkResult unscheduled = module.walk([&](linnet::gf::ApplyOp apply) {
     apply.emitOpError("is not scheduled: run the task pipeline (-linnet-gf-to-tasks) first");
     return WalkResult::interrupt();
@@ -75,7 +75,9 @@ static LogicalResult outlineRelationKernels(ModuleOp module) {
     fb.create<func::ReturnOp>(loc, cloned->getResults());
     PassManager kpm(ctx);
     linnet::support::enablePassTiming(kpm);
-    kpm.addPass(createGfLowerKernelToLoops());
+    GfLowerKernelToLoopsOptions lowering;
+    lowering.laneSplit = laneSplit;
+    kpm.addPass(createGfLowerKernelToLoops(lowering));
     if (failed(kpm.run(*kmod)))
       return failure();
     auto lowered = kmod->lookupSymbol<func::FuncOp>(name);
@@ -164,8 +166,9 @@ static LogicalResult outlineRelationKernels(ModuleOp module) {
 namespace {
 struct OutlineRelationKernels
     : public impl::LinnetCPUOutlineRelationKernelsBase<OutlineRelationKernels> {
+  using LinnetCPUOutlineRelationKernelsBase::LinnetCPUOutlineRelationKernelsBase;
   void runOnOperation() override {
-    if (failed(outlineRelationKernels(getOperation())))
+    if (failed(outlineRelationKernels(getOperation(), laneSplit)))
       signalPassFailure();
   }
 };

@@ -15,6 +15,7 @@
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
@@ -23,6 +24,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -70,7 +72,7 @@ struct FirstError {
       : handler(ctx, [this](Diagnostic &d) {
           if (text.empty() && d.getSeverity() == DiagnosticSeverity::Error) {
             llvm::raw_string_ostream os(text);
-            if (auto loc = dyn_cast<FileLineColLoc>(d.getLocation()))
+            if (auto loc = d.getLocation()->findInstanceOf<FileLineColLoc>())
               os << loc.getFilename() << ":" << loc.getLine() << ":" << loc.getColumn() << ": ";
             os << d.str();
           }
@@ -292,6 +294,19 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
                                           /*flags=*/nullptr, link.empty() ? nullptr : b.getArrayAttr(link));
   merged.setTargetsAttr(b.getArrayAttr({target}));
 
+  // Integer abs has no NVVM lowering of its own (and math-to-llvm cannot
+  // take it on `index`): x < 0 ? 0 - x : x.
+  merged.walk([&](math::AbsIOp abs) {
+    OpBuilder ab(abs);
+    Location loc = abs.getLoc();
+    Value x = abs.getOperand();
+    Value zero = ab.create<arith::ConstantOp>(loc, ab.getZeroAttr(x.getType()));
+    Value negative = ab.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, zero);
+    abs.replaceAllUsesWith(
+        ab.create<arith::SelectOp>(loc, negative, ab.create<arith::SubIOp>(loc, zero, x), x).getResult());
+    abs.erase();
+  });
+
   PassManager pm(ctx);
   support::enablePassTiming(pm);
   OpPassManager &dev = pm.nest<gpu::GPUModuleOp>();
@@ -307,6 +322,8 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   dev.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // What gpu-to-nvvm leaves of math (integer abs, ...) lowers as on the host.
+  dev.addPass(createConvertMathToLLVMPass());
   dev.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
@@ -349,7 +366,8 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   MLIRContext *ctx = module.getContext();
   {
     FirstError errors(ctx);
-    if (failed(cpu::bufferize(module)))
+    // Relation rows split over lanes (the schedule's block_neighbors).
+    if (failed(cpu::bufferize(module, /*laneSplit=*/true)))
       return fail("bufferization of the Task IR failed" + errors.suffix());
   }
   if (!request.dumpIRDir.empty())
@@ -398,6 +416,7 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
       outlined = *copy;
     }
     PassManager outline(ctx);
+    outline.addPass(createLinnetCUDAPromoteWorkgroup());
     outline.addPass(createGpuKernelOutliningPass());
     outline.addPass(createLinnetCUDALowerLaunches());
     if (failed(outline.run(outlined)))

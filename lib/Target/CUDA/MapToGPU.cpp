@@ -9,6 +9,7 @@
 
 #include "linnet/Target/CUDA/Passes.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -107,10 +108,31 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       if (failed(mapRegion(fn.getBody())))
         return signalPassFailure();
     }
+    // Integer abs on `index` (of a dim expression) has a lowering neither
+    // in NVVM nor in the host's LLVM lowering: x < 0 ? 0 - x : x.
+    module.walk([&](math::AbsIOp abs) {
+      if (!abs.getType().isIndex())
+        return;
+      OpBuilder ab(abs);
+      Location l = abs.getLoc();
+      Value x = abs.getOperand(), zero = cst(ab, l, 0);
+      Value negative = ab.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, zero);
+      abs.replaceAllUsesWith(
+          ab.create<arith::SelectOp>(l, negative, ab.create<arith::SubIOp>(l, zero, x), x).getResult());
+      abs.erase();
+    });
+    // A tile's scratch is the block's only where the tile became the
+    // kernel; a tile inside other work (a kernel that runs it whole) has
+    // thread-private scratch like any other buffer.
+    module.walk([&](memref::AllocOp a) {
+      if (a->hasAttr("linnet.workgroup") && !isa<gpu::LaunchOp>(a->getParentOp()))
+        a->removeAttr("linnet.workgroup");
+    });
     // A kernel argument is a memref or a scalar: vectors the host built
     // (splat constants) are built again in the kernel.
     WalkResult sunk = module.walk([&](gpu::LaunchOp launch) {
-      return failed(sinkVectors(launch)) ? WalkResult::interrupt() : WalkResult::advance();
+      return failed(sinkVectors(launch)) || failed(privatizeAllocations(launch)) ? WalkResult::interrupt()
+                                                                                 : WalkResult::advance();
     });
     if (sunk.wasInterrupted())
       return signalPassFailure();
@@ -124,6 +146,33 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     for (scf::ParallelOp par : llvm::reverse(nested))
       if (par.getNumResults() == 0)
         sequentialize(par);
+  }
+
+  /// A buffer allocated inside a kernel (a comprehension nested in a
+  /// thread's work) is the thread's own: stack memory, allocated once at the
+  /// kernel's start (its contents are undefined at each allocation anyway),
+  /// never the host allocator, which device code cannot call.
+  LogicalResult privatizeAllocations(gpu::LaunchOp launch) {
+    SmallVector<memref::AllocOp> allocs;
+    launch.getBody().walk([&](memref::AllocOp a) { allocs.push_back(a); });
+    Block &entry = launch.getBody().front();
+    for (memref::AllocOp a : allocs) {
+      if (a->hasAttr("linnet.workgroup"))
+        continue; // the block's, not the thread's
+      if (!a.getType().hasStaticShape())
+        return a.emitError("the cuda target cannot yet allocate a buffer of run-time size inside a kernel");
+      for (Operation *user : a->getUsers())
+        if (isa<scf::YieldOp, func::ReturnOp, gpu::TerminatorOp>(user))
+          return a.emitError("the cuda target cannot yet pass a buffer allocated inside a kernel out of it");
+      OpBuilder b = OpBuilder::atBlockBegin(&entry);
+      auto alloca = b.create<memref::AllocaOp>(a.getLoc(), a.getType(), ValueRange{}, a.getAlignmentAttr());
+      for (Operation *user : llvm::make_early_inc_range(a->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          user->erase();
+      a.replaceAllUsesWith(alloca.getResult());
+      a.erase();
+    }
+    return success();
   }
 
   LogicalResult sinkVectors(gpu::LaunchOp launch) {
@@ -253,6 +302,69 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     return success();
   }
 
+  /// A relation tile split over lanes (-gf-lower-kernel-to-loops{lane-split}):
+  /// a block per tile of num_warps * 32 threads; each `linnet.lanes` phase
+  /// runs its iterations over the block's threads (strided when there are
+  /// more), a barrier after each; the tile's `linnet.workgroup` scratch
+  /// stays at the kernel's top for -linnet-cuda-promote-workgroup.
+  LogicalResult mapLaneTile(scf::ParallelOp par, DictionaryAttr schedule, Value tiles) {
+    OpBuilder b(par);
+    Location loc = par.getLoc();
+    int64_t warps = 1;
+    if (auto w = schedule.getAs<IntegerAttr>("num_warps"))
+      warps = std::max<int64_t>(w.getInt(), 1);
+    int64_t threads = std::min<int64_t>(warps * 32, 1024);
+    gpu::LaunchOp launch = createLaunch(b, loc, tiles, threads);
+    launch->setAttr("linnet.schedule", schedule);
+    OpBuilder kb(launch.getBody().front().getTerminator());
+    IRMapping map;
+    map.map(par.getInductionVars()[0],
+            kb.create<arith::AddIOp>(loc, par.getLowerBound()[0],
+                                     kb.create<arith::MulIOp>(loc, launch.getBlockIds().x, par.getStep()[0])));
+    Value tid = launch.getThreadIds().x;
+    for (Operation &op : par.getBody()->without_terminator()) {
+      auto phase = dyn_cast<scf::ParallelOp>(op);
+      if (!phase || !phase->hasAttr("linnet.lanes")) {
+        if (auto d = dyn_cast<memref::DeallocOp>(op))
+          if (Operation *def = d.getMemref().getDefiningOp(); def && def->hasAttr("linnet.workgroup"))
+            continue; // shared memory lives as long as the block
+        kb.clone(op, map);
+        continue;
+      }
+      // The phase's iterations, linearized (the last dim fastest), over
+      // the threads: iteration tid, tid + threads, ...
+      unsigned dims = phase.getNumLoops();
+      SmallVector<Value> trips;
+      Value total = cst(kb, loc, 1);
+      for (unsigned d = 0; d < dims; ++d) {
+        Value lb = map.lookupOrDefault(phase.getLowerBound()[d]), ub = map.lookupOrDefault(phase.getUpperBound()[d]),
+              st = map.lookupOrDefault(phase.getStep()[d]);
+        Value t = kb.create<arith::DivUIOp>(
+            loc, kb.create<arith::AddIOp>(loc, kb.create<arith::SubIOp>(loc, ub, lb),
+                                          kb.create<arith::SubIOp>(loc, st, cst(kb, loc, 1))),
+            st);
+        trips.push_back(t);
+        total = kb.create<arith::MulIOp>(loc, total, t);
+      }
+      auto loop = kb.create<scf::ForOp>(loc, tid, total, cst(kb, loc, threads));
+      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+      Value rest = loop.getInductionVar();
+      for (int d = int(dims) - 1; d >= 0; --d) {
+        Value idx = d == 0 ? rest : lb.create<arith::RemUIOp>(loc, rest, trips[d]).getResult();
+        if (d > 0)
+          rest = lb.create<arith::DivUIOp>(loc, rest, trips[d]);
+        map.map(phase.getInductionVars()[d],
+                lb.create<arith::AddIOp>(loc, map.lookupOrDefault(phase.getLowerBound()[d]),
+                                         lb.create<arith::MulIOp>(loc, idx, map.lookupOrDefault(phase.getStep()[d]))));
+      }
+      for (Operation &inner : phase.getBody()->without_terminator())
+        lb.clone(inner, map);
+      kb.create<gpu::BarrierOp>(loc);
+    }
+    par.erase();
+    return success();
+  }
+
   LogicalResult mapParallel(scf::ParallelOp par) {
     OpBuilder b(par);
     Location loc = par.getLoc();
@@ -270,6 +382,10 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     }
     auto schedule = par->getAttrOfType<DictionaryAttr>("linnet.schedule");
     IRMapping map;
+    bool lanes = false;
+    par.getBody()->walk([&](scf::ParallelOp inner) { lanes |= inner->hasAttr("linnet.lanes"); });
+    if (schedule && n == 1 && lanes)
+      return mapLaneTile(par, schedule, trips[0]);
     if (schedule && n == 1) {
       // A relation kernel: one block per tile of block_rows rows; the
       // block's threads take the tile's rows in turn.

@@ -110,10 +110,12 @@ void registerBufferizationInterfaces(mlir::DialectRegistry &registry);
 ///
 /// -linnet-bufferize: Task IR on tensors to memrefs (relation kernels
 /// outlined, one-shot bufferization, buffer deallocation).
-void buildBufferizePipeline(mlir::OpPassManager &pm);
+/// `laneSplit`: relation kernels split each row over lanes
+/// (-gf-lower-kernel-to-loops{lane-split}), for a GPU target.
+void buildBufferizePipeline(mlir::OpPassManager &pm, bool laneSplit = false);
 void registerBufferizePipeline();
 /// Runs -linnet-bufferize on `module`.
-mlir::LogicalResult bufferize(mlir::ModuleOp module);
+mlir::LogicalResult bufferize(mlir::ModuleOp module, bool laneSplit = false);
 /// -linnet-cpu-lower-to-loops: -gf-lower-kernel-to-loops and
 /// the linalg stage with options' policy and target (threads 1 when serial
 /// or without OpenMP); its choices are recorded on the module

@@ -64,6 +64,12 @@ def GfLowerKernelToLoops : Pass<"gf-lower-kernel-to-loops", "::mlir::ModuleOp"> 
     }
     ```
   }];
+  let options = [
+    Option<"laneSplit", "lane-split", "bool", "false",
+           "split each row's neighbors over block_neighbors lanes where every reducer is "
+           "associative: partial states in a per-tile scratch (linnet.workgroup), two "
+           "linnet.lanes phases (a GPU target's subgroup.neighbor-reduction)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
@@ -201,6 +207,10 @@ def LinnetCPUOutlineRelationKernels
     result memref is computed straight into it. A `gf.apply` that was never
     scheduled is an error.
   }];
+  let options = [
+    Option<"laneSplit", "lane-split", "bool", "false",
+           "lower the kernels with -gf-lower-kernel-to-loops{lane-split}">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect", "::mlir::math::MathDialect",

@@ -46,10 +46,28 @@ def LinnetCUDACpuify : Pass<"linnet-cuda-cpuify", "::mlir::ModuleOp"> {
     launch's block and thread ids, grid and block sizes replaced by the loop
     variables and bounds. The kernel body is the one the device compiles,
     after the same mapping, so its index arithmetic, guards and thread
-    distribution are what the CPU executes. A kernel with a `gpu.barrier`
-    is refused (barrier splitting is not implemented yet).
+    distribution are what the CPU executes. A `gpu.barrier` at the kernel's
+    top level splits the thread loop there (each piece runs for every
+    thread before the next); pure values of an earlier piece (index
+    arithmetic on the ids) are computed again in the later one, anything
+    else crossing a barrier is refused, as is a barrier inside control flow.
+    A block's scratch (`memref.alloc` marked `linnet.workgroup`) is
+    allocated once per block.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
+def LinnetCUDAPromoteWorkgroup : Pass<"linnet-cuda-promote-workgroup", "::mlir::ModuleOp"> {
+  let summary = "Turn a kernel's block-shared scratch into workgroup (shared) memory";
+  let description = [{
+    A `memref.alloc` marked `linnet.workgroup` at the top of a `gpu.launch`
+    (a relation tile's partial states, -linnet-cuda-map-to-gpu) becomes a
+    workgroup attribution of the launch, in `#gpu.address_space<workgroup>`:
+    shared memory once the kernel is outlined. Its deallocation goes; its
+    users must be loads and stores. The CPU execution (-linnet-cuda-cpuify)
+    runs before this pass and allocates the scratch per block instead.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
 def LinnetCUDALowerLaunches : Pass<"linnet-cuda-lower-launches", "::mlir::ModuleOp"> {
