@@ -400,8 +400,10 @@ LogicalResult LaunchLowering::lower(ArrayRef<Value> outs) {
                                        });
   // The schedule travels with the loops for targets that map them to a
   // grid (the CUDA target: a block per tile, its threads over the rows).
-  rowLoop->setAttr("linnet.rows", b.getUnitAttr());
-  par->setAttr("linnet.schedule", scheduleAttr(b, launch));
+  if (laneSplit) {
+    rowLoop->setAttr("linnet.rows", b.getUnitAttr());
+    par->setAttr("linnet.schedule", scheduleAttr(b, launch));
+  }
   return status;
 }
 
@@ -447,6 +449,9 @@ LogicalResult LaunchLowering::lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
                                            ValueRange{tile, indexConst(pb, loc, lanes)},
                                            ValueRange{c1, c1});
   reduce->setAttr("linnet.lanes", pb.getUnitAttr());
+  // The phases carry the schedule too: canonicalization inlines a tile
+  // loop of one tile, and the target finds the tile again from them.
+  reduce->setAttr("linnet.tile_schedule", scheduleAttr(pb, launch));
   LogicalResult status = success();
   {
     OpBuilder rb = OpBuilder::atBlockBegin(reduce.getBody());
@@ -463,6 +468,7 @@ LogicalResult LaunchLowering::lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
   // Phase two: each row of the tile combines its lanes in order.
   auto combine = pb.create<scf::ParallelOp>(loc, ValueRange{c0}, ValueRange{tile}, ValueRange{c1});
   combine->setAttr("linnet.lanes", pb.getUnitAttr());
+  combine->setAttr("linnet.tile_schedule", scheduleAttr(pb, launch));
   OpBuilder cb = OpBuilder::atBlockBegin(combine.getBody());
   Value i = combine.getInductionVars()[0];
   Value d = cb.create<arith::AddIOp>(loc, r0, i);

@@ -83,8 +83,13 @@ struct FirstError {
 
 /// The mapping: loops (on memrefs) to gpu.launch kernels.
 void buildMapPipeline(OpPassManager &pm) {
-  // Cleaned up before, not after: canonicalization would hoist the
-  // constants the mapping builds inside kernels back to the host.
+  // Relation tiles first: canonicalization folds a tile loop of a single
+  // tile and its schedule with it.
+  LinnetCUDAMapToGPUOptions tiles;
+  tiles.laneTilesOnly = true;
+  pm.addPass(createLinnetCUDAMapToGPU(tiles));
+  // Cleaned up before the rest, not after: canonicalization would hoist
+  // the constants the mapping builds inside kernels back to the host.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createLinnetCUDAMapToGPU());

@@ -102,6 +102,36 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Lane tiles first, where the host runs them: inside a function's body
+    // and host control flow that carries no values (what mapRegion leaves
+    // on the host); one inside other work runs whole in that work's kernel.
+    regroupFoldedTiles(module);
+    SmallVector<scf::ParallelOp> tiles;
+    module.walk([&](scf::ParallelOp par) {
+      bool lanes = false;
+      par.getBody()->walk([&](scf::ParallelOp inner) { lanes |= inner->hasAttr("linnet.lanes"); });
+      if (!lanes || !par->hasAttr("linnet.schedule") || par.getNumLoops() != 1)
+        return;
+      for (Operation *up = par->getParentOp(); !isa<func::FuncOp>(up); up = up->getParentOp())
+        if (up->getNumResults() > 0 || isa<scf::ParallelOp, gpu::LaunchOp>(up) || !isa<scf::ForOp, scf::IfOp>(up))
+          return;
+      tiles.push_back(par);
+    });
+    for (scf::ParallelOp par : tiles) {
+      OpBuilder b(par);
+      Location loc = par.getLoc();
+      Value lb = par.getLowerBound()[0], ub = par.getUpperBound()[0], st = par.getStep()[0];
+      Value t = b.create<arith::DivUIOp>(
+          loc, b.create<arith::AddIOp>(loc, b.create<arith::SubIOp>(loc, ub, lb),
+                                       b.create<arith::SubIOp>(loc, st, cst(b, loc, 1))),
+          st);
+      Value trips = b.create<arith::SelectOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, ub, lb), cst(b, loc, 0), t);
+      if (failed(mapLaneTile(par, par->getAttrOfType<DictionaryAttr>("linnet.schedule"), trips)))
+        return signalPassFailure();
+    }
+    if (laneTilesOnly)
+      return;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
@@ -302,6 +332,83 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     return success();
   }
 
+  /// Canonicalization inlines the tile loop of a relation with a single
+  /// tile, leaving its lane phases (and the scratch they share) in the
+  /// function. Put them back in a loop of one tile when nothing between
+  /// them is used after them; otherwise they stay apart, each phase a
+  /// kernel of its own with the scratch in global memory (the kernel
+  /// boundary is the barrier): slower, as correct.
+  void regroupFoldedTiles(ModuleOp module) {
+    SmallVector<scf::ParallelOp> orphans;
+    module.walk([&](scf::ParallelOp par) {
+      if (!par->hasAttr("linnet.lanes") || !par->hasAttr("linnet.tile_schedule"))
+        return;
+      auto parent = dyn_cast<scf::ParallelOp>(par->getParentOp());
+      if ((parent && parent->hasAttr("linnet.schedule")) || par->getParentOfType<gpu::LaunchOp>())
+        return;
+      orphans.push_back(par);
+    });
+    // A group: the phases that share a scratch allocation, in block order.
+    while (!orphans.empty()) {
+      scf::ParallelOp first = orphans.front();
+      llvm::SetVector<Operation *> scratch;
+      auto scratchOf = [&](scf::ParallelOp p, llvm::SetVector<Operation *> &out) {
+        p.walk([&](Operation *op) {
+          for (Value v : op->getOperands())
+            if (Operation *def = v.getDefiningOp(); def && def->hasAttr("linnet.workgroup"))
+              out.insert(def);
+        });
+      };
+      scratchOf(first, scratch);
+      SmallVector<scf::ParallelOp> group = {first};
+      for (scf::ParallelOp p : ArrayRef(orphans).drop_front()) {
+        llvm::SetVector<Operation *> mine;
+        scratchOf(p, mine);
+        if (p->getBlock() == first->getBlock() && llvm::any_of(mine, [&](Operation *s) { return scratch.contains(s); }))
+          group.push_back(p);
+      }
+      orphans.erase(llvm::remove_if(orphans, [&](scf::ParallelOp p) { return llvm::is_contained(group, p); }),
+                    orphans.end());
+      Block *block = first->getBlock();
+      if (llvm::any_of(scratch, [&](Operation *s) { return s->getBlock() != block; }))
+        continue;
+      // The range: the scratch, the phases, what lies between and the
+      // scratch's deallocations.
+      Operation *begin = first, *end = group.back();
+      for (Operation *s : scratch)
+        if (s->isBeforeInBlock(begin))
+          begin = s;
+      for (Operation *s : scratch)
+        for (Operation *user : s->getUsers())
+          if (isa<memref::DeallocOp>(user) && user->getBlock() == block && end->isBeforeInBlock(user))
+            end = user;
+      SmallVector<Operation *> range;
+      for (Operation *op = begin;; op = op->getNextNode()) {
+        range.push_back(op);
+        if (op == end)
+          break;
+      }
+      // Ops of the range that do not belong to the tile stay before it.
+      bool escapes = false;
+      for (Operation *op : range)
+        for (Value r : op->getResults())
+          for (Operation *user : r.getUsers()) {
+            Operation *top = block->findAncestorOpInBlock(*user);
+            escapes |= !top || !llvm::is_contained(range, top);
+          }
+      if (escapes)
+        continue;
+      OpBuilder b(begin);
+      Location loc = first.getLoc();
+      Value c0 = cst(b, loc, 0), c1 = cst(b, loc, 1);
+      auto tile = b.create<scf::ParallelOp>(loc, ValueRange{c0}, ValueRange{c1}, ValueRange{c1});
+      tile->setAttr("linnet.schedule", first->getAttr("linnet.tile_schedule"));
+      Operation *terminator = tile.getBody()->getTerminator();
+      for (Operation *op : range)
+        op->moveBefore(terminator);
+    }
+  }
+
   /// A relation tile split over lanes (-gf-lower-kernel-to-loops{lane-split}):
   /// a block per tile of num_warps * 32 threads; each `linnet.lanes` phase
   /// runs its iterations over the block's threads (strided when there are
@@ -382,11 +489,7 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     }
     auto schedule = par->getAttrOfType<DictionaryAttr>("linnet.schedule");
     IRMapping map;
-    bool lanes = false;
-    par.getBody()->walk([&](scf::ParallelOp inner) { lanes |= inner->hasAttr("linnet.lanes"); });
-    if (schedule && n == 1 && lanes)
-      return mapLaneTile(par, schedule, trips[0]);
-    if (schedule && n == 1) {
+    if (schedule && n == 1 && !par->hasAttr("linnet.lanes")) {
       // A relation kernel: one block per tile of block_rows rows; the
       // block's threads take the tile's rows in turn.
       int64_t warps = 1;

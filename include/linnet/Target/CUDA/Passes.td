@@ -18,6 +18,10 @@ def LinnetCUDAMapToGPU : Pass<"linnet-cuda-map-to-gpu", "::mlir::ModuleOp"> {
       `gf_kernel.launch`) becomes one block per tile of `block_rows` rows and
       `num_warps * 32` threads that take the tile's rows in turn (row
       `r0 + tid`, `r0 + tid + threads`, ...);
+    - a relation tile split over lanes (`linnet.lanes` phases inside the
+      tile loop, -gf-lower-kernel-to-loops{lane-split}) becomes one block
+      per tile, each phase over the block's threads with a barrier after
+      it, the tile's scratch kept for -linnet-cuda-promote-workgroup;
     - any other `scf.parallel` becomes a one-dimensional grid over its
       linearized iteration space, `block-size` threads a block, guarded;
     - a `memref.copy` becomes an element-parallel copy kernel;
@@ -31,7 +35,10 @@ def LinnetCUDAMapToGPU : Pass<"linnet-cuda-map-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "threads per block of a kernel without a relation schedule">
+           "threads per block of a kernel without a relation schedule">,
+    Option<"laneTilesOnly", "lane-tiles-only", "bool", /*default=*/"false",
+           "map only the relation tiles split over lanes (before canonicalization, "
+           "which would fold a tile loop of one tile and lose its schedule)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
