@@ -7,9 +7,16 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # The runtime's static libraries go into a shared one.
-set_target_properties(LinnetRuntime LinnetSupport PROPERTIES POSITION_INDEPENDENT_CODE ON)
+set_target_properties(LinnetRuntime LinnetSupport LinnetCudaRuntime PROPERTIES POSITION_INDEPENDENT_CODE ON)
 add_library(linnet_runtime SHARED ${CMAKE_CURRENT_LIST_DIR}/install/runtime-shared.c)
 target_link_libraries(linnet_runtime PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,LinnetRuntime>")
+# The device backends (CUDA artifacts), registered when the library loads.
+target_sources(linnet_runtime PRIVATE ${CMAKE_CURRENT_LIST_DIR}/install/runtime-backends.cpp)
+# (by file: the runtime is already linked in whole, and linking the backend
+# as a target would link the runtime a second time)
+add_dependencies(linnet_runtime LinnetCudaRuntime LinnetCudaDriver)
+target_include_directories(linnet_runtime PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(linnet_runtime PRIVATE $<TARGET_FILE:LinnetCudaRuntime> $<TARGET_FILE:LinnetCudaDriver>)
 # Only linnet_* is exported: the C++ inside (and the libraries it links) stay private.
 target_link_options(linnet_runtime PRIVATE
   "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/install/runtime.map")

@@ -8,6 +8,7 @@
 // buffer). The model's state lives in the Model object between calls.
 //
 //===----------------------------------------------------------------------===//
+#include "linnet/Target/CUDA/CudaRuntime.h"
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
 #include "linnet/Runtime/TensorFiles.h"
@@ -220,6 +221,8 @@ private:
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "linnet runtime: load a compiled artifact and call its entries";
+  // CUDA artifacts too (their backend opens the CUDA driver when one loads).
+  linnet::cuda::registerCudaRuntime();
   py::class_<PyModel>(m, "Model")
       .def(py::init<const std::string &, const std::string &, const std::string &>(),
            py::arg("artifact_dir"), py::arg("weights") = "", py::arg("binding") = "",
