@@ -640,6 +640,17 @@ int Compiler::buildArtifact() {
                         o.target, in.target.kind);
     return 2;
   }
+  {
+    // What the target cannot build is refused before any work.
+    target::CodegenRequest asked;
+    asked.profile = o.profile;
+    asked.distributed = o.ranks > 0;
+    asked.emulate = o.emulate;
+    if (std::string why = t.unsupported(asked); !why.empty()) {
+      errs << fmt::format("linnet build: error: --target {}: {}\n", o.target, why);
+      return 2;
+    }
+  }
   mlir::DialectRegistry registry;
   t.registerDialects(registry);
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);

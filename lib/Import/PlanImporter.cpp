@@ -488,10 +488,15 @@ private:
       return convert(floatToInt(v, b_.getI64Type()), to);
     if (isFloat(from) && isa<IntegerType>(to))
       return floatToInt(v, cast<IntegerType>(to));
-    if (isFloat(from) && isFloat(to))
+    if (isFloat(from) && isFloat(to)) {
+      // Two formats of one width (bf16 and f16) convert through f32, which
+      // holds both exactly.
+      if (from.getIntOrFloatBitWidth() == to.getIntOrFloatBitWidth())
+        return b_.create<arith::TruncFOp>(loc_, to, b_.create<arith::ExtFOp>(loc_, b_.getF32Type(), v));
       return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
                  ? b_.create<arith::ExtFOp>(loc_, to, v).getResult()
                  : b_.create<arith::TruncFOp>(loc_, to, v).getResult();
+    }
     if (isa<IntegerType>(from) && isa<IntegerType>(to)) {
       if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
         return from.isInteger(1) ? b_.create<arith::ExtUIOp>(loc_, to, v).getResult()

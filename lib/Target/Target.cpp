@@ -17,6 +17,12 @@ Target::~Target() = default;
 
 void Target::registerDialects(DialectRegistry &) const {}
 
+std::string Target::unsupported(const CodegenRequest &request) const {
+  if (request.emulate)
+    return "--emulate runs a GPU target's kernels on the CPU; the " + kind().str() + " target has none";
+  return "";
+}
+
 llvm::Expected<GeneratedLibrary> Target::generateCode(ModuleOp, const CodegenRequest &) const {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "the " + kind().str() +

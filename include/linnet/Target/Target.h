@@ -115,6 +115,10 @@ public:
   /// target that plans but has no code generator yet.
   virtual llvm::StringRef runtimeAbi() const = 0;
   bool generatesCode() const { return !runtimeAbi().empty(); }
+  /// Empty when the target can build `request`; otherwise why not, naming
+  /// the option (the build stops before any work with that message). The
+  /// default refuses `emulate` (a target with no kernels to run on the CPU).
+  virtual std::string unsupported(const CodegenRequest &request) const;
   /// Dialects and external interface models the target's pipeline needs,
   /// registered in a compilation's context before the model is imported.
   virtual void registerDialects(mlir::DialectRegistry &registry) const;

@@ -75,6 +75,9 @@ using namespace mlir;
 
 namespace linnet::cpu {
 
+#ifndef LINNET_CLANG_RT_BUILTINS
+#define LINNET_CLANG_RT_BUILTINS ""
+#endif
 #ifndef LINNET_LLVM_LIBRARY_DIR
 #define LINNET_LLVM_LIBRARY_DIR "/usr/lib/llvm-19/lib"
 #endif
@@ -621,6 +624,10 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
     argv.push_back("-Wl,-rpath," LINNET_LLVM_LIBRARY_DIR);
     argv.push_back("-lomp");
   }
+  // bf16/f16 conversions LLVM lowers to calls (__truncsfbf2, ...): the
+  // archive gives only what the object needs, nothing otherwise.
+  if (*LINNET_CLANG_RT_BUILTINS && llvm::sys::fs::exists(LINNET_CLANG_RT_BUILTINS))
+    argv.push_back(LINNET_CLANG_RT_BUILTINS);
   stage.next("link");
   std::vector<llvm::StringRef> args(argv.begin(), argv.end());
   std::string message;

@@ -357,6 +357,14 @@ void registerCUDAPipelines() {
       [](OpPassManager &pm) { buildMapPipeline(pm); });
 }
 
+std::string CudaTarget::unsupported(const target::CodegenRequest &request) const {
+  if (request.distributed)
+    return "--ranks: the cuda target does not build distributed artifacts yet (build for --target cpu)";
+  if (request.profile)
+    return "--profile: the cuda target does not time its commands on the device yet (build for --target cpu)";
+  return "";
+}
+
 void CudaTarget::registerDialects(DialectRegistry &registry) const {
   cpu::registerCPUCodegenDialects(registry);
   cpu::registerBufferizationInterfaces(registry);

@@ -66,6 +66,7 @@ public:
   llvm::StringRef scheduleContract() const override { return kScheduleContract; }
   llvm::StringRef runtimeAbi() const override { return kRuntimeAbi; }
   void registerDialects(mlir::DialectRegistry &registry) const override;
+  std::string unsupported(const target::CodegenRequest &request) const override;
   llvm::Expected<target::GeneratedLibrary> generateCode(mlir::ModuleOp module,
                                                         const target::CodegenRequest &request) const override;
 };
