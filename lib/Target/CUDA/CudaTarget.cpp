@@ -351,9 +351,22 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
 
 void registerCUDAPipelines() {
   PassPipelineRegistration<>(
+      "linnet-cuda-bufferize",
+      "linnet build --target cuda's stage 02: -linnet-bufferize with relation rows split over lanes",
+      [](OpPassManager &pm) { cpu::buildBufferizePipeline(pm, /*laneSplit=*/true); });
+  PassPipelineRegistration<>(
+      "linnet-cuda-lower-to-loops",
+      "linnet build --target cuda's stage 03: scheduled gf kernels and linalg as plain parallel loops",
+      [](OpPassManager &pm) {
+        cpu::CodegenOptions options;
+        options.linalgAsLoops = true;
+        options.implementation = cpu::ImplementationPolicy::Generated;
+        cpu::buildLowerToLoopsPipeline(pm, options);
+      });
+  PassPipelineRegistration<>(
       "linnet-cuda-lower-to-gpu",
       "linnet build --target cuda's stage 04: loops to gpu.launch kernels "
-      "(-linnet-cuda-map-to-gpu, canonicalize, cse)",
+      "(-linnet-cuda-map-to-gpu{lane-tiles-only}, canonicalize, cse, -linnet-cuda-map-to-gpu)",
       [](OpPassManager &pm) { buildMapPipeline(pm); });
 }
 
