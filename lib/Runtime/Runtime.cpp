@@ -277,47 +277,6 @@ std::vector<int64_t> linnet::rt::memrefDescriptor(const void *data, const std::v
   return d;
 }
 
-DeviceSession::~DeviceSession() = default;
-
-namespace {
-std::mutex &backendsMutex() {
-  static std::mutex m;
-  return m;
-}
-std::vector<std::unique_ptr<DeviceBackend>> &backends() {
-  static std::vector<std::unique_ptr<DeviceBackend>> b;
-  return b;
-}
-} // namespace
-
-void linnet::rt::registerDeviceBackend(DeviceBackend backend) {
-  std::lock_guard<std::mutex> lock(backendsMutex());
-  for (auto &b : backends())
-    if (b->abi == backend.abi) {
-      *b = std::move(backend);
-      return;
-    }
-  backends().push_back(std::make_unique<DeviceBackend>(std::move(backend)));
-}
-
-const DeviceBackend *linnet::rt::findDeviceBackend(std::string_view abi) {
-  std::lock_guard<std::mutex> lock(backendsMutex());
-  for (auto &b : backends())
-    if (b->abi == abi)
-      return b.get();
-  return nullptr;
-}
-
-bool linnet::rt::runtimeAbiKnown(std::string_view abi) { return abi == kCpuRuntimeAbi || findDeviceBackend(abi); }
-
-std::string linnet::rt::knownRuntimeAbis() {
-  std::lock_guard<std::mutex> lock(backendsMutex());
-  std::string out = kCpuRuntimeAbi;
-  for (auto &b : backends())
-    out += ", " + b->abi;
-  return out;
-}
-
 Model::~Model() {
   device_.reset(); // it holds the library's host hooks
   if (library_)
