@@ -7,6 +7,7 @@
 // interpreter computed beforehand; the runner calls the entry and compares.
 //
 //   linnet-device-run CASES.json
+//   linnet-device-run --probe      the GPU it would run on, or why none
 //
 // CASES.json: {"cases": [{"name", "artifact", "weights"?, "entry",
 //   "inputs": [NPY...], "expected": [NPY...], "repeat"?, "rtol"?, "atol"?}]}
@@ -18,6 +19,7 @@
 #include "linnet/Runtime/Runtime.h"
 #include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Target/CUDA/CudaRuntime.h"
+#include "linnet/Target/CUDA/Driver.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -84,8 +86,18 @@ std::string compare(const rt::OwnedTensor &got, const rt::OwnedTensor &want, dou
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    std::cerr << "usage: linnet-device-run CASES.json\n";
+    std::cerr << "usage: linnet-device-run CASES.json | --probe\n";
     return 2;
+  }
+  if (std::string(argv[1]) == "--probe") {
+    std::string error;
+    std::unique_ptr<cuda::Device> device = cuda::Device::open(error);
+    if (!device) {
+      std::cout << "no GPU: " << error << "\n";
+      return 1;
+    }
+    std::cout << fmt::format("GPU: {} (sm_{}{})\n", device->name(), device->ccMajor(), device->ccMinor());
+    return 0;
   }
   cuda::registerCudaRuntime();
   fs::path casesPath = argv[1], base = casesPath.parent_path();
