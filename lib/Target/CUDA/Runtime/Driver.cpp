@@ -503,52 +503,45 @@ void Device::release(CUdeviceptr ptr) {
     s.freeBySize[it->second.size].push_back(ptr);
 }
 
-bool Device::copyToDevice(CUdeviceptr dst, const void *src, size_t bytes,
-                          std::string &error) {
-  const State &s = *s_;
-  const Driver *d = s.d;
+namespace {
+/// One stream-ordered transfer of `bytes` (none for zero bytes): `call`
+/// returns the driver's result, `symbol` names it in the error.
+template <typename SessionState, typename Call>
+bool transfer(const SessionState &s, size_t bytes, const char *symbol, std::string &error, Call &&call) {
   if (bytes == 0)
     return true;
   return s.makeCurrent(error) &&
-         s.check(d->cuMemcpyHtoDAsync_v2(dst, src, bytes, s.stream),
-                 "cuMemcpyHtoDAsync_v2", error,
-                 [&] { return std::to_string(bytes) + " bytes"; });
+         s.check(call(), symbol, error, [&] { return std::to_string(bytes) + " bytes"; });
+}
+} // namespace
+
+bool Device::copyToDevice(CUdeviceptr dst, const void *src, size_t bytes,
+                          std::string &error) {
+  const State &s = *s_;
+  return transfer(s, bytes, "cuMemcpyHtoDAsync_v2", error,
+                  [&] { return s.d->cuMemcpyHtoDAsync_v2(dst, src, bytes, s.stream); });
 }
 
 bool Device::copyToHost(void *dst, CUdeviceptr src, size_t bytes,
                         std::string &error) {
   const State &s = *s_;
-  const Driver *d = s.d;
-  if (bytes == 0)
-    return true;
-  return s.makeCurrent(error) &&
-         s.check(d->cuMemcpyDtoHAsync_v2(dst, src, bytes, s.stream),
-                 "cuMemcpyDtoHAsync_v2", error,
-                 [&] { return std::to_string(bytes) + " bytes"; }) &&
-         s.check(d->cuStreamSynchronize(s.stream), "cuStreamSynchronize", error,
-                 "after a copy to the host");
+  return transfer(s, bytes, "cuMemcpyDtoHAsync_v2", error,
+                  [&] { return s.d->cuMemcpyDtoHAsync_v2(dst, src, bytes, s.stream); }) &&
+         (bytes == 0 || s.check(s.d->cuStreamSynchronize(s.stream), "cuStreamSynchronize", error,
+                                "after a copy to the host"));
 }
 
 bool Device::copyDeviceToDevice(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                 std::string &error) {
   const State &s = *s_;
-  const Driver *d = s.d;
-  if (bytes == 0)
-    return true;
-  return s.makeCurrent(error) &&
-         s.check(d->cuMemcpyDtoDAsync_v2(dst, src, bytes, s.stream),
-                 "cuMemcpyDtoDAsync_v2", error,
-                 [&] { return std::to_string(bytes) + " bytes"; });
+  return transfer(s, bytes, "cuMemcpyDtoDAsync_v2", error,
+                  [&] { return s.d->cuMemcpyDtoDAsync_v2(dst, src, bytes, s.stream); });
 }
 
 bool Device::zero(CUdeviceptr dst, size_t bytes, std::string &error) {
   const State &s = *s_;
-  const Driver *d = s.d;
-  if (bytes == 0)
-    return true;
-  return s.makeCurrent(error) &&
-         s.check(d->cuMemsetD8Async(dst, 0, bytes, s.stream), "cuMemsetD8Async",
-                 error, [&] { return std::to_string(bytes) + " bytes"; });
+  return transfer(s, bytes, "cuMemsetD8Async", error,
+                  [&] { return s.d->cuMemsetD8Async(dst, 0, bytes, s.stream); });
 }
 
 bool Device::synchronize(std::string &error) {
