@@ -65,6 +65,8 @@ using CUresult = int; // CUDA_SUCCESS is 0
     void **)                                                                   \
   X(cuModuleUnload, drv::CUmodule)                                             \
   X(cuModuleGetFunction, drv::CUfunction *, drv::CUmodule, const char *)       \
+  X(cuModuleGetGlobal_v2, drv::CUdeviceptr *, size_t *, drv::CUmodule,         \
+    const char *)                                                              \
   X(cuFuncGetAttribute, int *, int, drv::CUfunction)                           \
   X(cuFuncSetAttribute, drv::CUfunction, int, int)                             \
   X(cuLaunchKernel, drv::CUfunction, unsigned, unsigned, unsigned, unsigned,   \
@@ -171,6 +173,9 @@ public:
   bool loadModule(std::string_view image,
                   const std::vector<std::string> &kernelNames,
                   std::string &error);
+  /// The device address and size of global `name` of a loaded module; 0
+  /// when no loaded module defines it.
+  drv::CUdeviceptr global(const std::string &name, size_t &bytes) const;
 
   /// Enqueues kernel `kernel` whose parameters are `nslots` 64-bit values
   /// (pointers and integers alike, the linnet CUDA calling convention).

@@ -94,6 +94,16 @@ public:
         return nullptr;
       }
     }
+    // Run-time checks (an index against its bound) fail on the device: the
+    // kernels write the device's copy of the status word, which each call
+    // brings back into the library's, where the runtime reads it.
+    if (void *status = ::dlsym(library, "linnet_status")) {
+      size_t bytes = 0;
+      if (CUdeviceptr dev = s->device_->global("linnet_status", bytes); dev && bytes == kStatusBytes) {
+        s->hostStatus_ = status;
+        s->deviceStatus_ = dev;
+      }
+    }
     s->host_ = host;
     *host = HostTable{kHostTableVersion, s.get(), &CudaSession::launchHook, &CudaSession::copyHook,
                       &CudaSession::allocHook, &CudaSession::releaseHook};
@@ -159,6 +169,16 @@ public:
     for (size_t r = 0; r < results.size(); ++r)
       if (!device_->copyToHost(results[r].data.data(), out[r], results[r].data.size(), error))
         return cleanup(), false;
+    if (deviceStatus_) {
+      int64_t status[kStatusBytes / 8];
+      if (!device_->copyToHost(status, deviceStatus_, kStatusBytes, error))
+        return cleanup(), false;
+      if (status[0] != 0) {
+        std::memcpy(hostStatus_, status, kStatusBytes);
+        if (!device_->zero(deviceStatus_, kStatusBytes, error) || !device_->synchronize(error))
+          return cleanup(), false;
+      }
+    }
     cleanup();
     return true;
   }
@@ -220,8 +240,12 @@ private:
       s->device_->release(CUdeviceptr(reinterpret_cast<uintptr_t>(ptr)));
   }
 
+  /// The status word of run-time checks: {failed check id, value, bound, 0}.
+  static constexpr size_t kStatusBytes = 4 * sizeof(int64_t);
   std::unique_ptr<Device> device_;
   HostTable *host_ = nullptr;
+  void *hostStatus_ = nullptr;
+  CUdeviceptr deviceStatus_ = 0;
   std::vector<CUdeviceptr> bound_;
   std::vector<std::vector<int64_t>> boundShapes_;
   std::string sticky_;

@@ -544,6 +544,22 @@ bool Device::zero(CUdeviceptr dst, size_t bytes, std::string &error) {
                   [&] { return s.d->cuMemsetD8Async(dst, 0, bytes, s.stream); });
 }
 
+CUdeviceptr Device::global(const std::string &name, size_t &bytes) const {
+  const State &s = *s_;
+  std::string error;
+  if (!s.makeCurrent(error))
+    return 0;
+  for (CUmodule m : s.modules) {
+    CUdeviceptr ptr = 0;
+    size_t size = 0;
+    if (s.d->cuModuleGetGlobal_v2(&ptr, &size, m, name.c_str()) == kSuccess) {
+      bytes = size;
+      return ptr;
+    }
+  }
+  return 0;
+}
+
 bool Device::synchronize(std::string &error) {
   const State &s = *s_;
   return s.makeCurrent(error) && s.check(s.d->cuStreamSynchronize(s.stream),
