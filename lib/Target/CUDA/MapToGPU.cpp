@@ -253,12 +253,16 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
         Operation *def = v.getDefiningOp();
         return def && llvm::is_contained(group, def);
       });
-      if (auto par = dyn_cast<scf::ParallelOp>(&op); par && par.getNumResults() == 0 && !usesGroup) {
+      // Parallel loops, copies and the host control flow around them stay
+      // on the host; a scalar they take from the kernel of the ops before
+      // (a bound, a condition read from an input) comes back to the host
+      // when that kernel is placed (flush: `linnet.cuda.host_read`).
+      if (auto par = dyn_cast<scf::ParallelOp>(&op); par && par.getNumResults() == 0) {
         if (failed(flush(group)) || failed(mapParallel(par)))
           return failure();
         continue;
       }
-      if (auto copy = dyn_cast<memref::CopyOp>(&op); copy && !usesGroup) {
+      if (auto copy = dyn_cast<memref::CopyOp>(&op)) {
         if (failed(flush(group)) || failed(mapCopy(copy)))
           return failure();
         continue;
@@ -267,9 +271,6 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       // it carries values (loop iter_args, if results): those are computed
       // where its body runs, so it runs whole in one kernel.
       if (op.getNumRegions() > 0 && op.getNumResults() == 0 && containsParallel(&op)) {
-        if (usesGroup)
-          return op.emitError("the cuda target cannot yet run host control flow that depends on a "
-                              "value computed from tensor data");
         if (failed(flush(group)))
           return failure();
         for (Region &r : op.getRegions())
@@ -279,6 +280,15 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       }
       if (op.hasAttr("linnet.cuda.host_read") || isa<gpu::LaunchOp>(op))
         continue; // a kernel or its read-back, already placed
+      // A view or an allocation whose offset or size the kernel before
+      // computes (a slice at a position read from an input): the scalar
+      // comes back to the host, the view or allocation stays there.
+      if (usesGroup && op.getNumRegions() == 0 && (isMemoryEffectFree(&op) || isa<memref::AllocOp>(op)) &&
+          llvm::any_of(op.getResultTypes(), [](Type t) { return isa<BaseMemRefType>(t); })) {
+        if (failed(flush(group)))
+          return failure();
+        continue;
+      }
       if (usesGroup || touchesMemory(&op) || (op.getNumRegions() > 0 && containsParallel(&op)))
         group.push_back(&op);
     }

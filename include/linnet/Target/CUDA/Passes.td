@@ -30,8 +30,11 @@ def LinnetCUDAMapToGPU : Pass<"linnet-cuda-map-to-gpu", "::mlir::ModuleOp"> {
     - allocations, views, index arithmetic and calls stay on the host.
 
     Parallel loops nested inside a kernel run sequentially in its thread.
-    A value computed on the device and used by host code is refused with
-    its location (the host would read device memory).
+    A scalar computed on the device and used by host code (a loop bound, a
+    condition read from an input) is stored by its kernel into a
+    one-element buffer and read back after it (`linnet.cuda.host_read`,
+    -linnet-cuda-lower-launches); any other value is refused with its
+    location.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
