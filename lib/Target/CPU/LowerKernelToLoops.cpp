@@ -196,6 +196,9 @@ private:
                         ArrayRef<Value> partials = {}, ValueRange slot = {});
   LogicalResult lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
                                ArrayRef<Value> outs);
+  /// The reducers' finalize regions on a row's states, stored at row `d`.
+  LogicalResult finalizeRow(OpBuilder &b, Location loc, ArrayRef<gf::ReducerOp> reducers,
+                            ValueRange states, ArrayRef<Value> outs, Value d);
   FailureOr<Value> numSources(OpBuilder &b, Location loc);
 };
 
@@ -341,12 +344,17 @@ LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
     return success();
   }
 
+  return finalizeRow(b, loc, reducers, loop.getResults(), outs, d);
+}
+
+LogicalResult LaunchLowering::finalizeRow(OpBuilder &b, Location loc,
+                                          ArrayRef<gf::ReducerOp> reducers,
+                                          ValueRange states, ArrayRef<Value> outs,
+                                          Value d) {
   unsigned stateAt = 0, outAt = 0;
   for (gf::ReducerOp r : reducers) {
     unsigned ns = r.getStateTypes().size();
-    auto results = inlineRegion(
-        b, r.getFinalize(),
-        ValueRange(loop.getResults()).slice(stateAt, ns));
+    auto results = inlineRegion(b, r.getFinalize(), states.slice(stateAt, ns));
     if (failed(results))
       return failure();
     for (Value v : *results)
@@ -501,18 +509,8 @@ LogicalResult LaunchLowering::lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
       });
   if (failed(status))
     return failure();
-  unsigned stateAt = 0, outAt = 0;
-  for (gf::ReducerOp r : reducers) {
-    unsigned ns = r.getStateTypes().size();
-    auto results = inlineRegion(ib, r.getFinalize(), ValueRange(fold.getResults()).slice(stateAt, ns));
-    if (failed(results))
-      return failure();
-    for (Value v : *results)
-      storeEntity(ib, loc, v, outs[outAt++], d);
-    stateAt += ns;
-  }
   // The buffer deallocation pipeline frees the scratch after its tile.
-  return success();
+  return finalizeRow(ib, loc, reducers, fold.getResults(), outs, d);
 }
 
 /// Allocates the buffer of a launch result nobody passes in.

@@ -24,7 +24,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -298,19 +297,6 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
   auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", kChip, "+ptx80",
                                           /*flags=*/nullptr, link.empty() ? nullptr : b.getArrayAttr(link));
   merged.setTargetsAttr(b.getArrayAttr({target}));
-
-  // Integer abs has no NVVM lowering of its own (and math-to-llvm cannot
-  // take it on `index`): x < 0 ? 0 - x : x.
-  merged.walk([&](math::AbsIOp abs) {
-    OpBuilder ab(abs);
-    Location loc = abs.getLoc();
-    Value x = abs.getOperand();
-    Value zero = ab.create<arith::ConstantOp>(loc, ab.getZeroAttr(x.getType()));
-    Value negative = ab.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, zero);
-    abs.replaceAllUsesWith(
-        ab.create<arith::SelectOp>(loc, negative, ab.create<arith::SubIOp>(loc, zero, x), x).getResult());
-    abs.erase();
-  });
 
   PassManager pm(ctx);
   support::enablePassTiming(pm);

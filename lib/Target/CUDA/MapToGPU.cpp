@@ -138,14 +138,14 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       if (failed(mapRegion(fn.getBody())))
         return signalPassFailure();
     }
-    // Integer abs on `index` (of a dim expression) has a lowering neither
-    // in NVVM nor in the host's LLVM lowering: x < 0 ? 0 - x : x.
+    // Integer abs has no NVVM lowering, and on `index` (of a dim
+    // expression) none in the host's LLVM lowering either: x < 0 ? 0 - x : x,
+    // once, for the kernels and the host code alike.
     module.walk([&](math::AbsIOp abs) {
-      if (!abs.getType().isIndex())
-        return;
       OpBuilder ab(abs);
       Location l = abs.getLoc();
-      Value x = abs.getOperand(), zero = cst(ab, l, 0);
+      Value x = abs.getOperand();
+      Value zero = ab.create<arith::ConstantOp>(l, ab.getZeroAttr(x.getType()));
       Value negative = ab.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, zero);
       abs.replaceAllUsesWith(
           ab.create<arith::SelectOp>(l, negative, ab.create<arith::SubIOp>(l, zero, x), x).getResult());
