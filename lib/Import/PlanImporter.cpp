@@ -2240,13 +2240,11 @@ private:
       return pair(sum.combine(a.elems[0], c.elems[0]),
                   V::scalar(b_.create<arith::AddIOp>(loc_, a.elems[1].v, c.elems[1].v)));
     };
-    // An empty mean is 0 / 0: NaN for floats (as the interpreter and
-    // torch.mean of an empty tensor), 0 for integers.
+    // An empty mean is 0 (its sum over max(count, 1)), for every dtype:
+    // PyG's and DGL's mean aggregation of an isolated node.
     r.finalize = [=, this](const V &s) {
-      Value n = convert(s.elems[1].v, t);
-      if (!isFloat(t))
-        n = b_.create<arith::MaxSIOp>(loc_, n, constant(t, 1));
-      return V::scalar(binary("div", s.elems[0].v, n, t));
+      Value n = b_.create<arith::MaxSIOp>(loc_, s.elems[1].v, constant(i64, 1));
+      return V::scalar(binary("div", s.elems[0].v, convert(n, t), t));
     };
     return r;
   }
@@ -2806,9 +2804,11 @@ private:
     V acc = rebuild(init, finalLeaves, pos);
     V out = red.finalize(acc);
     if (denseMean) {
+      // A zero-sized domain divides its 0 by 1 (an empty mean is 0).
       Value count = cIndex(1);
       for (Loop &l : loops)
         count = b_.create<arith::MulIOp>(loc_, count, dimValue(l.size));
+      count = b_.create<arith::MaxUIOp>(loc_, count, cIndex(1));
       out = V::scalar(binary("div", out.v, convert(count, resultT), resultT));
     }
     if (op.results.size() > 1 && out.k == V::Agg)

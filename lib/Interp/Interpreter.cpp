@@ -1103,13 +1103,9 @@ struct Interpreter::Impl {
       acc = elementwise2(*acc, m, [&](Num a, Num b) { return arith(op2, dt, a, b); }, dt);
     });
     if (!acc) {
-      // The reducer's identity (an empty domain).
+      // The reducer's identity (an empty domain). A mean of nothing is 0
+      // (its sum), as PyG's and DGL's mean aggregation of an isolated node.
       Num id = identity(br->identity, dt);
-      if (br->dividesByCount) {
-        if (!isFloat(dt))
-          throw EvalError("mean over an empty domain (integer division by zero)");
-        id = numF(std::numeric_limits<double>::quiet_NaN());
-      }
       if (rt.value("kind", "") == "tensor") {
         std::vector<int64_t> s = shape(rt["shape"], f.env);
         Val v = Val::tensor(dt, s, {});

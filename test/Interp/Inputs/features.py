@@ -88,7 +88,7 @@ ci = np.array([1, 2, 5, 0, 3, 3, 1, 4, 0, 5], np.int64)
 xr = rs.randn(N).astype(np.float32)
 wr = rs.rand(len(ci)).astype(np.float32)
 rows = [ci[rp[d]:rp[d + 1]] for d in range(N)]
-want = np.array([[xr[r].astype(np.float64).mean() if len(r) else np.nan, xr[r].max() if len(r) else -np.inf,
+want = np.array([[xr[r].astype(np.float64).mean() if len(r) else 0.0, xr[r].max() if len(r) else -np.inf,
                   len(r)] for r in rows], np.float32)
 with np.errstate(all="ignore"):
     compare("relation mean, max, count", interp("relstats", {"x": xr}, rels={"g": (rp, ci)}), want)
