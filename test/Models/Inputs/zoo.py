@@ -13,6 +13,7 @@ Prints one line per result and exits 1 on a build failure, a run failure or a
 disagreement (|got - want| > tol * (1 + |want|)).
 """
 import math
+import warnings
 import os
 import subprocess
 import sys
@@ -21,6 +22,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+warnings.filterwarnings("ignore", message="scatter_reduce")
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "..", "Numerics", "ref"))
@@ -180,6 +183,243 @@ def ssm():
         ys.append((x * p["c"]).sum(-1) + p["d"] * u[:, :, t])
     return dict(defines=dict(Channels=Channels, State=State), entry="forward",
                 inputs=[("u", u)], weights=w, want=[torch.stack(ys, -1)])
+
+
+def rms(x, weight, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+@model
+def decoder():
+    """Mistral-style layer: GQA, RoPE, sliding window, KV cache over two calls."""
+    Hidden, Heads, KvHeads, Inter, MaxSeq, Window, S = 16, 4, 2, 24, 16, 5, 4
+    Head = Hidden // Heads
+    lin = lambda i, o: nn.Linear(i, o, bias=False)
+    mods = {"self_attn.q_proj": lin(Hidden, Hidden), "self_attn.k_proj": lin(Hidden, KvHeads * Head),
+            "self_attn.v_proj": lin(Hidden, KvHeads * Head), "self_attn.o_proj": lin(Hidden, Hidden),
+            "mlp.gate_proj": lin(Hidden, Inter), "mlp.up_proj": lin(Hidden, Inter),
+            "mlp.down_proj": lin(Inter, Hidden)}
+    w = {k + ".weight": v.weight.detach().clone() for k, v in mods.items()}
+    w["input_layernorm.weight"] = torch.randn(Hidden)
+    w["post_attention_layernorm.weight"] = torch.randn(Hidden)
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, Head, 2, dtype=torch.float64) / Head))
+    w["self_attn.inv_freq"] = inv_freq.float()
+    p = {k: f32(v) for k, v in w.items()}
+    L = lambda name, t: t @ p[name + ".weight"].T
+
+    # The layer over the whole sequence (the chunk fed twice: positions 0 .. 2S).
+    x = randn(S, Hidden)
+    xs = torch.cat([x, x])
+    n = 2 * S
+    h = rms(xs, p["input_layernorm.weight"], 1e-5)
+    q = L("self_attn.q_proj", h).view(n, Heads, Head).transpose(0, 1)
+    k = L("self_attn.k_proj", h).view(n, KvHeads, Head).transpose(0, 1)
+    v = L("self_attn.v_proj", h).view(n, KvHeads, Head).transpose(0, 1)
+    freqs = torch.outer(torch.arange(n, dtype=torch.float64), p["self_attn.inv_freq"])
+    emb = torch.cat([freqs, freqs], -1)
+    rot = lambda t: torch.cat([-t[..., Head // 2:], t[..., :Head // 2]], -1)
+    q = q * emb.cos() + rot(q) * emb.sin()
+    k = k * emb.cos() + rot(k) * emb.sin()
+    k = k.repeat_interleave(Heads // KvHeads, 0)
+    v = v.repeat_interleave(Heads // KvHeads, 0)
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None]
+    mask = (j <= i) & (i - j < Window)
+    scores = (q @ k.transpose(1, 2)) / math.sqrt(Head)
+    att = torch.softmax(scores.masked_fill(~mask, float("-inf")), -1) @ v
+    hid = xs + L("self_attn.o_proj", att.transpose(0, 1).reshape(n, Hidden))
+    m = rms(hid, p["post_attention_layernorm.weight"], 1e-5)
+    out = hid + L("mlp.down_proj", F.silu(L("mlp.gate_proj", m)) * L("mlp.up_proj", m))
+    return dict(defines=dict(Hidden=Hidden, Heads=Heads, KvHeads=KvHeads, Inter=Inter,
+                             MaxSeq=MaxSeq, Window=Window),
+                entry="forward", inputs=[("x", x)], weights=w, repeat=2, want=[out[S:]])
+
+
+@model
+def moe():
+    """Mixtral's sparse MoE block: top-k routing, renormalized weights, SwiGLU experts."""
+    Hidden, Inter, Experts, TopK, S = 8, 12, 4, 2, 6
+
+    class Expert(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1, self.w2 = nn.Linear(Hidden, Inter, False), nn.Linear(Inter, Hidden, False)
+            self.w3 = nn.Linear(Hidden, Inter, False)
+
+        def forward(self, x):
+            return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+    class SparseMoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate = nn.Linear(Hidden, Experts, False)
+            self.experts = nn.ModuleList(Expert() for _ in range(Experts))
+
+        def forward(self, x):  # transformers' MixtralSparseMoeBlock, without the token gather
+            weights = torch.softmax(self.gate(x), -1)
+            weights, chosen = torch.topk(weights, TopK, -1)
+            weights = weights / weights.sum(-1, keepdim=True)
+            out = torch.zeros_like(x)
+            for e, expert in enumerate(self.experts):
+                tok, slot = torch.where(chosen == e)
+                out.index_add_(0, tok, weights[tok, slot, None] * expert(x[tok]))
+            return out
+
+    m = SparseMoE()
+    x = randn(S, Hidden)
+    return dict(defines=dict(Hidden=Hidden, Inter=Inter, Experts=Experts, TopK=TopK),
+                entry="forward", inputs=[("x", x)], weights=params_of(m), want=[m.double()(x)])
+
+
+@model
+def vit():
+    """A two-block vision transformer in timm's layout."""
+    Chans, Image, Patch, Dim, Heads, MlpHidden, Depth, Classes, B = 3, 8, 4, 8, 2, 16, 2, 5, 2
+    Grid, Head = Image // Patch, Dim // Heads
+
+    class Attention(nn.Module):  # timm.models.vision_transformer.Attention
+        def __init__(self):
+            super().__init__()
+            self.qkv, self.proj = nn.Linear(Dim, 3 * Dim), nn.Linear(Dim, Dim)
+
+        def forward(self, x):
+            b, n, c = x.shape
+            q, k, v = self.qkv(x).reshape(b, n, 3, Heads, Head).permute(2, 0, 3, 1, 4)
+            attn = ((q @ k.transpose(-2, -1)) * Head ** -0.5).softmax(-1)
+            return self.proj((attn @ v).transpose(1, 2).reshape(b, n, c))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm1, self.attn = nn.LayerNorm(Dim, eps=1e-6), Attention()
+            self.norm2 = nn.LayerNorm(Dim, eps=1e-6)
+            self.mlp = nn.Sequential()
+            self.mlp.fc1, self.mlp.act, self.mlp.fc2 = \
+                nn.Linear(Dim, MlpHidden), nn.GELU(), nn.Linear(MlpHidden, Dim)
+
+        def forward(self, x):
+            x = x + self.attn(self.norm1(x))
+            return x + self.mlp(self.norm2(x))
+
+    class ViT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.patch_embed = nn.Module()
+            self.patch_embed.proj = nn.Conv2d(Chans, Dim, Patch, stride=Patch)
+            self.cls_token = nn.Parameter(torch.randn(1, 1, Dim))
+            self.pos_embed = nn.Parameter(torch.randn(1, Grid * Grid + 1, Dim))
+            self.blocks = nn.Sequential(*[Block() for _ in range(Depth)])
+            self.norm, self.head = nn.LayerNorm(Dim, eps=1e-6), nn.Linear(Dim, Classes)
+
+        def forward(self, x):
+            x = self.patch_embed.proj(x).flatten(2).transpose(1, 2)
+            x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1) + self.pos_embed
+            return self.head(self.norm(self.blocks(x))[:, 0])
+
+    m = ViT()
+    for n_, p_ in m.named_parameters():  # LayerNorm's default ones/zeros test nothing
+        if "norm" in n_:
+            p_.data.normal_()
+    x = randn(B, Chans, Image, Image)
+    return dict(defines=dict(Chans=Chans, Image=Image, Patch=Patch, Dim=Dim, Heads=Heads,
+                             MlpHidden=MlpHidden, Depth=Depth, Classes=Classes),
+                entry="forward", inputs=[("x", x)], weights=params_of(m), want=[m.double()(x)])
+
+
+def scatter_mean(msg, dst, n):
+    """PyG's mean aggregation: a destination without messages gets 0."""
+    total = torch.zeros(n, msg.shape[1], dtype=msg.dtype).index_add_(0, dst, msg)
+    count = torch.zeros(n, dtype=msg.dtype).index_add_(0, dst, torch.ones_like(dst, dtype=msg.dtype))
+    return total / count.clamp(min=1)[:, None]
+
+
+@model
+def rgcn():
+    """Two RGCNConv layers (mean per relation, root weight, bias); isolated nodes."""
+    In, Hidden, Out, Relations, N, E = 4, 6, 3, 3, 8, 16
+    dst = torch.randint(0, N - 2, (E,))          # nodes N-2, N-1: no in-edges
+    src = torch.randint(0, N, (E,))
+    etype = torch.randint(0, Relations, (E,))
+    convs = {}
+    for name, (i, o) in {"conv1": (In, Hidden), "conv2": (Hidden, Out)}.items():
+        convs[name] = dict(weight=torch.randn(Relations, i, o) / i ** 0.5,
+                           root=torch.randn(i, o) / i ** 0.5, bias=torch.randn(o))
+    w = {f"{c}.{k}": v for c, d in convs.items() for k, v in d.items()}
+
+    def conv(p, x):  # torch_geometric.nn.RGCNConv.forward, aggr="mean"
+        out = x @ f32(p["root"]) + f32(p["bias"])
+        for r in range(Relations):
+            m = etype == r
+            out = out + scatter_mean(x[src[m]] @ f32(p["weight"][r]), dst[m], N)
+        return out
+
+    x = randn(N, In)
+    want = conv(convs["conv2"], torch.relu(conv(convs["conv1"], x)))
+    rp, ci, order = csr(dst, src, N)
+    return dict(defines=dict(In=In, Hidden=Hidden, Out=Out, Relations=Relations),
+                entry="forward", relations=[("g", rp, ci)],
+                inputs=[("etype", etype[order]), ("x", x)], weights=w, want=[want])
+
+
+@model
+def gat():
+    """Two GATConv layers (heads concatenated, ELU between), self-loops in the graph."""
+    In, Hidden, Heads, Out, N, E = 5, 4, 2, 3, 9, 20
+    src, dst = torch.randint(0, N, (E,)), torch.randint(0, N, (E,))
+    keep = src != dst                            # GATConv: remove_self_loops, add_self_loops
+    src = torch.cat([src[keep], torch.arange(N)])
+    dst = torch.cat([dst[keep], torch.arange(N)])
+    layers = {"conv1": (In, Heads, Hidden), "conv2": (Heads * Hidden, 1, Out)}
+    w = {}
+    for name, (i, h, c) in layers.items():
+        w[f"{name}.lin.weight"] = torch.randn(h * c, i) / i ** 0.5
+        w[f"{name}.att_src"] = torch.randn(1, h, c)
+        w[f"{name}.att_dst"] = torch.randn(1, h, c)
+        w[f"{name}.bias"] = torch.randn(h * c)
+
+    def conv(name, x):  # torch_geometric.nn.GATConv.forward, concat=True
+        i, h, c = layers[name]
+        hx = (x @ f32(w[f"{name}.lin.weight"]).T).view(N, h, c)
+        a_s = (hx * f32(w[f"{name}.att_src"])).sum(-1)
+        a_d = (hx * f32(w[f"{name}.att_dst"])).sum(-1)
+        e = F.leaky_relu(a_s[src] + a_d[dst], 0.2)
+        emax = torch.full((N, h), -math.inf, dtype=e.dtype).scatter_reduce(
+            0, dst[:, None].expand(-1, h), e, "amax")
+        p = torch.exp(e - emax[dst])
+        den = torch.zeros(N, h, dtype=e.dtype).index_add_(0, dst, p)
+        alpha = p / den[dst]
+        out = torch.zeros(N, h, c, dtype=e.dtype).index_add_(0, dst, alpha[..., None] * hx[src])
+        return out.reshape(N, h * c) + f32(w[f"{name}.bias"])
+
+    x = randn(N, In)
+    want = conv("conv2", F.elu(conv("conv1", x)))
+    rp, ci, _ = csr(dst, src, N)
+    return dict(defines=dict(In=In, Hidden=Hidden, Heads=Heads, Out=Out), entry="forward",
+                relations=[("g", rp, ci)], inputs=[("x", x)], weights=w, want=[want])
+
+
+@model
+def edgeconv():
+    """EdgeConv (max over a k-NN graph of an MLP of [x_i, x_j - x_i]), global max pool."""
+    Feat, Hidden, Classes, B, P, K = 3, 8, 4, 2, 6, 3
+    nn_ = nn.Sequential(nn.Linear(2 * Feat, Hidden), nn.ReLU(), nn.Linear(Hidden, Hidden))
+    head = nn.Linear(Hidden, Classes)
+    w = {**params_of(nn_[0], "conv.lin1."), **params_of(nn_[2], "conv.lin2."),
+         **params_of(head, "head.")}
+    pos = randn(B, P, Feat)
+    # knn_graph(pos, K, batch, loop=False): edges j -> i for the K nearest j of i.
+    d = torch.cdist(pos, pos) + torch.eye(P, dtype=pos.dtype) * 1e9
+    nbr = d.topk(K, -1, largest=False).indices                       # [B, P, K]
+    dst = (torch.arange(B)[:, None, None] * P + torch.arange(P)[None, :, None]).expand(B, P, K)
+    src = torch.arange(B)[:, None, None] * P + nbr
+    dst, src = dst.reshape(-1), src.reshape(-1)
+    x = pos.reshape(B * P, Feat)
+    msg = nn_.double()(torch.cat([x[dst], x[src] - x[dst]], -1))
+    h = torch.full((B * P, Hidden), -math.inf, dtype=msg.dtype).scatter_reduce(
+        0, dst[:, None].expand(-1, Hidden), msg, "amax")
+    want = head.double()(h.view(B, P, Hidden).max(1).values)
+    rp, ci, _ = csr(dst, src, B * P)
+    return dict(defines=dict(Feat=Feat, Hidden=Hidden, Classes=Classes), entry="forward",
+                relations=[("g", rp, ci)], inputs=[("pos", pos)], weights=w, want=[want])
 
 
 #===------------------------------------------------------------------===#
