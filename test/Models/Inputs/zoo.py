@@ -12,9 +12,11 @@ usage: zoo.py LINNET ZOO_DIR WORKDIR MODEL [--interpret]
 Prints one line per result and exits 1 on a build failure, a run failure or a
 disagreement (|got - want| > tol * (1 + |want|)).
 """
+import json
 import math
 import warnings
 import os
+import struct
 import subprocess
 import sys
 
@@ -25,9 +27,23 @@ import torch.nn.functional as F
 
 warnings.filterwarnings("ignore", message="scatter_reduce")
 
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "..", "Numerics", "ref"))
-import safetensors_io  # noqa: E402
+
+def save_safetensors(tensors, path):
+    """Writes torch tensors (0-d ones too) as safetensors."""
+    names = {np.float32: "F32", np.float64: "F64", np.int64: "I64", np.int32: "I32",
+             np.bool_: "BOOL"}
+    header, blobs, off = {}, [], 0
+    for name in sorted(tensors):
+        a = np.array(tensors[name].detach().numpy(), order="C")  # keeps 0-d (ascontiguousarray does not)
+        raw = a.tobytes()
+        header[name] = {"dtype": names[a.dtype.type], "shape": list(a.shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 MODELS = {}
 
@@ -422,6 +438,84 @@ def edgeconv():
                 relations=[("g", rp, ci)], inputs=[("pos", pos)], weights=w, want=[want])
 
 
+@model
+def resnet():
+    """torchvision BasicBlocks in eval mode (batch-norm buffers, optional downsample),
+    loaded through a binding manifest with torchvision's names."""
+    C, B, H, W = 3, 2, 7, 6
+
+    class BasicBlock(nn.Module):  # torchvision.models.resnet.BasicBlock
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.downsample = None if stride == 1 and cin == cout else nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+            return torch.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+    m = nn.Module()
+    m.layer1 = nn.Sequential(BasicBlock(C, C, 1))
+    m.layer2 = nn.Sequential(BasicBlock(C, 2 * C, 2))
+    for mod in m.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.weight.data.normal_()
+            mod.bias.data.normal_()
+            mod.running_mean.normal_()
+            mod.running_var.uniform_(0.5, 2.0)
+            mod.num_batches_tracked.fill_(7)
+    w = {k: (v if v.dtype == torch.int64 else v.float()) for k, v in m.state_dict().items()}
+    m = m.double().eval()
+    x = randn(B, C, H, W)
+    want = m.layer2(m.layer1(x))
+    return dict(defines=dict(C=C), entry="forward", inputs=[("x", x)], weights=w,
+                binding="resnet.binding.json", want=[want])
+
+
+@model
+def t5():
+    """A T5 encoder block: relative position buckets (log, casts), unscaled attention."""
+    Dim, Heads, DKv, Ff, NumBuckets, MaxDistance, S = 8, 2, 3, 12, 8, 16, 10
+    lin = lambda i, o: nn.Linear(i, o, bias=False)
+    mods = {"attn.q": lin(Dim, Heads * DKv), "attn.k": lin(Dim, Heads * DKv),
+            "attn.v": lin(Dim, Heads * DKv), "attn.o": lin(Heads * DKv, Dim),
+            "ff.wi": lin(Dim, Ff), "ff.wo": lin(Ff, Dim)}
+    w = {k + ".weight": v.weight.detach().clone() for k, v in mods.items()}
+    w["attn.relative_attention_bias.weight"] = torch.randn(NumBuckets, Heads)
+    w["attn_norm.weight"] = torch.randn(Dim)
+    w["ff_norm.weight"] = torch.randn(Dim)
+    p = {k: f32(v) for k, v in w.items()}
+    L = lambda name, t: t @ p[name + ".weight"].T
+
+    def bucket(relative_position):  # transformers' T5Attention._relative_position_bucket
+        num_buckets, max_exact = NumBuckets // 2, NumBuckets // 4
+        buckets = (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+        is_small = relative_position < max_exact
+        large = max_exact + (torch.log(relative_position.float() / max_exact)
+                             / math.log(MaxDistance / max_exact)
+                             * (num_buckets - max_exact)).to(torch.long)
+        large = torch.min(large, torch.full_like(large, num_buckets - 1))
+        return buckets + torch.where(is_small, relative_position, large)
+
+    x = randn(S, Dim)
+    pos = torch.arange(S)
+    bias = p["attn.relative_attention_bias.weight"][bucket(pos[None] - pos[:, None])]  # [i, j, h]
+    h = rms(x, p["attn_norm.weight"], 1e-6)
+    q, k, v = (L(f"attn.{n}", h).view(S, Heads, DKv).transpose(0, 1) for n in "qkv")
+    scores = q @ k.transpose(1, 2) + bias.permute(2, 0, 1)
+    ctx = (torch.softmax(scores, -1) @ v).transpose(0, 1).reshape(S, Heads * DKv)
+    hid = x + L("attn.o", ctx)
+    f = L("ff.wo", torch.relu(L("ff.wi", rms(hid, p["ff_norm.weight"], 1e-6))))
+    return dict(defines=dict(Dim=Dim, Heads=Heads, DKv=DKv, Ff=Ff, NumBuckets=NumBuckets,
+                             MaxDistance=MaxDistance),
+                entry="forward", inputs=[("x", x)], weights=w, want=[hid + f])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
@@ -435,7 +529,7 @@ def main():
     ln = os.path.join(zoo, spec.get("file", name + ".ln"))
     defs = [a for k, v in spec["defines"].items() for a in ("-D", f"{k}={v}")]
     wpath = os.path.join(work, "w.safetensors")
-    safetensors_io.save(spec["weights"], wpath)
+    save_safetensors(spec["weights"], wpath)
     args = []
     for iname, val in spec.get("inputs", []):
         a = val.detach().numpy() if isinstance(val, torch.Tensor) else np.asarray(val)
@@ -450,12 +544,13 @@ def main():
         np.save(p2, np.asarray(ci, np.int64))
         args += ["--relation", f"{rname}={p1},{p2}"]
 
+    binding = ["--binding", os.path.join(zoo, spec["binding"])] if "binding" in spec else []
     if interpret:
         cmd = [linnet, "run", ln, "--interpret", *defs]
     else:
         art = os.path.join(work, "artifact")
         b = subprocess.run([linnet, "build", ln, "--target", "cpu", *defs, "--weights", wpath,
-                            "-o", art], capture_output=True, text=True)
+                            *binding, "-o", art], capture_output=True, text=True)
         if b.returncode != 0:
             sys.stdout.write(b.stdout + b.stderr)
             print(f"zoo: {name}: build failed (exit {b.returncode})")
@@ -463,7 +558,7 @@ def main():
         cmd = [linnet, "run", art]
     wants = spec["want"]
     outs = [os.path.join(work, f"out{i}.npy") for i in range(len(wants))]
-    r = subprocess.run([*cmd, "--weights", wpath, "--entry", spec["entry"], *args,
+    r = subprocess.run([*cmd, "--weights", wpath, *binding, "--entry", spec["entry"], *args,
                         "--repeat", str(spec.get("repeat", 1)),
                         *[x for o in outs for x in ("--output", o)]],
                        capture_output=True, text=True)
