@@ -516,6 +516,79 @@ def t5():
                 entry="forward", inputs=[("x", x)], weights=w, want=[hid + f])
 
 
+@model
+def fasttext():
+    """nn.EmbeddingBag(mode="mean") over offsets (one bag empty), then nn.Linear."""
+    Vocab, Dim, Classes = 20, 6, 3
+    m = nn.Module()
+    m.embedding, m.fc = nn.EmbeddingBag(Vocab, Dim, mode="mean"), nn.Linear(Dim, Classes)
+    ids = torch.randint(0, Vocab, (11,))
+    offsets = torch.tensor([0, 4, 4, 5, 9])      # bag 1 is empty
+    m = m.double()
+    want = m.fc(m.embedding(ids, offsets))
+    row_ptr = torch.cat([offsets, torch.tensor([len(ids)])])
+    return dict(defines=dict(Vocab=Vocab, Dim=Dim, Classes=Classes), entry="forward",
+                inputs=[("ids", ids)], relations=[("bags", row_ptr, torch.arange(len(ids)))],
+                weights=params_of(m), want=[want])
+
+
+@model
+def gin():
+    """Two GINConv(train_eps=True) layers, global_add_pool over three graphs, a head."""
+    In, Hidden, Classes = 4, 8, 3
+    sizes = [4, 1, 5]                            # the second graph: one node, no edges
+    starts = [0, 4, 5]
+    src, dst = [], []
+    for g, (st, n) in enumerate(zip(starts, sizes)):
+        if n > 1:
+            e = torch.randint(0, n, (2, 2 * n))
+            src.append(e[0] + st)
+            dst.append(e[1] + st)
+    src, dst = torch.cat(src), torch.cat(dst)
+    N = sum(sizes)
+    convs = {"conv1": (In, Hidden), "conv2": (Hidden, Hidden)}
+    mlps = {c: nn.Sequential(nn.Linear(i, o), nn.ReLU(), nn.Linear(o, o)) for c, (i, o) in convs.items()}
+    eps = {c: torch.randn(()) for c in convs}
+    head = nn.Linear(Hidden, Classes)
+    w = {**params_of(head, "head.")}
+    for c in convs:
+        w.update({**params_of(mlps[c][0], c + ".lin1."), **params_of(mlps[c][2], c + ".lin2."),
+                  c + ".eps": eps[c]})
+
+    def conv(c, x):  # torch_geometric.nn.GINConv.forward, aggr="add"
+        agg = torch.zeros_like(x).index_add_(0, dst, x[src])
+        return mlps[c].double()((1 + f32(eps[c])) * x + agg)
+
+    x = randn(N, In)
+    h = conv("conv2", torch.relu(conv("conv1", x)))
+    batch = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
+    pooled = torch.zeros(len(sizes), Hidden, dtype=h.dtype).index_add_(0, batch, h)
+    want = head.double()(pooled)
+    rp, ci, _ = csr(dst, src, N)
+    graphs = (torch.tensor([0] + list(np.cumsum(sizes))), torch.arange(N))
+    return dict(defines=dict(In=In, Hidden=Hidden, Classes=Classes), entry="forward",
+                relations=[("g", rp, ci), ("graphs", *graphs)], inputs=[("x", x)],
+                weights=w, want=[want])
+
+
+@model
+def decoder_xattn():
+    """nn.TransformerDecoderLayer (norm_first, GELU): causal self-attention,
+    cross-attention to a memory of another length with a key padding mask."""
+    Dim, Heads, Ffn, B, Tgt, Mem = 8, 2, 16, 2, 4, 6
+    m = nn.TransformerDecoderLayer(Dim, Heads, Ffn, dropout=0.0, activation="gelu",
+                                   batch_first=True, norm_first=True)
+    w = params_of(m)
+    tgt, memory = randn(B, Tgt, Dim), randn(B, Mem, Dim)
+    pad = torch.zeros(B, Mem, dtype=torch.bool)
+    pad[1, 2:] = True
+    causal = nn.Transformer.generate_square_subsequent_mask(Tgt).double()
+    want = m.double().train()(tgt, memory, tgt_mask=causal, memory_key_padding_mask=pad)
+    return dict(defines=dict(Dim=Dim, Heads=Heads, Ffn=Ffn), entry="forward",
+                inputs=[("tgt", tgt), ("memory", memory), ("mem_pad", pad.numpy())],
+                weights=w, want=[want])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
