@@ -21,8 +21,9 @@ P_OR, P_AND, P_CMP, P_ADD, P_MUL, P_CAST, P_UN, P_POST, P_PRIM = 1, 2, 3, 4, 5, 
 class Dim:
     """A dim as written in a type or used as an i64 value, with its value."""
 
-    def __init__(self, text, val, atomic=True):
+    def __init__(self, text, val, atomic=True, runtime=False):
         self.text, self.val, self.atomic = text, int(val), atomic
+        self.runtime = runtime  # an entry generic: bound only when the entry is called
 
     def etext(self):
         return self.text if self.atomic else "(" + self.text + ")"
@@ -410,7 +411,8 @@ class Reduce(Node):
         self.dtype, self.mag, self.bits = dtype, mag, bits
         self.relation = relation  # (rel Var, dst index node, src name, edge name)
         self.greedy = True
-        self.typed = True
+        # `max(k: M) 1.0` takes its dtype from its context, like a literal
+        self.typed = body.typed or isinstance(body, Tuple)
 
     def kids(self):
         ks = [self.body]
@@ -452,7 +454,7 @@ class Reduce(Node):
         t = ", ".join(parts)
         filts = [b.filt for b in self.binders if b.filt is not None]
         if filts:
-            t += " where " + " && ".join(wrap(f, P_AND + 1) for f in filts)
+            t += " where " + " && ".join(wrap(f, P_AND) for f in filts)
         return t
 
     def render(self):
@@ -499,7 +501,10 @@ class Reduce(Node):
                 acc = t(0)
                 for v in vals:
                     acc = t(acc + v)
-                return t(acc / t(len(vals))) if vals else t(np.nan)
+                if not vals:
+                    # an empty mean is 0 (§8.2), as PyG's and DGL's mean aggregation
+                    return t(0)
+                return t(acc / t(len(vals)))
             if self.red == "max":
                 lo = t(-np.inf) if self.dtype in FLOATS else np.iinfo(t).min
                 return t(max(vals)) if vals else t(lo)

@@ -19,6 +19,7 @@ class VarT(TNode):
     def __init__(self, var):
         self.var, self.dims, self.dtype = var, var.dims, var.dtype
         self.mag, self.bits = var.mag, var.bits
+        self.tname = var.tname
 
     def free(self):
         return {self.var.name}
@@ -127,9 +128,10 @@ class SliceT(TNode):
 class CallT(TNode):
     """`helper(a, b)` or `sub.forward(a)`: a call of a generated function."""
 
-    def __init__(self, text, fn, args, dims, dtype, inst=None):
+    def __init__(self, text, fn, args, dims, dtype, inst=None, tname=None):
         self.text, self.fn, self.args, self.dims, self.dtype = text, fn, list(args), dims, dtype
         self.inst = inst
+        self.tname = tname  # the result's dtype as the caller writes it (T or f32)
         self.mag, self.bits = fn.mag, fn.bits
         self.prec = P_POST
 
@@ -151,6 +153,28 @@ class CallT(TNode):
     def ev(self, env):
         vals = [a.ev(env) for a in self.args]
         return self.fn.call(env, vals, self)
+
+
+class TupleT(TNode):
+    """`(a, b)`: an entry's several results, each a tensor or a scalar."""
+
+    def __init__(self, items, types):
+        self.items, self.types = list(items), list(types)  # types: (dims, dtype, tname)
+        self.dtype = items[0].dtype
+        self.mag = max(i.mag for i in items)
+        self.bits = None
+
+    def kids(self):
+        return self.items
+
+    def set_kid(self, i, n):
+        self.items[i] = n
+
+    def render(self):
+        return "(" + ", ".join(i.render() for i in self.items) + ")"
+
+    def ev(self, env):
+        return tuple(i.ev(env) for i in self.items)
 
 
 # Statements ------------------------------------------------------------
@@ -227,15 +251,17 @@ class Loop:
         return [self.init, self.step]
 
     def free(self):
-        return self.init.free() | (self.step.free() - {self.var.name})
+        return self.init.free() | (self.step.free() - {self.var.name, self.counter})
 
     def defines(self):
         return {self.var.name}
 
     def ev(self, env):
         env[self.var.name] = np.asarray(self.init.ev(env)).astype(NP[self.var.dtype])
-        for _ in range(self.count.val):
+        for it in range(self.count.val):
+            env[self.counter] = np.int64(it)
             env[self.var.name] = np.asarray(self.step.ev(env)).astype(NP[self.var.dtype])
+        env[self.counter] = np.int64(self.count.val)
 
 
 class IfState:
