@@ -147,11 +147,11 @@ def signature(res):
     return kind + ":" + msg[:120]
 
 
-def compare(exp, got, dtype):
+def compare(exp, got, dtype, loose=False):
     if exp.shape != got.shape:
         return "shape %s expected, %s found" % (exp.shape, got.shape)
     if dtype in TOL:
-        at, rt = TOL[dtype]
+        at, rt = TOL["f32" if loose else dtype]
         e64, g64 = exp.astype(np.float64), got.astype(np.float64)
         same_nan = np.isnan(e64) & np.isnan(g64)
         same_inf = np.isinf(e64) & (e64 == g64)
@@ -252,7 +252,10 @@ def run_case(prog, d, lin, keep_going=True):
         if ref is not None and lin.oracle == "interpret":
             for k, (x, y, dt) in enumerate(zip(ref, exp, result_dtypes(e))):
                 at = where if where is not None else "entry %s, result %d: " % (e.name, k)
-                diff = compare(np.asarray(x), np.asarray(y), dt)
+                # numpy's f32 tanh/exp may differ from libm's by an ulp, which
+                # an f64 result carries: this check looks for wrong rules, so
+                # it holds every float to the f32 tolerance
+                diff = compare(np.asarray(x), np.asarray(y), dt, loose=True)
                 if diff:
                     np.save(os.path.join(d, "numpy-%s-%d.npy" % (e.name, k)), x)
                     res.update(kind="reference-disagreed", stage="numpy",
@@ -605,12 +608,18 @@ def main():
     ap.add_argument("--minimize", metavar="CASE", help="shrink a kept failing case")
     ap.add_argument("--out", help="with --minimize: where to write the minimized program")
     ap.add_argument("--max-tries", type=int, default=400)
+    ap.add_argument("--jsonl", metavar="FILE", help="append one JSON line per program (a long campaign "
+                    "can be stopped and still be summarized)")
+    ap.add_argument("--summarize", metavar="FILE", help="print the summary of a --jsonl log and exit")
     ap.add_argument("--no-numpy-check", action="store_true",
                     help="do not hold the interpreter's results against the generator's evaluation")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if args.jobs > 2:
         sys.exit("difftest: error: -j%d: at most -j2 (this machine's cores are shared)" % args.jobs)
+    if args.summarize:
+        summarize(args.summarize)
+        return 0
     features = features_of(args)
     if args.print is not None:
         p = gen.generate(case_seed(args.seed, args.print), features, args.size)
@@ -628,37 +637,56 @@ def main():
         return 0
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
-    counts = {}
-    findings = {}
-    classes = {}
-    forms = {}
     cases = []
     if args.device_cases:
         os.makedirs(args.device_cases, exist_ok=True)
+    log = open(args.jsonl, "a") if args.jsonl else None
+    results = []
+    seen = set()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         for res in ex.map(lambda i: one(args, i, lin, features), range(args.count)):
             if "case" in res:
                 cases.append(res["case"])
-            counts[res["kind"]] = counts.get(res["kind"], 0) + 1
-            for f in res.get("forms", ()):
-                used = forms.setdefault(f, [0, 0])
-                used[0] += 1
-                used[1] += res["kind"] == "agreed"
+            results.append(res)
+            if log:
+                log.write(json.dumps({k: res.get(k) for k in LOGGED}) + "\n")
+                log.flush()
             if res["kind"] != "agreed":
                 sig = signature(res)
-                findings.setdefault(sig, []).append(res)
-                classes[res.get("class")] = classes.get(res.get("class"), 0) + 1
-                if args.verbose or len(findings[sig]) == 1:
+                if args.verbose or sig not in seen:
                     print("case %d (seed %d): [%s] %s%s" % (
                         res["index"], res["seed"], res.get("class"), describe(res),
                         "  [kept %s]" % res["kept"] if "kept" in res else ""))
+                seen.add(sig)
+    print("difftest: oracle %s, profile %s, seed %d" % (oracle, args.profile, args.seed))
+    summary(results)
+    if args.device_cases:
+        with open(os.path.join(args.device_cases, "cases.json"), "w") as f:
+            json.dump({"cases": cases}, f, indent=1)
+    return 0 if all(r["kind"] == "agreed" for r in results) and len(results) == args.count else 1
+
+
+LOGGED = ("seed", "index", "kind", "class", "forms", "error", "stage", "kept")
+
+
+def summary(results):
+    """The summary lines of a run (or of a --jsonl log, --summarize)."""
+    counts, findings, classes, forms = {}, {}, {}, {}
+    for res in results:
+        counts[res["kind"]] = counts.get(res["kind"], 0) + 1
+        for f in res.get("forms") or ():
+            used = forms.setdefault(f, [0, 0])
+            used[0] += 1
+            used[1] += res["kind"] == "agreed"
+        if res["kind"] != "agreed":
+            findings.setdefault(signature(res), []).append(res)
+            classes[res.get("class")] = classes.get(res.get("class"), 0) + 1
     c = lambda k: counts.get(k, 0)
     refused = c("build-refused") + c("run-refused")
     other = {k: v for k, v in counts.items() if k not in ("agreed", "disagreed", "build-refused",
                                                           "run-refused", "crashed")}
-    print("difftest: oracle %s, profile %s, seed %d" % (oracle, args.profile, args.seed))
     print("generated %d, agreed %d, disagreed %d, build-refused %d, crashed %d%s" % (
-        args.count, c("agreed"), c("disagreed"), refused, c("crashed"),
+        len(results), c("agreed"), c("disagreed"), refused, c("crashed"),
         "".join(", %s %d" % kv for kv in sorted(other.items()))))
     print("distinct failures: %d" % len(findings))
     if forms:
@@ -666,10 +694,16 @@ def main():
             "%s %d/%d" % (f, forms[f][1], forms[f][0]) for f in gen.FORMS if f in forms))
     for cl in sorted(classes, key=lambda c: (c == "new", str(c))):
         print("  %s: %d" % (cl, classes[cl]))
-    if args.device_cases:
-        with open(os.path.join(args.device_cases, "cases.json"), "w") as f:
-            json.dump({"cases": cases}, f, indent=1)
-    return 0 if c("agreed") == args.count else 1
+    return findings
+
+
+def summarize(path):
+    results = [json.loads(l) for l in open(path) if l.strip()]
+    findings = summary(results)
+    for sig, rs in sorted(findings.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        r = rs[0]
+        print("  %5d  [%s] %s (first: seed %d%s)" % (len(rs), r.get("class"), describe(r)[:160], r["seed"],
+                                                   ", kept " + r["kept"] if r.get("kept") else ""))
 
 
 if __name__ == "__main__":

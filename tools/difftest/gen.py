@@ -1132,7 +1132,8 @@ def fold_lse(vals):
         return -np.inf
     t = type(vals[0])
     m = max(vals)
-    return t(m + np.log(sum(np.exp(np.float64(v) - np.float64(m)) for v in vals)))
+    with np.errstate(invalid="ignore"):
+        return t(m + np.log(sum(np.exp(np.float64(v) - np.float64(m)) for v in vals)))
 
 
 class RelGen(Gen):
@@ -1176,6 +1177,8 @@ class RelGen(Gen):
                 return None
             # an isolated node: max/min give the identity, mean gives 0
             r.form = "emptyrel"
+            if red in ("max", "min"):
+                r.bits = None  # ±inf: never cast to an integer or compared
         return r
 
     def user_reduction(self, dt, sc, depth, relation, s2=None):
@@ -1404,7 +1407,7 @@ def _program(g):
             prog.weights["bias"] = g.rand_array(p.shape(), "f32")
         sc.optparams = [p]
     # a child block (and arrays / optionals of it)
-    if g.has("blocks") and g.chance(0.5):
+    if g.has("blocks") and g.chance(0.7 if g.has("sharedfn") else 0.5):
         make_child(g, sc, root, dims, alld)
     # state, updated first thing every call
     if g.has("state") and g.chance(0.35):
@@ -1436,7 +1439,7 @@ def _program(g):
     if getattr(sc, "optparams", None) and g.chance(0.9):
         add_optparam_use(g, sc, entry)
     prog.entries = [entry]
-    if g.has("sharedfn") and g.chance(0.35):
+    if g.has("sharedfn") and g.chance(0.5):
         add_second_entry(g, sc, root, entry, tn)
     for e, esc in zip(prog.entries, [sc] + [getattr(prog, "aux_scope", None)]):
         if g.has("tuple") and g.chance(0.3):
@@ -1499,7 +1502,7 @@ def add_second_entry(g, sc, root, entry, tn):
     asc.vars = [v for v in sc.vars if v.kind in ("input", "relation", "param") and not getattr(v, "optional", False)]
     asc.subs = list(sc.subs)
     shared = None
-    if asc.subs and g.chance(0.6):
+    if asc.subs and g.chance(0.8):
         shared = g.method_call(asc, 1, again=True)
     if shared is None:
         shared = g.reuse_helper(asc)
