@@ -51,11 +51,24 @@ class Var:
         return tuple(d.val for d in self.dims)
 
 
+def float_to_int(v, dtype):
+    """Truncation toward zero, saturating; NaN gives 0 (§6.9)."""
+    f = float(v)
+    if math.isnan(f):
+        return NP[dtype](0)
+    info = np.iinfo(NP[dtype])
+    if f >= info.max:
+        return NP[dtype](info.max)
+    if f <= info.min:
+        return NP[dtype](info.min)
+    return NP[dtype](math.trunc(f))
+
+
 def cast_scalar(v, dtype):
     if dtype == "bool":
         return np.bool_(v)
     if dtype in INTS and isinstance(v, (np.floating, float)):
-        return NP[dtype](math.trunc(float(v)))
+        return float_to_int(v, dtype)
     return NP[dtype](v)
 
 
@@ -320,7 +333,7 @@ class Cast(Node):
     def ev(self, env):
         v = self.a.ev(env)
         if self.a.dtype in FLOATS and self.dtype in INTS:
-            return NP[self.dtype](math.trunc(float(v)))
+            return float_to_int(v, self.dtype)
         return NP[self.dtype](v)
 
 
