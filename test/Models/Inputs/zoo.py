@@ -589,6 +589,179 @@ def decoder_xattn():
                 weights=w, want=[want])
 
 
+@model
+def posenc():
+    """nn.Embedding * sqrt(Dim) + sinusoidal positions (the PyTorch tutorial's
+    PositionalEncoding), nn.LayerNorm."""
+    Vocab, Dim, S = 11, 6, 7
+    m = nn.Module()
+    m.embedding, m.norm = nn.Embedding(Vocab, Dim), nn.LayerNorm(Dim)
+    m.norm.weight.data.normal_()
+    m.norm.bias.data.normal_()
+    w = params_of(m)
+    ids = torch.randint(0, Vocab, (S,))
+    m = m.double()
+    position = torch.arange(S, dtype=torch.float64).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, Dim, 2, dtype=torch.float64) * (-math.log(10000.0) / Dim))
+    pe = torch.zeros(S, Dim, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    want = m.norm(m.embedding(ids) * math.sqrt(Dim) + pe)
+    return dict(defines=dict(Vocab=Vocab, Dim=Dim), entry="forward", inputs=[("ids", ids)],
+                weights=w, want=[want])
+
+
+@model
+def mobilenet():
+    """A MobileNetV3 inverted residual: expansion, depthwise conv, squeeze-excitation."""
+    C, Expanded, Squeeze, B, H, W = 3, 8, 4, 2, 5, 6
+    m = nn.Module()
+    m.expand = nn.Conv2d(C, Expanded, 1)
+    m.depthwise = nn.Conv2d(Expanded, Expanded, 3, padding=1, groups=Expanded)
+    m.se = nn.Module()
+    m.se.fc1, m.se.fc2 = nn.Conv2d(Expanded, Squeeze, 1), nn.Conv2d(Squeeze, Expanded, 1)
+    m.project = nn.Conv2d(Expanded, C, 1)
+    w = params_of(m)
+    m = m.double()
+    x = randn(B, C, H, W)
+    d = F.hardswish(m.depthwise(F.hardswish(m.expand(x))))
+    # torchvision.ops.SqueezeExcitation(activation=ReLU, scale_activation=Hardsigmoid)
+    scale = F.hardsigmoid(m.se.fc2(torch.relu(m.se.fc1(F.adaptive_avg_pool2d(d, 1)))))
+    want = x + m.project(d * scale)
+    return dict(defines=dict(C=C, Expanded=Expanded, Squeeze=Squeeze), entry="forward",
+                inputs=[("x", x)], weights=w, want=[want])
+
+
+@model
+def charrnn():
+    """Greedy generation with nn.Embedding, nn.GRUCell, nn.Linear; two calls, the
+    hidden state carried between them."""
+    Vocab, Dim, Hidden, Steps = 12, 5, 8, 6
+    m = nn.Module()
+    m.embed, m.cell, m.head = nn.Embedding(Vocab, Dim), nn.GRUCell(Dim, Hidden), nn.Linear(Hidden, Vocab)
+    w = params_of(m)
+    m = m.double()
+    start = torch.tensor([3])
+    h = torch.zeros(1, Hidden, dtype=torch.float64)
+    for _ in range(2):
+        tok, out, margins = start, [], []
+        for _ in range(Steps):
+            h = m.cell(m.embed(tok), h)
+            logits = m.head(h)[0]
+            top = logits.topk(2).values
+            margins.append(float(top[0] - top[1]))
+            tok = logits.argmax().reshape(1)
+            out.append(int(tok))
+    assert min(margins) > 1e-4, "the greedy choice is too close to call in float32"
+    return dict(defines=dict(Vocab=Vocab, Dim=Dim, Hidden=Hidden, Steps=Steps),
+                entry="generate", inputs=[("start", start)], weights=w, repeat=2,
+                want=[np.array(out, np.int64)])
+
+
+@model
+def wavenet():
+    """WaveNet: gated causal dilated convolutions (dilations 1, 2, 4), residual
+    and skip 1x1 convolutions."""
+    C, Skip, K, Layers, B, L = 3, 4, 2, 3, 2, 12
+    layers = nn.ModuleList()
+    for i in range(Layers):
+        layer = nn.Module()
+        d = 2 ** i
+        # The usual causal convolution: pad both sides by (K - 1) d, drop the tail.
+        layer.dilated = nn.Conv1d(C, 2 * C, K, dilation=d, padding=(K - 1) * d)
+        layer.res, layer.skip = nn.Conv1d(C, C, 1), nn.Conv1d(C, Skip, 1)
+        layers.append(layer)
+    out = nn.Conv1d(Skip, C, 1)
+    m = nn.Module()
+    m.layers, m.out = layers, out
+    w = params_of(m)
+    m = m.double()
+    x = randn(B, C, L)
+    h, skips = x, 0
+    for layer in m.layers:
+        f = layer.dilated(h)[..., :L]
+        z = torch.tanh(f[:, :C]) * torch.sigmoid(f[:, C:])
+        h, skips = h + layer.res(z), skips + layer.skip(z)
+    want = m.out(torch.relu(skips))
+    return dict(defines=dict(C=C, Skip=Skip, K=K, Layers=Layers), entry="forward",
+                inputs=[("x", x)], weights=w, want=[want])
+
+
+@model
+def mlp_f64():
+    """The MLP instantiated at T = f64: weights, inputs and results in double."""
+    In, Hidden, Out, B = 6, 16, 5, 4
+    m = nn.Sequential(nn.Linear(In, Hidden), nn.LayerNorm(Hidden), nn.GELU(),
+                      nn.Linear(Hidden, Out)).double()
+    m[1].weight.data.normal_()
+    w = {f"{name}.{k}": v.detach().clone() for i, name in ((0, "fc1"), (1, "norm"), (3, "fc2"))
+         for k, v in m[i].state_dict().items()}
+    x = torch.randn(B, In, dtype=torch.float64)
+    return dict(file="mlp.ln", defines=dict(In=In, Hidden=Hidden, Out=Out, T="f64"),
+                entry="forward", inputs=[("x", x)], weights=w, want=[m(x)], float=np.float64,
+                tol=1e-12)
+
+
+def vq_spec(entry):
+    Codes, Dim, B, H, W = 10, 4, 2, 3, 5
+    emb = nn.Embedding(Codes, Dim)
+    z = randn(B, Dim, H, W)
+    e = f32(emb.weight)
+    flat = z.permute(0, 2, 3, 1).reshape(-1, Dim)
+    d = (flat ** 2).sum(1, keepdim=True) + (e ** 2).sum(1) - 2 * flat @ e.T
+    two = d.topk(2, 1, largest=False).values
+    assert float((two[:, 1] - two[:, 0]).min()) > 1e-4, "nearest code too close to call in f32"
+    idx = d.argmin(1)
+    zq = e[idx].view(B, H, W, Dim).permute(0, 3, 1, 2)
+    want = zq if entry == "quantize" else idx.view(B, H, W)
+    return dict(file="vq.ln", defines=dict(Codes=Codes, Dim=Dim), entry=entry,
+                inputs=[("z", z)], weights=params_of(emb, "embedding."), want=[want])
+
+
+@model
+def vq_quantize():
+    """VQ-VAE quantizer: nearest codebook entry by a declared argmin reducer."""
+    return vq_spec("quantize")
+
+
+@model
+def vq_codes():
+    """The same search from a second entry: the chosen codes (i64)."""
+    return vq_spec("codes")
+
+
+@model
+def autoencoder():
+    """Conv2d(stride 2, padding 1), ReLU, ConvTranspose2d(stride 2, padding 1,
+    output_padding 1), sigmoid."""
+    C, Hidden, B, H, W = 2, 4, 2, 6, 8
+    m = nn.Module()
+    m.encoder = nn.Conv2d(C, Hidden, 3, stride=2, padding=1)
+    m.decoder = nn.ConvTranspose2d(Hidden, C, 3, stride=2, padding=1, output_padding=1)
+    w = params_of(m)
+    m = m.double()
+    x = randn(B, C, H, W)
+    want = torch.sigmoid(m.decoder(torch.relu(m.encoder(x))))
+    return dict(defines=dict(C=C, Hidden=Hidden), entry="forward", inputs=[("x", x)],
+                weights=w, want=[want])
+
+
+@model
+def espcn():
+    """ESPCN: three convolutions with tanh, nn.PixelShuffle(3)."""
+    C, F1, F2, Scale, B, H, W = 1, 6, 4, 3, 2, 4, 5
+    m = nn.Module()
+    m.conv1 = nn.Conv2d(C, F1, 5, padding=2)
+    m.conv2 = nn.Conv2d(F1, F2, 3, padding=1)
+    m.conv3 = nn.Conv2d(F2, C * Scale * Scale, 3, padding=1)
+    w = params_of(m)
+    m = m.double()
+    x = randn(B, C, H, W)
+    want = F.pixel_shuffle(m.conv3(torch.tanh(m.conv2(torch.tanh(m.conv1(x))))), Scale)
+    return dict(defines=dict(C=C, F1=F1, F2=F2, Scale=Scale), entry="forward",
+                inputs=[("x", x)], weights=w, want=[want])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
@@ -607,7 +780,7 @@ def main():
     for iname, val in spec.get("inputs", []):
         a = val.detach().numpy() if isinstance(val, torch.Tensor) else np.asarray(val)
         if a.dtype == np.float64:
-            a = a.astype(np.float32)
+            a = a.astype(spec.get("float", np.float32))
         p = os.path.join(work, f"in-{iname}.npy")
         np.save(p, a)
         args += ["--input", f"{iname}={p}"]
