@@ -762,6 +762,17 @@ def espcn():
                 inputs=[("x", x)], weights=w, want=[want])
 
 
+@model
+def classifier_loss():
+    """nn.CrossEntropyLoss(label_smoothing=0.1) of a linear classifier: a scalar result."""
+    In, Classes, B = 6, 5, 7
+    fc = nn.Linear(In, Classes)
+    x, target = randn(B, In), torch.randint(0, Classes, (B,))
+    want = F.cross_entropy(fc.double()(x), target, label_smoothing=0.1)
+    return dict(defines=dict(In=In, Classes=Classes), entry="loss",
+                inputs=[("x", x), ("target", target)], weights=params_of(fc, "fc."), want=[want])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
