@@ -178,12 +178,10 @@ class Value:
             return _as_value(args[0], name).leaky_relu(slope)
         if name in _TORCH_BINARY and len(args) == 2 and not kwargs:
             return _bin(_TORCH_BINARY[name], args[0], args[1])
-        if name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-                    "__truediv__", "__rtruediv__"):
-            # A torch.Tensor on the left: only plain numbers mix with traced values.
-            raise TypeError("edge(): traced values combine with features and constant numbers, "
-                            "not with torch tensors captured from outside (pass them as "
-                            "features)")
+        if name in _TORCH_DUNDER and len(args) == 2 and not kwargs:
+            # A torch.Tensor on the left: a 0-d one becomes a kernel input.
+            op, swap = _TORCH_DUNDER[name]
+            return _bin(op, args[1], args[0]) if swap else _bin(op, args[0], args[1])
         raise TypeError(f"edge(): {name} is not supported on traced values (supported: "
                         f"+ - * /, neg, ** constant, {', '.join(sorted(_TORCH_UNARY))}, "
                         "leaky_relu)")
@@ -193,6 +191,11 @@ _TORCH_UNARY = {n: n for n in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", 
                                "sin", "cos")}
 _TORCH_UNARY["neg"] = "__neg__"
 _TORCH_UNARY["negative"] = "__neg__"
+_TORCH_DUNDER = {"__add__": ("add", False), "__radd__": ("add", True),
+                 "__sub__": ("sub", False), "__rsub__": ("sub", True),
+                 "__mul__": ("mul", False), "__rmul__": ("mul", True),
+                 "__truediv__": ("div", False), "__rtruediv__": ("div", True),
+                 "__div__": ("div", False), "__rdiv__": ("div", True)}
 _TORCH_BINARY = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul",
                  "multiply": "mul", "div": "div", "divide": "div", "true_divide": "div"}
 
@@ -203,17 +206,48 @@ def _as_value(x, what):
     raise TypeError(f"edge(): {what} expects a traced value, found {type(x).__name__}")
 
 
+class Scalars:
+    """The 0-d tensors a trace reads (a learnable `self.alpha`): each is a
+    kernel input `("scalar", "s<k>")`, numbered in order of first use, so
+    that its current value is used on every call and it gets a gradient."""
+
+    active = None  # the trace in progress
+
+    def __init__(self):
+        self.tensors = []
+
+    def __enter__(self):
+        Scalars.active = self
+        return self
+
+    def __exit__(self, *exc):
+        Scalars.active = None
+
+    def leaf(self, t):
+        for k, u in enumerate(self.tensors):
+            if u is t:
+                break
+        else:
+            k = len(self.tensors)
+            self.tensors.append(t)
+        return feature("scalar", f"s{k}", ())
+
+
 def _lift(x):
     if isinstance(x, Value):
         return x.expr
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
         return const(x)
-    if isinstance(x, torch.Tensor) and x.dim() == 0 and x.dtype.is_floating_point:
-        return const(float(x))
-    raise TypeError(f"edge(): traced values combine with features and constant numbers, "
-                    f"found {type(x).__name__}"
-                    + (" (pass tensors as src/dst/edge features)"
-                       if isinstance(x, torch.Tensor) else ""))
+    if (isinstance(x, torch.Tensor) and x.dim() == 0 and x.dtype.is_floating_point
+            and Scalars.active is not None):
+        if x.device.type != "cpu":
+            raise TypeError(f"edge(): a scalar tensor read by edge() must be on the CPU, "
+                            f"found device {x.device}")
+        return Scalars.active.leaf(x)
+    raise TypeError(f"edge(): traced values combine with features, constant numbers and 0-d "
+                    f"float tensors (a scalar parameter), found {type(x).__name__}"
+                    + (f" of shape {tuple(x.shape)} and dtype {x.dtype} (pass tensors with rows "
+                       "as src/dst/edge features)" if isinstance(x, torch.Tensor) else ""))
 
 
 def _bin(op, a, b):
@@ -221,23 +255,23 @@ def _bin(op, a, b):
 
 
 class Role:
-    """`src`, `dst` or `edge` inside edge(): its features as attributes."""
+    """`src`, `dst` or `edge` inside edge(): its features as attributes.
+    `given` maps (role, name) to the tensor passed for that feature."""
+    __slots__ = ("_role", "_given")
 
-    def __init__(self, role, shapes, used):
+    def __init__(self, role, given):
         object.__setattr__(self, "_role", role)
-        object.__setattr__(self, "_shapes", shapes)
-        object.__setattr__(self, "_used", used)
+        object.__setattr__(self, "_given", given)
 
     def __getattr__(self, name):
-        shapes = object.__getattribute__(self, "_shapes")
-        role = object.__getattribute__(self, "_role")
         if name.startswith("__"):
             raise AttributeError(name)
-        if name not in shapes:
-            have = ", ".join(sorted(shapes)) or "none"
+        role = self._role
+        t = self._given.get((role, name))
+        if t is None:
+            have = ", ".join(sorted(n for r, n in self._given if r == role)) or "none"
             raise AttributeError(f"edge(): {role} has no feature {name!r} (given: {have})")
-        object.__getattribute__(self, "_used").add((role, name))
-        return Value(feature(role, name, shapes[name]))
+        return Value(feature(role, name, tuple(t.shape[1:])))
 
     __getitem__ = __getattr__
 

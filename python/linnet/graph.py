@@ -1,5 +1,6 @@
 """Graphs as CSR relations (destination-major), as the compiled kernels take them."""
 
+import numpy as np
 import torch
 
 _VALIDATE = ("none", "cheap", "full")
@@ -43,6 +44,7 @@ class Graph:
         # from_coo: position k of the CSR holds COO edge edge_order[k].
         self.edge_order = edge_order
         self._transposed = None
+        self._edge_order_inverse = None
         self._dst_of_edge = None
         self._in_degree = None
         self._numpy = None
@@ -124,9 +126,14 @@ class Graph:
 
     # Derived arrays, computed once per graph.
     def numpy_csr(self):
-        """The relation's arrays as the kernels take them (numpy views)."""
+        """The relation's arrays as the kernels take them (numpy views), and
+        one byte per source (destination) node, `k_count_N` (`k_count_M`):
+        what a kernel reading no source (destination) feature binds that
+        count from."""
         if self._numpy is None:
-            self._numpy = {"g.row_ptr": self.row_ptr.numpy(), "g.col_idx": self.col_idx.numpy()}
+            self._numpy = {"g.row_ptr": self.row_ptr.numpy(), "g.col_idx": self.col_idx.numpy(),
+                           "k_count_N": np.zeros(self.num_src, dtype=np.uint8),
+                           "k_count_M": np.zeros(self.num_dst, dtype=np.uint8)}
         return self._numpy
 
     def dst_of_edge(self):
@@ -135,6 +142,14 @@ class Graph:
             self._dst_of_edge = torch.repeat_interleave(
                 torch.arange(self.num_dst, dtype=torch.int64), self.in_degree()).contiguous()
         return self._dst_of_edge
+
+    def edge_order_inverse(self):
+        """from_coo: position in the CSR order of each COO edge."""
+        if self._edge_order_inverse is None:
+            inv = torch.empty_like(self.edge_order)
+            inv[self.edge_order] = torch.arange(self.num_edges, dtype=torch.int64)
+            self._edge_order_inverse = inv
+        return self._edge_order_inverse
 
     def in_degree(self):
         if self._in_degree is None:

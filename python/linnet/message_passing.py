@@ -12,6 +12,7 @@ and cached per signature. The call is a `torch.autograd.Function`.
 
 import hashlib
 import re
+import warnings
 
 import numpy as np
 import torch
@@ -77,7 +78,7 @@ def _np(t):
 
 
 class _Kernel:
-    """One compiled signature: the generated source, its artifact and model."""
+    """One compiled trace: the generated source, its artifact and model."""
 
     def __init__(self, expr, reducer, feats, dtype):
         from . import _core
@@ -109,17 +110,39 @@ class _Kernel:
                 arrays[f"edget_{name}"] = _np(v.detach()[perm])
         return arrays
 
-    def forward(self, graph, values):
-        """The aggregation, and what the backward needs besides (softmax: the
-        per-destination maximum score and normalizer)."""
+    def _per_edge(self, graph, arrays):
+        arrays["k_src_of"] = graph.col_idx.numpy()
+        arrays["k_dst_of"] = graph.dst_of_edge().numpy()
+
+    def forward(self, graph, values, record=False):
+        """The aggregation, and what the backward needs besides (`record`):
+        softmax the per-destination maximum score and normalizer; max/min
+        which messages won."""
         arrays = self._arrays(graph, values)
+        red = self.reducer.name
         stats = None
-        if self.reducer.name == "softmax":
+        if red == "softmax":
             arrays["k_mx"] = self.call("smax", arrays).numpy()
             arrays["k_den"] = self.call("sden", arrays).numpy()
             stats = (arrays["k_mx"], arrays["k_den"])
+        elif red in ("max", "min") and record:
+            # The winners are found among the very messages the result was
+            # taken from (computed once, per edge): no tolerance, so a winner
+            # that is a small difference of large terms or an infinity keeps
+            # its gradient. Exact ties share it evenly.
+            self._per_edge(graph, arrays)
+            msg = self.call("messages", arrays)
+            dst = graph.dst_of_edge()
+            idx = dst.reshape((-1,) + (1,) * (msg.dim() - 1)).expand_as(msg)
+            with warnings.catch_warnings():  # "scatter_reduce() is in beta" (torch 1.13)
+                warnings.simplefilter("ignore", UserWarning)
+                out = msg.new_zeros((graph.num_dst,) + tuple(msg.shape[1:])).scatter_reduce_(
+                    0, idx, msg, reduce="a" + red, include_self=False)
+            won = msg == out.index_select(0, dst)
+            count = torch.zeros_like(out).index_add_(0, dst, won.to(out.dtype))
+            return out, (won, count)
         out = self.call("forward", arrays)
-        if self.reducer.name != "sum" and graph.num_dst:
+        if red != "sum" and graph.num_dst:
             empty = graph.in_degree() == 0
             if bool(empty.any()):
                 out[empty] = 0
@@ -140,22 +163,29 @@ class _Kernel:
             arrays["k_out"] = _np(out)
             arrays["k_mx"], arrays["k_den"] = stats
         if red in ("max", "min"):
-            arrays["k_out"] = _np(out)
-            count = self.call("count", arrays)
-            arrays["k_gsel"] = (gout / count.clamp(min=1)).contiguous().numpy()
+            won, count = stats
+            share = gout / count.clamp(min=1)
+            gm = (won * share.index_select(0, graph.dst_of_edge())).contiguous()
+            arrays["k_gm"] = gm.numpy()
+            if need_t:
+                arrays["k_gmt"] = gm[graph.transposed()[2]].contiguous().numpy()
         if any(n and role == "edge" for n, (role, _, _) in zip(needs, self.feats)):
-            arrays["k_src_of"] = graph.col_idx.numpy()
-            arrays["k_dst_of"] = graph.dst_of_edge().numpy()
+            self._per_edge(graph, arrays)
         grads = []
         for need, (role, name, _) in zip(needs, self.feats):
-            grads.append(self.call(f"grad_{role}_{name}", arrays) if need else None)
+            if not need:
+                grads.append(None)
+            elif role == "scalar":  # per destination, summed here
+                grads.append(self.call(f"grad_{role}_{name}", arrays).sum().reshape(()))
+            else:
+                grads.append(self.call(f"grad_{role}_{name}", arrays))
         return grads
 
 
 class _Apply(torch.autograd.Function):
     @staticmethod
     def forward(ctx, kernel, graph, *values):
-        out, ctx.stats = kernel.forward(graph, values)
+        out, ctx.stats = kernel.forward(graph, values, record=True)
         ctx.kernel, ctx.graph = kernel, graph
         ctx.save_for_backward(*values, out)
         return out
@@ -176,11 +206,13 @@ class MessagePassing(torch.nn.Module):
     `kernel(graph=g, src={"x": x}, dst={...}, edge={"weight": w})`. Features
     are tensors with one row per node (src: num_src, dst: num_dst) or per edge
     (edge: num_edges, in the graph's input order), float32 or float64, on the
-    CPU. The result has one row per destination and the message's feature
-    shape."""
+    CPU. `edge()` may also read 0-d float tensors (a learnable
+    `self.alpha`): they are inputs of the kernel. The result has one row per
+    destination and the message's feature shape."""
 
     reducer = None
-    _kernels = None  # per class: signature -> _Kernel
+    _kernels = None  # per class: (the trace's key, dtype) -> _Kernel
+    _reads = None  # per class: the trace's key -> the (role, name) leaves it reads
 
     def edge(self, src, dst, edge):
         raise NotImplementedError(f"{type(self).__name__} must define edge(self, src, dst, edge)")
@@ -224,48 +256,61 @@ class MessagePassing(torch.nn.Module):
                 if role == "edge" and graph.edge_order is not None:
                     t = t.index_select(0, graph.edge_order)  # COO order -> CSR order
                 given[(role, name)] = t
-        key = (reducer.name,) + tuple(sorted(
-            (r, n, t.dtype, t.shape[1:]) for (r, n), t in given.items()))
+        # edge() is traced on every call: the kernel is keyed by what the
+        # trace produced (the expression, the shapes and dtype of what it
+        # reads, the constants it captured), so attributes of the instance
+        # that edge() reads can never be frozen into another's kernel.
+        expr, scalars = self._trace(reducer, given)
+        key = (reducer.name,) + tuple(e.key() for e in expr)
         cls = type(self)
         if cls.__dict__.get("_kernels") is None:
-            cls._kernels = {}
-        kernel = cls._kernels.get(key)
+            cls._kernels, cls._reads = {}, {}
+        read = cls._reads.get(key)
+        if read is None:
+            read = cls._reads[key] = sorted(set().union(*(_trace.leaves(e) for e in expr)))
+        dtypes = {given[k].dtype for k in read if k[0] != "scalar"}
+        if len(dtypes) != 1:
+            if len(dtypes) > 1:
+                raise TypeError(f"{cls.__name__}.edge(): the features it reads must share one "
+                                f"dtype, found {', '.join(sorted(map(str, dtypes)))}")
+            dtypes = {t.dtype for t in scalars}  # only scalars: theirs
+            if len(dtypes) != 1 or not dtypes <= set(_DTYPES):
+                raise TypeError(f"{cls.__name__}.edge(): the scalars it reads must be float32 "
+                                f"or float64 and share one dtype, found "
+                                f"{', '.join(sorted(map(str, dtypes)))}")
+        dtype = next(iter(dtypes))
+        kernel = cls._kernels.get((key, dtype))
         if kernel is None:
-            kernel = self._trace(reducer, given)
-            cls._kernels[key] = kernel
-        values = [given[(r, n)] for r, n, _ in kernel.feats]
+            shapes = {k: tuple(given[k].shape[1:]) if k[0] != "scalar" else () for k in read}
+            kernel = _Kernel(expr, reducer, [(r, n, shapes[(r, n)]) for r, n in read], dtype)
+            cls._kernels[(key, dtype)] = kernel
+        # A scalar takes the features' dtype, as a 0-d tensor does in PyTorch.
+        values = [given[(r, n)] if r != "scalar" else scalars[int(n[1:])].to(dtype)
+                  for r, n, _ in kernel.feats]
         if torch.is_grad_enabled() and any(v.requires_grad for v in values):
             return _Apply.apply(kernel, graph, *values)
         return kernel.forward(graph, values)[0]  # nothing to differentiate
 
     def _trace(self, reducer, given):
-        shapes = {r: {n: tuple(t.shape[1:]) for (rr, n), t in given.items() if rr == r}
-                  for r in _trace.ROLES}
-        used = set()
-        proxies = [_trace.Role(r, shapes[r], used) for r in _trace.ROLES]
-        msg = self.edge(*proxies)
+        """(expression(s), the 0-d tensors read as `scalar` leaves)."""
         name = type(self).__name__
-        if reducer.name == "softmax":
-            if not (isinstance(msg, tuple) and len(msg) == 2):
-                raise TypeError(f"{name}.edge(): the softmax reducer takes a pair (score, value), "
-                                f"found {type(msg).__name__}")
-            score, value = (_trace._lift(m) for m in msg)
-            _trace.broadcast_shapes(score.shape, value.shape)
-            expr = (score, value)
-        elif isinstance(msg, _trace.Value):
-            expr = (msg.expr,)
-        else:
-            raise TypeError(f"{name}.edge() must return a traced value computed "
-                            f"from src/dst/edge features, found {type(msg).__name__}")
-        read = sorted(set().union(*(_trace.leaves(e) for e in expr)))
-        if not read:
-            raise TypeError(f"{type(self).__name__}.edge() must read at least one feature")
-        dtypes = {given[k].dtype for k in read}
-        if len(dtypes) != 1:
-            raise TypeError(f"{type(self).__name__}.edge(): the features it reads must share one "
-                            f"dtype, found {', '.join(sorted(map(str, dtypes)))}")
-        feats = [(r, n, shapes[r][n]) for r, n in read]
-        return _Kernel(expr, reducer, feats, dtypes.pop())
+        with _trace.Scalars() as captured:
+            msg = self.edge(*(_trace.Role(r, given) for r in _trace.ROLES))
+            if reducer.name == "softmax":
+                if not (isinstance(msg, tuple) and len(msg) == 2):
+                    raise TypeError(f"{name}.edge(): the softmax reducer takes a pair (score, "
+                                    f"value), found {type(msg).__name__}")
+                score, value = (_trace._lift(m) for m in msg)
+                _trace.broadcast_shapes(score.shape, value.shape)
+                expr = (score, value)
+            elif isinstance(msg, _trace.Value):
+                expr = (msg.expr,)
+            else:
+                raise TypeError(f"{name}.edge() must return a traced value computed "
+                                f"from src/dst/edge features, found {type(msg).__name__}")
+        if all(e.op == "const" for e in expr):
+            raise TypeError(f"{name}.edge() must read at least one feature")
+        return expr, captured.tensors
 
 
 # ---------------------------------------------------------------------------
@@ -288,9 +333,12 @@ def _generate(exprs, reducer, feats, ty):
     # signature's sizes (-D F0=64): the compiler sees constant row widths.
     block_dims = {fdims[k]: expr_shape[k] for k in range(K)}
 
-    # Per feature: its type's dims and its per-axis index (a var or 0).
+    # Per feature: its type's dims and its per-axis index (a var or 0). A
+    # scalar is a rank-0 input.
     ftype, findex = {}, {}
     for r, n, shape in feats:
+        if r == "scalar":
+            continue
         off = K - len(shape)
         dims, idx = [node_dim[r]], []
         for j, size in enumerate(shape):
@@ -311,6 +359,8 @@ def _generate(exprs, reducer, feats, ty):
     def printer(ctx, edge_array="edge"):
         def read(leaf, shape):
             r, n = leaf
+            if r == "scalar":
+                return f"scalar_{n}"
             arr = f"{edge_array}_{n}" if r == "edge" else f"{r}_{n}"
             return f"{arr}[{', '.join([ctx[r]] + findex[leaf])}]"
         return _trace.Printer(read)
@@ -330,6 +380,14 @@ def _generate(exprs, reducer, feats, ty):
         return "<" + ", ".join(f"{d}: dim" for d in names) + ">"
 
     def entry(name, params, result, body):
+        # A relation's source count is bound at run time from an input's
+        # shape: when no tensor has it (no source feature is read), from a
+        # placeholder with one byte per node (k_count_N, k_count_M).
+        for _, t in list(params):
+            m = re.fullmatch(r"Csr\[(\w+), \w+, \w+\]", t)
+            if m and not any(re.search(rf"\b{m[1]}\b", u) for _, u in params
+                             if u.startswith("Tensor")):
+                params = params + [(f"k_count_{m[1]}", f"Tensor[{m[1]}; u8]")]
         types = [t for _, t in params] + [result]
         ps = ",\n            ".join(f"{p}: {t}" for p, t in params)
         gen = generics(types)
@@ -338,18 +396,11 @@ def _generate(exprs, reducer, feats, ty):
 
     red = reducer.name
     out_type = tensor(["M"] + fdims)
-    # max/min: which messages reached the result. The backward recomputes a
-    # message in other loops than the forward's (vectorized differently, a
-    # transcendental may differ in its last bits), so "equal" allows a few
-    # units in the last place.
-    tol = "1.0e-6" if ty == "f32" else "1.0e-14"
-
-    def is_extremum(m, d):
-        o = f"k_out[{outidx(d)}]"
-        return f"__builtin_abs({m} - {o}) <= {tol} * __builtin_abs({o})"
     g = ("g", "Csr[N, M, E]")
-    fparams = [(f"{r}_{n}", tensor(ftype[(r, n)])) for r, n, _ in feats]
+    fparams = [(f"{r}_{n}", ty if r == "scalar" else tensor(ftype[(r, n)])) for r, n, _ in feats]
     fwd_ctx = {"src": "s", "dst": "d", "edge": "k"}
+    edge_ctx = {"src": "k_src_of[e]", "dst": "k_dst_of[e]", "edge": "e"}
+    per_edge = [("k_src_of", "Tensor[E; i64]"), ("k_dst_of", "Tensor[E; i64]")]
     axes = list(zip(fvars, fdims))
     extra = [("k_gout", out_type)]
     if red == "softmax":
@@ -373,18 +424,22 @@ def _generate(exprs, reducer, feats, ty):
     if red == "mean":
         extra.append(("k_inv_deg", f"Tensor[M; {ty}]"))
     if red in ("max", "min"):
-        extra += [("k_out", out_type), ("k_gsel", out_type)]
-        entries.append(entry("count", [g] + fparams + [("k_out", out_type)], out_type,
-                             f"{comp(('d', 'M'), axes)} sum(s, k: g[d]) "
-                             f"(if {is_extremum(msg, 'd')} {{ 1.0 }} else {{ 0.0 }})"))
+        # The messages one per edge (in the relation's order): the forward
+        # when recording for backward reduces them, and keeps the winners.
+        # The backward takes the upstream gradient routed to each message
+        # (k_gm; k_gmt in the transposed relation's edge order).
+        entries.append(entry("messages", per_edge + fparams, tensor(["E"] + fdims),
+                             f"{comp(('e', 'E'), axes)} {printer(edge_ctx)(expr)}"))
+        extra = []
 
-    def gm(ctx, p):
+    def gm(ctx, edge_array):
         d = ctx["dst"]
         if red == "sum":
             return f"k_gout[{outidx(d)}]"
         if red == "mean":
             return f"(k_gout[{outidx(d)}] * k_inv_deg[{d}])"
-        return f"(if {is_extremum(p(expr), d)} {{ k_gsel[{outidx(d)}] }} else {{ 0.0 }})"
+        arr = "k_gmt" if edge_array == "edget" else "k_gm"
+        return f"{arr}[{outidx(ctx['edge'])}]"
 
     for r, n, shape in feats:
         leaf = (r, n)
@@ -397,24 +452,27 @@ def _generate(exprs, reducer, feats, ty):
                        else (f"u{j}", f"B_{r}_{n}_{j}"))
         summed = [k for k in range(K)
                   if k < off or shape[k - off] != expr_shape[k]]
-        result = tensor(ftype[leaf])
+        edge_array = "edge"
         if r == "src":
-            ctx = {"src": "s", "dst": "d", "edge": "k"}
-            p = printer(ctx, edge_array="edget")
+            ctx = fwd_ctx
+            edge_array = "edget"
             params = [("gt", "Csr[M, N, E]")] + [
                 (f"edget_{fn}" if fr == "edge" else f"{fr}_{fn}", t)
                 for (fr, fn, _), (_, t) in zip(feats, fparams)]
             head, rel = ("s", "N"), "sum(d, k: gt[s]) "
-        elif r == "dst":
-            ctx = {"src": "s", "dst": "d", "edge": "k"}
-            p = printer(ctx)
+            result = tensor(ftype[leaf])
+        elif r in ("dst", "scalar"):
+            # A scalar's gradient: per destination here, summed by the caller.
+            ctx = fwd_ctx
             params = [g] + fparams
             head, rel = ("d", "M"), "sum(s, k: g[d]) "
+            result = tensor(ftype[leaf]) if r == "dst" else tensor(["M"])
         else:
-            ctx = {"src": "k_src_of[e]", "dst": "k_dst_of[e]", "edge": "e"}
-            p = printer(ctx)
-            params = [("k_src_of", "Tensor[E; i64]"), ("k_dst_of", "Tensor[E; i64]")] + fparams
+            ctx = edge_ctx
+            params = per_edge + fparams
             head, rel = ("e", "E"), ""
+            result = tensor(ftype[leaf])
+        p = printer(ctx, edge_array=edge_array)
         if red == "softmax":
             d = ctx["dst"]
             at = outidx(d)
@@ -428,11 +486,15 @@ def _generate(exprs, reducer, feats, ty):
                              f"({p(exprs[1])} - k_out[{at}]))))")
             term = "(" + " + ".join(parts or ["0.0"]) + ")"
         else:
-            term = f"({p(_trace.diff(expr, leaf))} * {gm(ctx, p)})"
+            term = f"({p(_trace.diff(expr, leaf))} * {gm(ctx, edge_array)})"
         for k in summed:
             term = f"(sum({fvars[k]}: {fdims[k]}) {term})"
         body = f"{comp(head, own)} {rel}{term}"
-        entries.append(entry(f"grad_{r}_{n}", params + extra, result, body))
+        routed = []
+        if red in ("max", "min"):
+            routed = [("k_gmt", tensor(["E"] + fdims))] if edge_array == "edget" \
+                else [("k_gm", tensor(["E"] + fdims))]
+        entries.append(entry(f"grad_{r}_{n}", params + extra + routed, result, body))
 
     header = ", ".join(f"{d}: dim" for d in block_dims)
     source = ("// Generated by linnet.MessagePassing: one message-passing kernel and its\n"

@@ -10,7 +10,12 @@ state (a KV cache) is kept by the loaded model between calls.
 The compiled code runs with the parameters' current values: after a change
 (an optimizer step, `load_state_dict`) the next call hands the new values to
 the runtime, which reloads the model (its state starts again from zero).
-Calls do not record gradients: the compiled entries have no backward.
+
+The compiled entries have no backward: the parameters do not require grad,
+and a result computed from something that does (an input, or a parameter
+set to require grad) raises, when a gradient is asked through it, an error
+naming the model and the entry; `module.reference()` is the differentiable
+form of the same model.
 """
 
 import json
@@ -56,13 +61,60 @@ def read_safetensors(path):
     return out
 
 
-def _runtime_info(artifact_dir):
-    path = os.path.join(artifact_dir, "runtime.json")
+def _runtime_info(artifact_dir, name="runtime.json"):
+    path = os.path.join(artifact_dir, name)
     try:
         with open(path) as f:
             return json.load(f)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{artifact_dir}: not a linnet artifact (no runtime.json)") from None
+        raise FileNotFoundError(f"{artifact_dir}: not a linnet artifact (no {name})") from None
+
+
+def _choose_variant(artifact_dir, info, held):
+    """The runtime description the runtime loads for weights holding the
+    tensors `held` (external names by canonical path): the first, among
+    runtime.json and its variants, whose optional tensors (state excluded)
+    are present exactly when the weights hold them (docs/runtime-abi.md,
+    "Optional tensors")."""
+    def optional(i):
+        return [t for t in i.get("tensors", []) if t.get("optional") and t.get("kind") != "state"]
+
+    def matches(i):
+        return all(t.get("present", True) == held(t["path"]) for t in optional(i))
+
+    if not info.get("variants") or matches(info):
+        return info
+    built = [info]
+    for name in info["variants"]:
+        v = _runtime_info(artifact_dir, name)
+        if matches(v):
+            return v
+        built.append(v)
+    have = [t["path"] for t in optional(info) if held(t["path"])]
+    sets = ["{" + ", ".join(t["path"] for t in optional(i) if t.get("present", True)) + "}"
+            for i in built]
+    raise ValueError(f"the weights hold the optional tensors {{{', '.join(have)}}}, but the "
+                     f"artifact {artifact_dir} has libraries only for these sets of them: "
+                     f"{', '.join(sets)} (build with these weights, or with --variants each)")
+
+
+class _NoBackward(torch.autograd.Function):
+    """Passes a compiled entry's results through; asked for a gradient, says
+    that the entry has none instead of leaving the gradients None."""
+
+    @staticmethod
+    def forward(ctx, what, count, *tensors):
+        ctx.what = what
+        outs = tensors[:count]
+        ctx.mark_non_differentiable(*[o for o in outs if not o.dtype.is_floating_point])
+        return outs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"{ctx.what()} has no backward: a compiled linnet model is not "
+                           "differentiable from Python. For gradients use module.reference() "
+                           "(the same model as a PyTorch module); call it under torch.no_grad() "
+                           "or with inputs that do not require grad to use it as a constant.")
 
 
 class _Holder(torch.nn.Module):
@@ -77,14 +129,17 @@ class LinnetModule(torch.nn.Module):
         self._artifact = os.path.abspath(artifact_dir)
         self._binding = binding
         info = _runtime_info(self._artifact)
-        self._tensors = [t for t in info.get("tensors", [])]
-        self._params = []  # (path, kind) of present params and buffers
         external = {}
         if weights is not None:
             src = read_safetensors(weights) if isinstance(weights, (str, os.PathLike)) \
                 else dict(weights)
             external = src
-        names = self._external_names(binding, [t["path"] for t in self._tensors])
+        names = self._external_names(binding, [t["path"] for t in info.get("tensors", [])])
+        # Optional tensors are bound at load time, as `linnet run` does.
+        info = _choose_variant(self._artifact, info,
+                               lambda path: names.get(path, path) in external)
+        self._tensors = [t for t in info.get("tensors", [])]
+        self._params = []  # (path, kind) of present params and buffers
         self._to_canonical = {ext: path for path, ext in names.items() if ext != path}
         known = {names.get(t["path"], t["path"]) for t in self._tensors
                  if t.get("kind") in ("param", "buffer") and t.get("present", True)}
@@ -115,7 +170,8 @@ class LinnetModule(torch.nn.Module):
                     torch.nn.init.normal_(value, std=0.02)
             owner, leaf = self._owner(path)
             if kind == "param" and dtype.is_floating_point:
-                owner.register_parameter(leaf, torch.nn.Parameter(value))
+                # No backward through the compiled code (see _NoBackward).
+                owner.register_parameter(leaf, torch.nn.Parameter(value, requires_grad=False))
             else:
                 owner.register_buffer(leaf, value)
             self._params.append(path)
@@ -227,20 +283,26 @@ class LinnetModule(torch.nn.Module):
         if missing:
             raise TypeError(f"{entry}() is missing input{'s' if len(missing) > 1 else ''} "
                             f"{', '.join(missing)}")
-        arrays = []
+        orders = self._edge_orders(entry, sig, bound)
+        arrays, grad_inputs = [], []
         for i in sig["inputs"]:
             name, rel = i["name"], i.get("relation")
             if rel:
                 gr = bound[rel]
-                if not isinstance(gr, Graph):
-                    raise TypeError(f"{entry}(): relation {rel!r}: expected a linnet.Graph, "
-                                    f"found {type(gr).__name__}")
                 arrays.append(gr.row_ptr.numpy() if name.endswith(".row_ptr")
                               else gr.col_idx.numpy())
                 continue
             v = bound[name]
+            if isinstance(v, np.ndarray) and orders:
+                v = torch.from_numpy(v)
             if isinstance(v, torch.Tensor):
-                arrays.append(v.detach().contiguous().numpy())
+                if v.requires_grad:
+                    grad_inputs.append(v)
+                v = v.detach()
+                for axis, dim in enumerate(i["shape"]):
+                    if dim in orders and axis < v.dim():  # COO order -> the relation's
+                        v = v.index_select(axis, orders[dim][0])
+                arrays.append(v.contiguous().numpy())
             elif isinstance(v, np.ndarray):
                 arrays.append(v)
             elif isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -250,7 +312,62 @@ class LinnetModule(torch.nn.Module):
                                 f"{type(v).__name__}")
         self._sync()
         results = [torch.from_numpy(r) for r in self._model.call(entry, arrays)]
+        for k, r in enumerate(sig.get("results", [])):
+            for axis, dim in enumerate(r["shape"]):
+                if dim in orders:  # the relation's order -> COO order
+                    results[k] = results[k].index_select(axis, orders[dim][1])
+        if torch.is_grad_enabled():
+            grad_inputs += [p for p in self.parameters() if p.requires_grad]
+            if grad_inputs:
+                results = list(_NoBackward.apply(lambda: self._describe(entry), len(results),
+                                                 *results, *grad_inputs))
         return results[0] if len(results) == 1 else tuple(results)
+
+    def _edge_orders(self, entry, sig, bound):
+        """{edge generic: (COO -> CSR permutation, its inverse)} for the
+        relations given a graph made with Graph.from_coo: the entry reads a
+        relation in CSR order, so tensors with an axis over its edges are
+        permuted into that order, and results with one permuted back."""
+        orders = {}
+        for i in sig["inputs"]:
+            rel = i.get("relation")
+            if not rel or not i["name"].endswith(".col_idx"):
+                continue
+            gr = bound[rel]
+            if not isinstance(gr, Graph):
+                raise TypeError(f"{entry}(): relation {rel!r}: expected a linnet.Graph, "
+                                f"found {type(gr).__name__}")
+            if gr.edge_order is None:
+                continue
+            dim = i["shape"][0]
+            if not isinstance(dim, str) or not dim.isidentifier():
+                # A fixed edge count: which axes are per edge is not known.
+                sized = [x["name"] for x in sig["inputs"] if not x.get("relation")
+                         and dim in x["shape"]] + [f"result {k}" for k, r in
+                                                   enumerate(sig.get("results", []))
+                                                   if dim in r["shape"]]
+                if sized:
+                    raise ValueError(
+                        f"{entry}(): relation {rel!r} has a fixed edge count ({dim}) and "
+                        f"{', '.join(sized)} an axis of that size: pass a graph made with "
+                        "Graph.from_csr and per-edge tensors in its order (a COO graph's "
+                        "CSR order is graph.edge_order)")
+                continue
+            if dim in orders and not torch.equal(orders[dim][0], gr.edge_order):
+                raise ValueError(f"{entry}(): relations with the same edge count {dim} were "
+                                 "given COO graphs whose edges sort differently: per-edge "
+                                 "tensors cannot follow both")
+            orders[dim] = (gr.edge_order, gr.edge_order_inverse())
+        return orders
+
+    def _describe(self, entry):
+        try:
+            with open(os.path.join(self._artifact, "plan.json")) as f:
+                plan = json.load(f)
+            model = f"{plan['module']}::{plan['root']['name']}"
+        except (OSError, KeyError, ValueError):
+            model = "the model"
+        return f"the entry {entry!r} of the compiled linnet model {model} ({self._artifact})"
 
     def _method(self, entry):
         def method(*args, **kwargs):

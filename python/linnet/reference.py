@@ -346,6 +346,9 @@ class ReferenceModule(torch.nn.Module):
         if len(args) != len(formal):
             raise TypeError(f"{entry}() takes {len(formal)} inputs, given {len(args)}")
         env = dict(self._env)
+        # A Graph.from_coo is read in CSR order: tensors over its edges are
+        # permuted into that order and results back, as LinnetModule does.
+        orders = {}
         for fa, v in zip(formal, args):
             if fa["type"].get("kind") == "relation":
                 if not isinstance(v, Graph):
@@ -354,6 +357,25 @@ class ReferenceModule(torch.nn.Module):
                 for d, n in zip(fa["type"]["dims"], (v.num_src, v.num_dst, v.num_edges)):
                     if isinstance(d, dict) and "sym" in d and d["sym"] not in env:
                         env[d["sym"]] = n
+                if v.edge_order is not None:
+                    d = fa["type"]["dims"][2]
+                    if not (isinstance(d, dict) and "sym" in d):
+                        raise NotImplementedError(
+                            f"reference: {entry}(): relation {fa['name']!r} has a fixed edge "
+                            "count: pass a graph made with Graph.from_csr")
+                    orders[d["sym"]] = (v.edge_order, v.edge_order_inverse())
+
+        def over_edges(shape):
+            return [(axis, orders[d["sym"]]) for axis, d in enumerate(shape)
+                    if isinstance(d, dict) and d.get("sym") in orders]
+
+        args = list(args)
+        for k, fa in enumerate(formal):
+            if isinstance(args[k], torch.Tensor):
+                for axis, (order, _) in over_edges(fa["type"].get("shape", [])):
+                    args[k] = args[k].index_select(axis, order)
+        for fa, v in zip(formal, args):
+            if fa["type"].get("kind") == "relation":
                 continue
             if not isinstance(v, torch.Tensor):
                 raise TypeError(f"{entry}(): input {fa['name']!r}: expected a torch.Tensor, "
@@ -364,7 +386,15 @@ class ReferenceModule(torch.nn.Module):
                     env[d["sym"]] = int(n)
         sd = self.state_dict(keep_vars=True)
         ev = _Eval(self._plan, {p: sd[p] for p in self._paths}, self._dtype)
-        return ev.call(f["name"], list(args), env, _Block("", env))
+        out = ev.call(f["name"], args, env, _Block("", env))
+        if orders:
+            single = not isinstance(out, (tuple, list))
+            outs = [out] if single else list(out)
+            for k, r in enumerate(f.get("results", [])[:len(outs)]):
+                for axis, (_, inverse) in over_edges(r.get("shape", [])):
+                    outs[k] = outs[k].index_select(axis, inverse)
+            out = outs[0] if single else type(out)(outs)
+        return out
 
 
 def reference(path, root=None, dims=None, weights=None):

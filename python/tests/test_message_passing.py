@@ -98,7 +98,9 @@ def test_float32_and_scalar_features():
     torch.testing.assert_close(gw, rw)
 
 
-def test_traced_once_per_signature():
+def test_compiled_once_per_trace():
+    """edge() is traced on every call (cheap); a kernel is compiled once per
+    distinct trace: the expression, the shapes and dtype of what it reads."""
     traces = []
 
     class Counting(linnet.MessagePassing):
@@ -112,10 +114,12 @@ def test_traced_once_per_signature():
     k = Counting()
     for _ in range(3):
         k(graph=graph, src={"x": torch.randn(3, 2)})
-    assert len(traces) == 1
+    assert len(traces) == 3 and len(Counting._kernels) == 1
     k(graph=graph, src={"x": torch.randn(3, 4)})  # a new feature shape
     k(graph=graph, src={"x": torch.randn(3, 2, dtype=torch.float64)})  # a new dtype
-    assert len(traces) == 3
+    assert len(Counting._kernels) == 3
+    Counting()(graph=graph, src={"x": torch.randn(3, 2)})  # another instance, the same trace
+    assert len(Counting._kernels) == 3
 
 
 def test_from_coo_keeps_edge_order():

@@ -85,9 +85,12 @@ def test_module_errors(tmp_path):
         linnet.load(art, weights={"fc1.weight": torch.zeros(4, 8), "fc2.weight": torch.zeros(3, 8)})
     with pytest.raises(ValueError, match=r"missing param 'fc2.weight'"):
         linnet.load(art, weights={"fc1.weight": torch.zeros(8, 4)})
-    with pytest.raises(ValueError, match=r"unexpected tensor 'fc1.bias'"):
+    with pytest.raises(ValueError, match=r"hold the optional tensors \{fc1.bias\}"):
         linnet.load(art, weights={"fc1.weight": torch.zeros(8, 4), "fc2.weight": torch.zeros(3, 8),
                                   "fc1.bias": torch.zeros(8)})
+    with pytest.raises(ValueError, match=r"unexpected tensor 'fc3.bias'"):
+        linnet.load(art, weights={"fc1.weight": torch.zeros(8, 4), "fc2.weight": torch.zeros(3, 8),
+                                  "fc3.bias": torch.zeros(8)})
     with pytest.raises(_compiler.CompileError, match="failed"):
         linnet.compile(MLP, root="NoSuchBlock", dims=DIMS)
 
@@ -215,3 +218,108 @@ def test_compile_error_carries_diagnostics(tmp_path):
                    "        [i: 4] x[i] * y[i]\n    }\n}\n")
     with pytest.raises(_compiler.CompileError, match=r"bad\.ln:5:\d+: error: .*y"):
         linnet.compile(str(bad))
+
+
+EDGES_LN = """module edges
+
+pub block Edges {
+    /// Per edge: the message x[src] * w[edge] (one row per edge, in the
+    /// relation's order), and its sum per destination.
+    pub entry messages<N: dim, M: dim, E: dim>(g: Csr[N, M, E], x: Tensor[N; f32],
+                                               w: Tensor[E, 2; f32]) -> Tensor[E, 2; f32] {
+        [e: E, c: 2] w[e, c] * 2.0
+    }
+    pub entry weighted_transposed<N: dim, M: dim, E: dim>(
+            g: Csr[N, M, E], x: Tensor[N; f32], w: Tensor[2, E; f32]) -> Tensor[M, 2; f32] {
+        [d: M, c: 2] sum(s, k: g[d]) x[s] * w[c, k]
+    }
+}
+"""
+
+
+def test_coo_graph_into_compiled_entry(tmp_path):
+    """A Graph.from_coo keeps the caller's edge order: per-edge inputs are
+    permuted into the CSR order the entry reads, per-edge results back."""
+    src = torch.tensor([1, 0, 2, 1, 0])
+    dst = torch.tensor([2, 0, 0, 1, 2])
+    w = torch.tensor([1.0, 10.0, 100.0, 1000.0, 10000.0])
+    x = torch.tensor([1.0, 2.0, 3.0])
+    coo = linnet.Graph.from_coo(src, dst, num_src=3, num_dst=3)
+    want = torch.zeros(3).index_add(0, dst, x[src] * w)
+    m = linnet.compile(GCN, root="GCN", dims={"In": 4, "Hidden": 8, "Out": 2})
+    torch.testing.assert_close(m.weighted_aggregation(coo, x, w), want)
+    # The whole GCN against the same graph given as CSR in its order.
+    csr = linnet.Graph.from_csr(coo.row_ptr, coo.col_idx, num_src=3)
+    feats = torch.randn(3, 4)
+    torch.testing.assert_close(m(coo, feats, w), m(csr, feats, w[coo.edge_order]))
+    path = tmp_path / "edges.ln"
+    path.write_text(EDGES_LN)
+    e = linnet.compile(str(path), root="Edges")
+    w2 = torch.stack([w, -w], 1)
+    torch.testing.assert_close(e.messages(coo, x, w2), 2.0 * w2)  # in the caller's order
+    torch.testing.assert_close(e.weighted_transposed(coo, x, w2.T.contiguous()),
+                               torch.stack([want, -want], 1))
+
+
+def test_load_honours_variants_like_linnet_run(tmp_path):
+    """An artifact built without weights has a library per presence of the
+    optional biases; linnet.load picks the one `linnet run` picks."""
+    art = _compiler.build_file(MLP, root="MLP", dims=DIMS)
+    g = torch.Generator().manual_seed(7)
+    weights = {"fc1.weight": torch.randn(8, 4, generator=g), "fc1.bias": torch.randn(8, generator=g),
+               "fc2.weight": torch.randn(3, 8, generator=g), "fc2.bias": torch.randn(3, generator=g)}
+    w = tmp_path / "w.safetensors"
+    linnet._core.write_safetensors(str(w), {k: v.numpy() for k, v in weights.items()})
+    x = torch.randn(2, 4, generator=g)
+    np.save(tmp_path / "x.npy", x.numpy())
+    subprocess.run([_compiler.linnet_bin(), "run", art, "--weights", str(w), "--entry", "forward",
+                    "--input", f"x={tmp_path / 'x.npy'}", "--output", str(tmp_path / "y.npy")],
+                   check=True, capture_output=True)
+    want = torch.from_numpy(np.load(tmp_path / "y.npy"))
+    for src in (str(w), weights):
+        m = linnet.load(art, weights=src)
+        assert set(m.state_dict()) == set(weights)
+        torch.testing.assert_close(m(x), want)
+        torch.testing.assert_close(want, mlp_reference(weights, x))
+    # Weights with one bias of two: no library for that set.
+    one = {k: v for k, v in weights.items() if k != "fc2.bias"}
+    with pytest.raises(ValueError, match=r"hold the optional tensors \{fc1.bias\}, but the "
+                                         r"artifact .* only for these sets of them: \{\}, "
+                                         r"\{fc1.bias, fc2.bias\}"):
+        linnet.load(art, weights=one)
+
+
+def test_docs_parameter_names_agree():
+    """docs/python.md's compile(mlp.ln) example lists what the module has."""
+    with open(os.path.join(ROOT, "docs", "python.md")) as f:
+        doc = f.read()
+    line = next(ln for ln in doc.splitlines() if "named_parameters()" in ln and "#" in ln)
+    shown = eval(line.split("#", 1)[1])  # noqa: S307 - the doc's own literal
+    m = linnet.compile(MLP, root="MLP", dims=DIMS)
+    assert [n for n, _ in m.named_parameters()] == shown
+
+
+def test_no_silent_gradients_through_compiled_module():
+    """The compiled entries have no backward: the parameters do not require
+    grad, and asking for a gradient through a result raises, naming the
+    model and the entry, instead of leaving the gradients None."""
+    m = linnet.compile(MLP, root="MLP", dims=DIMS)
+    assert not any(p.requires_grad for p in m.parameters())
+    x = torch.randn(5, 4)
+    p = torch.randn(5, 3, requires_grad=True)
+    y = m(x)
+    assert not y.requires_grad
+    (y * p).sum().backward()  # nothing of m asked for: p's gradient only
+    torch.testing.assert_close(p.grad, y)
+    xg = x.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match=r"the entry 'forward' of the compiled linnet model "
+                                           r"examples\.mlp::MLP .* has no backward.*reference\(\)"):
+        (m(xg) * p).sum().backward()
+    m.fc1.weight.requires_grad_(True)  # asked for explicitly
+    out = m(x)
+    assert out.requires_grad
+    with pytest.raises(RuntimeError, match="has no backward"):
+        torch.autograd.grad(out.sum(), m.fc1.weight)
+    with torch.no_grad():
+        assert not m(xg).requires_grad
+    torch.testing.assert_close(m(xg).detach(), m(x).detach())
