@@ -773,6 +773,36 @@ def classifier_loss():
                 inputs=[("x", x), ("target", target)], weights=params_of(fc, "fc."), want=[want])
 
 
+@model
+def gcn():
+    """Two PyG GCNConv layers, gcn_norm (self-loops, symmetric degrees) in the model."""
+    In, Hidden, Out, N, E = 5, 8, 3, 9, 18
+    src, dst = torch.randint(0, N, (E,)), torch.randint(0, N - 1, (E,))
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    layers = {"conv1": nn.Linear(In, Hidden, bias=False), "conv2": nn.Linear(Hidden, Out, bias=False)}
+    bias = {c: torch.randn(l.out_features) for c, l in layers.items()}
+    w = {}
+    for c, l in layers.items():
+        w[c + ".lin.weight"] = l.weight.detach().clone()
+        w[c + ".bias"] = bias[c]
+
+    def conv(c, x):  # torch_geometric.nn.GCNConv.forward (add_self_loops, normalize)
+        s = torch.cat([src, torch.arange(N)])
+        d = torch.cat([dst, torch.arange(N)])
+        deg = torch.zeros(N, dtype=x.dtype).index_add_(0, d, torch.ones(len(d), dtype=x.dtype))
+        norm = deg[s].rsqrt() * deg[d].rsqrt()
+        h = layers[c].double()(x)
+        return torch.zeros(N, h.shape[1], dtype=x.dtype).index_add_(0, d, norm[:, None] * h[s]) \
+            + f32(bias[c])
+
+    x = randn(N, In)
+    want = conv("conv2", torch.relu(conv("conv1", x)))
+    rp, ci, _ = csr(dst, src, N)
+    return dict(defines=dict(In=In, Hidden=Hidden, Out=Out), entry="forward",
+                relations=[("g", rp, ci)], inputs=[("x", x)], weights=w, want=[want])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
