@@ -803,6 +803,56 @@ def gcn():
                 relations=[("g", rp, ci)], inputs=[("x", x)], weights=w, want=[want])
 
 
+@model
+def bert():
+    """A two-layer BertModel (HF's module tree and math, eval): sequence and pooled output."""
+    Vocab, Hidden, Heads, Inter, Layers, MaxPos, TypeVocab, S = 30, 8, 2, 16, 2, 512, 2, 6
+    Head = Hidden // Heads
+
+    def mod(**children):
+        m = nn.Module()
+        for k, v in children.items():
+            setattr(m, k, v)
+        return m
+
+    def layer():
+        return mod(attention=mod(self=mod(query=nn.Linear(Hidden, Hidden), key=nn.Linear(Hidden, Hidden),
+                                          value=nn.Linear(Hidden, Hidden)),
+                                 output=mod(dense=nn.Linear(Hidden, Hidden),
+                                            LayerNorm=nn.LayerNorm(Hidden, eps=1e-12))),
+                   intermediate=mod(dense=nn.Linear(Hidden, Inter)),
+                   output=mod(dense=nn.Linear(Inter, Hidden), LayerNorm=nn.LayerNorm(Hidden, eps=1e-12)))
+
+    m = mod(embeddings=mod(word_embeddings=nn.Embedding(Vocab, Hidden),
+                           position_embeddings=nn.Embedding(MaxPos, Hidden),
+                           token_type_embeddings=nn.Embedding(TypeVocab, Hidden),
+                           LayerNorm=nn.LayerNorm(Hidden, eps=1e-12)),
+            encoder=mod(layer=nn.ModuleList(layer() for _ in range(Layers))),
+            pooler=mod(dense=nn.Linear(Hidden, Hidden)))
+    for n_, p_ in m.named_parameters():
+        if "LayerNorm" in n_:
+            p_.data.normal_()
+    w = params_of(m)
+    m = m.double()
+    ids, types = torch.randint(0, Vocab, (S,)), torch.randint(0, TypeVocab, (S,))
+    mask = torch.tensor([True] * 4 + [False] * 2)
+    e = m.embeddings
+    h = e.LayerNorm(e.word_embeddings(ids) + e.position_embeddings(torch.arange(S))
+                    + e.token_type_embeddings(types))
+    for lyr in m.encoder.layer:  # BertLayer: BertSelfAttention, BertSelfOutput, ...
+        sa = lyr.attention.self
+        q, k, v = (f(h).view(S, Heads, Head).transpose(0, 1) for f in (sa.query, sa.key, sa.value))
+        scores = q @ k.transpose(1, 2) / math.sqrt(Head) + (~mask).double() * torch.finfo(torch.float64).min
+        ctx = (torch.softmax(scores, -1) @ v).transpose(0, 1).reshape(S, Hidden)
+        a = lyr.attention.output.LayerNorm(lyr.attention.output.dense(ctx) + h)
+        h = lyr.output.LayerNorm(lyr.output.dense(F.gelu(lyr.intermediate.dense(a))) + a)
+    pooled = torch.tanh(m.pooler.dense(h[0]))
+    return dict(defines=dict(Vocab=Vocab, Hidden=Hidden, Heads=Heads, Inter=Inter, Layers=Layers),
+                entry="forward", inputs=[("input_ids", ids), ("token_type_ids", types),
+                                         ("mask", mask.numpy())],
+                weights=w, want=[h, pooled])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
