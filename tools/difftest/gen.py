@@ -80,7 +80,7 @@ CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "
                "blockexpr", "while", "stepslice", "domonly", "idxcast", "tensorbody", "bool", "intlit",
                "trimean", "letannot", "litcast", "smallidx", "untypedcomp", "dimexpr_sig", "emptyred",
                "intdiv", "csr", "reducer", "stdreducer", "state", "ifstate", "blocks", "subarray",
-               "optsub", "optparam", "childcomp", "tanh_erf", "relmean", "multibind"}
+               "optsub", "optparam", "childcomp", "tanh_erf", "relmean", "multibind", "typedT"}
 PROFILES = {
     "ci": CI_FEATURES,
     "forms": CI_FEATURES | set(FORMS),
