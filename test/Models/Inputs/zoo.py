@@ -853,6 +853,31 @@ def bert():
                 weights=w, want=[h, pooled])
 
 
+@model
+def mamba():
+    """Mamba's selective scan (x_proj, dt_proj, softplus); the reference is
+    selective_scan_ref's step-by-step loop."""
+    Inner, State, Rank, L = 6, 4, 2, 7
+    x_proj, dt_proj = nn.Linear(Inner, Rank + 2 * State, bias=False), nn.Linear(Rank, Inner)
+    A_log = torch.log(torch.arange(1, State + 1, dtype=torch.float32)).repeat(Inner, 1) \
+        + 0.1 * torch.randn(Inner, State)
+    Dp = torch.randn(Inner)
+    w = {**params_of(x_proj, "x_proj."), **params_of(dt_proj, "dt_proj."), "A_log": A_log, "D": Dp}
+    x_proj, dt_proj = x_proj.double(), dt_proj.double()
+    u = randn(L, Inner)
+    proj = x_proj(u)
+    delta = F.softplus(dt_proj(proj[:, :Rank]))
+    Bm, Cm = proj[:, Rank:Rank + State], proj[:, Rank + State:]
+    A = -torch.exp(f32(A_log))
+    h = torch.zeros(Inner, State, dtype=torch.float64)
+    ys = []
+    for t in range(L):
+        h = torch.exp(delta[t, :, None] * A) * h + delta[t, :, None] * Bm[t] * u[t, :, None]
+        ys.append((h * Cm[t]).sum(-1) + f32(Dp) * u[t])
+    return dict(defines=dict(Inner=Inner, State=State, Rank=Rank), entry="forward",
+                inputs=[("u", u)], weights=w, want=[torch.stack(ys)])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
