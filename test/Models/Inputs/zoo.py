@@ -878,6 +878,66 @@ def mamba():
                 inputs=[("u", u)], weights=w, want=[torch.stack(ys)])
 
 
+@model
+def swin():
+    """Swin's SwinTransformerBlock with a shift: window partition of the rolled
+    image, relative position bias, the shifted-window mask (the official code)."""
+    C, Heads, Res, Ws, Shift, Hidden, B = 8, 2, 4, 2, 1, 16, 2
+    Head = C // Heads
+    m = nn.Module()
+    m.norm1, m.norm2 = nn.LayerNorm(C), nn.LayerNorm(C)
+    m.attn = nn.Module()
+    m.attn.qkv, m.attn.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+    m.attn.relative_position_bias_table = nn.Parameter(torch.randn((2 * Ws - 1) ** 2, Heads))
+    m.mlp = nn.Module()
+    m.mlp.fc1, m.mlp.fc2 = nn.Linear(C, Hidden), nn.Linear(Hidden, C)
+    for n_, p_ in m.named_parameters():
+        if "norm" in n_:
+            p_.data.normal_()
+    w = params_of(m)
+    m = m.double()
+
+    def window_partition(x):
+        b, h, w_, c = x.shape
+        x = x.view(b, h // Ws, Ws, w_ // Ws, Ws, c)
+        return x.permute(0, 1, 3, 2, 4, 5).reshape(-1, Ws * Ws, c)
+
+    def window_reverse(wins, h, w_):
+        b = wins.shape[0] // (h * w_ // Ws // Ws)
+        x = wins.view(b, h // Ws, w_ // Ws, Ws, Ws, -1)
+        return x.permute(0, 1, 3, 2, 4, 5).reshape(b, h, w_, -1)
+
+    coords = torch.stack(torch.meshgrid(torch.arange(Ws), torch.arange(Ws), indexing="ij")).flatten(1)
+    rel = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0) + (Ws - 1)
+    rel_index = rel[..., 0] * (2 * Ws - 1) + rel[..., 1]
+    img_mask = torch.zeros(1, Res, Res, 1, dtype=torch.float64)
+    cnt = 0
+    for hs in (slice(0, -Ws), slice(-Ws, -Shift), slice(-Shift, None)):
+        for ws in (slice(0, -Ws), slice(-Ws, -Shift), slice(-Shift, None)):
+            img_mask[:, hs, ws, :] = cnt
+            cnt += 1
+    mw = window_partition(img_mask).squeeze(-1)
+    attn_mask = (mw[:, None, :] - mw[:, :, None]).ne(0).double() * -100.0   # [nW, N, N]
+
+    x = randn(B, Res * Res, C)
+    h = m.norm1(x).view(B, Res, Res, C)
+    h = torch.roll(h, shifts=(-Shift, -Shift), dims=(1, 2))
+    wins = window_partition(h)                                   # [B * nW, N, C]
+    bw, n, _ = wins.shape
+    q, k, v = m.attn.qkv(wins).reshape(bw, n, 3, Heads, Head).permute(2, 0, 3, 1, 4)
+    att = (q * Head ** -0.5) @ k.transpose(-2, -1)
+    att = att + m.attn.relative_position_bias_table[rel_index.view(-1)].view(n, n, -1).permute(2, 0, 1)
+    nw = attn_mask.shape[0]
+    att = att.view(bw // nw, nw, Heads, n, n) + attn_mask[None, :, None]
+    att = torch.softmax(att.view(-1, Heads, n, n), -1)
+    out = m.attn.proj((att @ v).transpose(1, 2).reshape(bw, n, C))
+    out = torch.roll(window_reverse(out, Res, Res), shifts=(Shift, Shift), dims=(1, 2))
+    h1 = x + out.reshape(B, Res * Res, C)
+    want = h1 + m.mlp.fc2(F.gelu(m.mlp.fc1(m.norm2(h1))))
+    return dict(defines=dict(C=C, Heads=Heads, Res=Res, Ws=Ws, Shift=Shift, Hidden=Hidden),
+                entry="forward", inputs=[("x", x)], weights=w, want=[want])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
