@@ -5,7 +5,11 @@ torch.nn.functional where PyTorch has no module (PyG layers are written out
 with index_add_/scatter, as PyG computes them). Its random weights are written
 to safetensors under the parameter paths the .ln declares, the .ln is built
 for the CPU, `linnet run` calls the entry, and every result is held against
-the torch reference evaluated in float64 on the same (float32) weights.
+the torch reference evaluated in float64 on the same weights (float32 ones
+unless the model asks for another dtype). With --interpret the entry runs in
+the reference interpreter instead of a build (`linnet run MODEL.ln
+--interpret`): where a known gap stops the build, it tells a wrong model from
+a wrong compiler.
 
 usage: zoo.py LINNET ZOO_DIR WORKDIR MODEL [--interpret]
 
@@ -14,11 +18,11 @@ disagreement (|got - want| > tol * (1 + |want|)).
 """
 import json
 import math
-import warnings
 import os
 import struct
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import torch
@@ -44,6 +48,7 @@ def save_safetensors(tensors, path):
     text += b" " * ((8 - (8 + len(text)) % 8) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
 
 MODELS = {}
 
