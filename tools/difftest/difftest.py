@@ -278,7 +278,7 @@ CLASSES = [
     (("check-rejected",), r"\b(Grid|Image|Patch)\b", "dimeq", "item 18: dim equalities"),
     (("check-rejected",), r"appears in no input shape|expects (.*), found \1", None,
      "item 19: generics only in products"),
-    (("check-rejected",), r"found index|has type index", None, "item 20: an index as i64"),
+    (("check-rejected",), r"found index|has type index|yields .*\bindex\b", None, "item 20: an index as i64"),
     (("check-rejected",), r"dtype mismatch in '.': f32 and T", None, "item 21: a float literal in a T function"),
     (("reference-disagreed", "disagreed"), r"numpy gives 0\.0, both give nan", "emptyrel",
      "item 2: mean of an empty neighbourhood"),
