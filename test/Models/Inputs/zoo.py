@@ -943,6 +943,25 @@ def swin():
                 entry="forward", inputs=[("x", x)], weights=w, want=[want])
 
 
+@model
+def nerf():
+    """nerf-pytorch's positional Embedder and an MLP with the encoding concatenated back in."""
+    Freqs, Width, B = 3, 16, 5
+    Enc = 3 + 6 * Freqs
+    m = nn.Module()
+    m.fc0, m.fc1, m.fc2 = nn.Linear(Enc, Width), nn.Linear(Width, Width), nn.Linear(Enc + Width, Width)
+    m.output_linear = nn.Linear(Width, 4)
+    w = params_of(m)
+    m = m.double()
+    x = randn(B, 3)
+    # Embedder(include_input=True, log_sampling=True, periodic_fns=[sin, cos])
+    enc = torch.cat([x] + [fn(x * 2.0 ** k) for k in range(Freqs) for fn in (torch.sin, torch.cos)], -1)
+    h = torch.relu(m.fc1(torch.relu(m.fc0(enc))))
+    h = torch.relu(m.fc2(torch.cat([enc, h], -1)))
+    return dict(defines=dict(Freqs=Freqs, Width=Width), entry="forward", inputs=[("x", x)],
+                weights=w, want=[m.output_linear(h)])
+
+
 #===------------------------------------------------------------------===#
 # Driver
 #===------------------------------------------------------------------===#
