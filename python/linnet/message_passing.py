@@ -1,13 +1,14 @@
 """`MessagePassing`: a Python edge function compiled into a linnet kernel.
 
-A subclass defines `edge(self, src, dst, edge)` and a `reducer`. On the
-first call with a given signature (the features' names, roles, dtypes and
-feature shapes), `edge` is traced with proxy objects into an expression, and
-a linnet module is generated with one entry for the forward aggregation over
-the graph's CSR relation and one per differentiable feature for its gradient
-(sources through the transposed relation, destinations through the relation,
+A subclass defines `edge(self, src, dst, edge)` and a `reducer`. On every
+call `edge` is traced with proxy objects into an expression (0-d tensors it
+reads, a learnable `self.alpha`, become inputs). For each distinct trace (the
+expression, the features' roles, names, shapes and dtype) a linnet module is
+generated with one entry for the forward aggregation over the graph's CSR
+relation and one per differentiable input for its gradient (sources through
+the transposed relation, destinations and scalars through the relation,
 edges per edge). It is compiled for the CPU by `linnet build`, loaded once,
-and cached per signature. The call is a `torch.autograd.Function`.
+and cached on the class. The call is a `torch.autograd.Function`.
 """
 
 import hashlib
@@ -61,7 +62,8 @@ def max():  # noqa: A001
 
 
 def min():  # noqa: A001
-    """Elementwise minimum of the messages (0 for a destination without edges)."""
+    """Elementwise minimum of the messages (0 for a destination without edges);
+    the gradient goes to the minimal message (split evenly between ties)."""
     return Reducer("min")
 
 

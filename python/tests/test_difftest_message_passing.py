@@ -324,10 +324,14 @@ def test_scalar_parameter_in_softmax_scores():
         return torch.randn(*shape, dtype=torch.float64, generator=gen, requires_grad=True)
 
     k = Attention()
-    assert torch.autograd.gradcheck(
-        lambda t, a, b, h, c: _with_temperature(k, t)(g, src={"a": a, "h": h}, dst={"b": b},
-                                                      edge={"c": c}),
-        (rand(()), rand(5, 1), rand(6, 1), rand(5, 3), rand(src.numel(), 1)))
+    inputs = (rand(()), rand(5, 1), rand(6, 1), rand(5, 3), rand(src.numel(), 1))
+
+    def run(t, a, b, h, c):
+        return _with_temperature(k, t)(g, src={"a": a, "h": h}, dst={"b": b}, edge={"c": c})
+
+    assert torch.autograd.gradcheck(run, inputs)
+    (gt,) = torch.autograd.grad(run(*inputs).pow(2).sum(), inputs[0])
+    assert float(gt.abs()) > 1e-3  # the temperature is not a frozen constant
 
 
 def _with_temperature(kernel, t):

@@ -261,6 +261,26 @@ def test_coo_graph_into_compiled_entry(tmp_path):
                                torch.stack([want, -want], 1))
 
 
+def test_coo_graph_with_a_fixed_edge_count_is_refused(tmp_path):
+    """With the edge count a constant, which axes are per edge is unknown: a
+    COO graph is refused rather than read in the wrong order."""
+    path = tmp_path / "fixed.ln"
+    path.write_text("module fixed\n\npub block Fixed {\n"
+                    "    pub entry agg<N: dim, M: dim>(g: Csr[N, M, 3], x: Tensor[N; f32],\n"
+                    "                                  w: Tensor[3; f32]) -> Tensor[M; f32] {\n"
+                    "        [d: M] sum(s, k: g[d]) x[s] * w[k]\n    }\n}\n")
+    m = linnet.compile(str(path), root="Fixed")
+    coo = linnet.Graph.from_coo(torch.tensor([1, 0, 2]), torch.tensor([2, 0, 0]), num_src=3)
+    with pytest.raises(ValueError, match=r"agg\(\): relation 'g' has a fixed edge count \(3\) "
+                                         r"and w an axis of that size: pass a graph made with "
+                                         r"Graph.from_csr"):
+        m.agg(coo, torch.ones(3), torch.ones(3))
+    csr = linnet.Graph.from_csr(coo.row_ptr, coo.col_idx, num_src=3)
+    torch.testing.assert_close(m.agg(csr, torch.tensor([1.0, 2.0, 3.0]),
+                                     torch.tensor([1.0, 10.0, 100.0])),
+                               torch.tensor([31.0, 0.0, 200.0]))
+
+
 def test_load_honours_variants_like_linnet_run(tmp_path):
     """An artifact built without weights has a library per presence of the
     optional biases; linnet.load picks the one `linnet run` picks."""
