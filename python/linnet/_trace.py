@@ -8,6 +8,7 @@ size 1 broadcasts).
 
 import math
 import numbers
+import threading
 
 import torch
 
@@ -206,22 +207,25 @@ def _as_value(x, what):
     raise TypeError(f"edge(): {what} expects a traced value, found {type(x).__name__}")
 
 
+_tracing = threading.local()  # .scalars: the Scalars of the trace in progress
+
+
 class Scalars:
     """The 0-d tensors a trace reads (a learnable `self.alpha`): each is a
     kernel input `("scalar", "s<k>")`, numbered in order of first use, so
     that its current value is used on every call and it gets a gradient."""
 
-    active = None  # the trace in progress
-
     def __init__(self):
         self.tensors = []
+        self._outer = None
 
     def __enter__(self):
-        Scalars.active = self
+        self._outer = getattr(_tracing, "scalars", None)
+        _tracing.scalars = self
         return self
 
     def __exit__(self, *exc):
-        Scalars.active = None
+        _tracing.scalars = self._outer
 
     def leaf(self, t):
         for k, u in enumerate(self.tensors):
@@ -238,12 +242,13 @@ def _lift(x):
         return x.expr
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
         return const(x)
-    if (isinstance(x, torch.Tensor) and x.dim() == 0 and x.dtype.is_floating_point
-            and Scalars.active is not None):
-        if x.device.type != "cpu":
-            raise TypeError(f"edge(): a scalar tensor read by edge() must be on the CPU, "
-                            f"found device {x.device}")
-        return Scalars.active.leaf(x)
+    if isinstance(x, torch.Tensor) and x.dim() == 0 and x.dtype.is_floating_point:
+        scalars = getattr(_tracing, "scalars", None)
+        if scalars is not None:
+            if x.device.type != "cpu":
+                raise TypeError(f"edge(): a scalar tensor read by edge() must be on the CPU, "
+                                f"found device {x.device}")
+            return scalars.leaf(x)
     raise TypeError(f"edge(): traced values combine with features, constant numbers and 0-d "
                     f"float tensors (a scalar parameter), found {type(x).__name__}"
                     + (f" of shape {tuple(x.shape)} and dtype {x.dtype} (pass tensors with rows "

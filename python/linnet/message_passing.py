@@ -24,6 +24,7 @@ from .graph import Graph
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _DTYPES = {torch.float32: "f32", torch.float64: "f64"}
 _CHECKED_NAMES = set()  # feature names already checked to be identifiers
+_MANY_KERNELS = 8  # compiled kernels of one class past which a warning says why
 
 
 class Reducer:
@@ -286,6 +287,10 @@ class MessagePassing(torch.nn.Module):
             shapes = {k: tuple(given[k].shape[1:]) if k[0] != "scalar" else () for k in read}
             kernel = _Kernel(expr, reducer, [(r, n, shapes[(r, n)]) for r, n in read], dtype)
             cls._kernels[(key, dtype)] = kernel
+            if len(cls._kernels) == _MANY_KERNELS:
+                warnings.warn(f"{cls.__name__}.edge() has been compiled {_MANY_KERNELS} times: "
+                              "if a Python number it reads changes between calls, make it a "
+                              "0-d tensor (a kernel input) instead", stacklevel=3)
         # A scalar takes the features' dtype, as a 0-d tensor does in PyTorch.
         values = [given[(r, n)] if r != "scalar" else scalars[int(n[1:])].to(dtype)
                   for r, n, _ in kernel.feats]

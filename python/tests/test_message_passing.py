@@ -294,3 +294,28 @@ def test_reducer_per_instance():
     torch.testing.assert_close(Agg(linnet.sum())(graph, src={"x": x}), torch.tensor([5.0, 3.0, 0.0]))
     torch.testing.assert_close(Agg(linnet.mean())(graph, src={"x": x}), torch.tensor([2.5, 3.0, 0.0]))
     torch.testing.assert_close(Agg(linnet.min())(graph, src={"x": x}), torch.tensor([2.0, 3.0, 0.0]))
+
+
+def test_python_numbers_read_by_edge_are_part_of_the_kernel(monkeypatch):
+    """A plain number edge() reads is a constant of the trace: another value
+    is another kernel (never the first one's result), and many of them warn
+    that a 0-d tensor would be an input instead."""
+    import linnet.message_passing as mp
+    monkeypatch.setattr(mp, "_MANY_KERNELS", 2)
+
+    class Scale(linnet.MessagePassing):
+        reducer = linnet.sum()
+
+        def __init__(self, c):
+            super().__init__()
+            self.c = c
+
+        def edge(self, src, dst, edge):
+            return src.x * self.c
+
+    graph = linnet.Graph.from_csr(torch.tensor([0, 2, 3, 3]), torch.tensor([0, 1, 1]), num_src=2)
+    x = torch.tensor([2.0, 3.0])
+    torch.testing.assert_close(Scale(1.0)(graph, src={"x": x}), torch.tensor([5.0, 3.0, 0.0]))
+    with pytest.warns(UserWarning, match=r"Scale.edge\(\) has been compiled 2 times: .*0-d tensor"):
+        out = Scale(2.0)(graph, src={"x": x})
+    torch.testing.assert_close(out, torch.tensor([10.0, 6.0, 0.0]))
