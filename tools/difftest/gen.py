@@ -1020,7 +1020,9 @@ class Gen:
                         continue
                     if p.tname == p.dtype and v.tname != p.dtype:
                         continue
-                    if all(bind.get(g.text, d.text) == d.text and g.val == d.val for g, d in zip(p.dims, v.dims)):
+                    b2 = dict(bind)
+                    if all(b2.setdefault(g.text, d.text) == d.text and g.val == d.val
+                           for g, d in zip(p.dims, v.dims)):
                         ok.append(v)
                 if not ok:
                     break
