@@ -865,8 +865,6 @@ class Gen:
         if self.has("sharedfn") and sc.subs and self.chance(0.3):
             # a layer called again: from a second call site (experts on token groups)
             val = self.method_call(sc, depth, again=True)
-        if val is not None:
-            pass
         elif r < 0.12 and self.has("scalarlet") and dt != "bool":
             val = self.scalar(dt, sc, depth + 1)
             if not isinstance(val, Reduce) and self.has("reduce"):
