@@ -590,7 +590,48 @@ private:
     return emit(kind::Constant, {}, {{"name", c.module->name + "::" + c.name}}, t, c.name);
   }
 
+  /// `a && b`, `a || b` short-circuit (§6.1): a right side that reads a
+  /// tensor, calls, divides or reduces (whose reads and run-time checks
+  /// must not run where the left side decides: `i >= 1 && x[i - 1] > 0.0`)
+  /// is the branch of an `if`; a plain one is combined with `and`/`or`.
+  ValueId logical(const ast::BinaryExpr &b) {
+    bool isAnd = b.op == ast::BinaryOp::And;
+    json bt = scalarType("bool");
+    ValueId l = expr(*b.lhs, bt);
+    Region rhs;
+    inRegion(rhs, [&] {
+      ValueId r = expr(*b.rhs, bt);
+      pushOp({kind::Yield, {r}, {}, json::object(), {}, {}});
+    });
+    bool guarded = std::any_of(rhs.ops.begin(), rhs.ops.end(), [](const Op &o) {
+      return !o.regions.empty() || o.kind == kind::Index || o.kind == kind::Call ||
+             o.kind == kind::Slice ||
+             (o.kind == kind::Arith && (o.attrs.value("op", "") == "div" || o.attrs.value("op", "") == "mod"));
+    });
+    if (!guarded) {
+      ValueId r = rhs.ops.back().operands[0];
+      rhs.ops.pop_back();
+      for (Op &o : rhs.ops)
+        cur_->ops.push_back(std::move(o));
+      return emit(kind::Arith, {l, r}, {{"op", isAnd ? "and" : "or"}}, bt);
+    }
+    Region decided;
+    inRegion(decided, [&] {
+      ValueId c = emit(kind::Const, {}, {{"value", !isAnd}}, bt);
+      pushOp({kind::Yield, {c}, {}, json::object(), {}, {}});
+    });
+    Op op{kind::If, {l}, {}, json::object(), {}, {}};
+    ValueId result = next_++;
+    op.results.push_back({result, "", bt});
+    op.regions.push_back(std::move(isAnd ? rhs : decided));
+    op.regions.push_back(std::move(isAnd ? decided : rhs));
+    pushOp(std::move(op));
+    return result;
+  }
+
   ValueId binary(const ast::BinaryExpr &b, const json &hint) {
+    if (b.op == ast::BinaryOp::And || b.op == ast::BinaryOp::Or)
+      return logical(b);
     json tl = exprType(*b.lhs), tr = exprType(*b.rhs), t = typeOf(b);
     if (isLiteral(t) && !isLiteral(tl) && !isUnknown(tl) && !cmpOp(b.op))
       t = tl;

@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/ranges.h>
 
@@ -2771,27 +2772,48 @@ private:
         ValueRange r = nestLoops(i + 1, loop.getRegionIterArgs());
         next.assign(r.begin(), r.end());
       } else {
-        size_t pos = 0;
-        V acc = rebuild(init, loop.getRegionIterArgs(), pos);
-        std::vector<V> msg = region(op.regions[0], f, args);
-        V upd = red.combine(acc, red.lift(msg));
-        std::vector<Value> updLeaves;
-        leaves(upd, updLeaves);
-        if (filter && !bound) {
-          V keep = scalarOf(region(op.regions[1], f, args).at(0));
-          for (size_t k = 0; k < updLeaves.size(); ++k)
-            updLeaves[k] = b_.create<arith::SelectOp>(loc_, keep.v, updLeaves[k],
-                                                      loop.getRegionIterArgs()[k]);
-        }
-        for (size_t k = 0; k < updLeaves.size(); ++k) {
-          Value u = convert(updLeaves[k], initLeaves[k].getType());
-          // A tensor state (online softmax's acc) is copied into the
-          // carried tensor: the loop then yields a value equivalent to its
-          // iter_arg, and bufferization updates one buffer in place instead
-          // of allocating (and freeing) a new one every step.
-          if (auto tt = dyn_cast<RankedTensorType>(u.getType()); tt && tt.hasStaticShape())
-            u = b_.create<linalg::CopyOp>(loc_, u, loop.getRegionIterArgs()[k]).getResult(0);
-          next.push_back(u);
+        // One step: the message combined into the carried state.
+        auto step = [&] {
+          size_t pos = 0;
+          V acc = rebuild(init, loop.getRegionIterArgs(), pos);
+          std::vector<V> msg = region(op.regions[0], f, args);
+          V upd = red.combine(acc, red.lift(msg));
+          std::vector<Value> updLeaves;
+          leaves(upd, updLeaves);
+          SmallVector<Value> out;
+          for (size_t k = 0; k < updLeaves.size(); ++k) {
+            Value u = convert(updLeaves[k], initLeaves[k].getType());
+            // A tensor state (online softmax's acc) is copied into the
+            // carried tensor: the loop then yields a value equivalent to its
+            // iter_arg, and bufferization updates one buffer in place instead
+            // of allocating (and freeing) a new one every step.
+            if (auto tt = dyn_cast<RankedTensorType>(u.getType()); tt && tt.hasStaticShape())
+              u = b_.create<linalg::CopyOp>(loc_, u, loop.getRegionIterArgs()[k]).getResult(0);
+            out.push_back(u);
+          }
+          return out;
+        };
+        // A filter guards the message: under a false filter it is neither
+        // evaluated nor checked (`x[l + k - Pad]` of a zero-padded
+        // convolution reads outside `x` exactly where the filter is false).
+        std::optional<V> keep;
+        if (filter && !bound)
+          keep = scalarOf(region(op.regions[1], f, args).at(0));
+        if (!keep || (keep->c && *keep->c)) {
+          next = step();
+        } else if (keep->c) {
+          next.assign(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+        } else {
+          SmallVector<Type> types;
+          for (Value v : initLeaves)
+            types.push_back(v.getType());
+          auto guarded = b_.create<scf::IfOp>(loc_, types, keep->v, /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard ig(b_);
+          b_.setInsertionPointToStart(guarded.thenBlock());
+          b_.create<scf::YieldOp>(loc_, step());
+          b_.setInsertionPointToStart(guarded.elseBlock());
+          b_.create<scf::YieldOp>(loc_, loop.getRegionIterArgs());
+          next.assign(guarded.getResults().begin(), guarded.getResults().end());
         }
       }
       --nest_;

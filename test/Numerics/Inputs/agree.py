@@ -5,13 +5,17 @@ reference interpreter is available, against `linnet run --interpret`).
 usage: agree.py LINNET MODEL.ln WORKDIR [-D N=V]... --entry E
                 [--in NAME=DTYPE:SHAPE[:LO..HI]]... [--weight PATH=DTYPE:SHAPE]...
                 [--rel NAME=NSRC,NDST,EDGES] [--repeat K] [--ref EXPR] [--tol T]
+                [--results N] [--target cpu|cuda-emulate]
 
 SHAPE is `4x8` (or `-` for a scalar). Integer inputs take values in [LO, HI).
 A relation NAME becomes inputs NAME.row_ptr/NAME.col_idx (a random CSR graph
 with some rows empty) and, for the reference, `NAME` = list of (dst, [srcs]).
 EXPR is a Python expression over numpy (`np`), the inputs by name, the
 weights as `w["path"]`, `erf`, `rel_*` helpers; it gives the result, or a
-tuple of results. Floats agree when |got - want| <= tol * (1 + |want|).
+tuple of results (an entry with several results: one per result, each
+written by `linnet run --output`; N defaults to the tuple's length).
+`--target cuda-emulate` builds for CUDA and runs its kernels on the CPU.
+Floats agree when |got - want| <= tol * (1 + |want|).
 Prints one line per result and exits 1 on a disagreement.
 """
 import argparse
@@ -84,6 +88,8 @@ def main():
     ap.add_argument("--ref")
     ap.add_argument("--tol", type=float, default=1e-5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--results", type=int)
+    ap.add_argument("--target", default="cpu", choices=["cpu", "cuda-emulate"])
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     os.makedirs(a.work, exist_ok=True)
@@ -116,8 +122,14 @@ def main():
     wpath = os.path.join(a.work, "w.safetensors")
     save_safetensors(weights, wpath)
 
+    want = eval(a.ref, env) if a.ref else None
+    if want is not None and not isinstance(want, tuple):
+        want = (want,)
+    nres = a.results or (len(want) if want is not None else 1)
+
     art = os.path.join(a.work, "artifact")
-    build = subprocess.run([a.linnet, "build", a.model, "--target", "cpu", *defs, "-o", art],
+    target = ["--target", "cuda", "--emulate"] if a.target == "cuda-emulate" else ["--target", "cpu"]
+    build = subprocess.run([a.linnet, "build", a.model, *target, *defs, "-o", art],
                            capture_output=True, text=True)
     if build.returncode != 0:
         sys.stdout.write(build.stdout + build.stderr)
@@ -125,25 +137,24 @@ def main():
         return 1
 
     def run(tag, extra, target):
-        outs = [os.path.join(a.work, f"{tag}-out{i}.npy") for i in range(8)]
+        outs = [os.path.join(a.work, f"{tag}-out{i}.npy") for i in range(nres)]
         r = subprocess.run([a.linnet, "run", target, *extra, "--weights", wpath,
                             "--entry", a.entry, *args, "--repeat", str(a.repeat),
-                            *[x for o in outs[:1] for x in ("--output", o)]],
+                            *[x for o in outs for x in ("--output", o)]],
                            capture_output=True, text=True)
         if r.returncode != 0:
             sys.stdout.write(r.stdout + r.stderr)
             print(f"agree: {a.entry}: {tag} run failed (exit {r.returncode})")
             return None
-        return [np.load(outs[0])]
+        return [np.load(o) for o in outs]
 
     got = run("compiled", [], art)
     if got is None:
         return 1
     status = 0
     oracles = []
-    if a.ref:
-        want = eval(a.ref, env)
-        oracles.append(("numpy", want if isinstance(want, tuple) else (want,)))
+    if want is not None:
+        oracles.append(("numpy", want))
     helptext = subprocess.run([a.linnet, "run", "--help"], capture_output=True, text=True).stdout
     if "--interpret" in helptext:
         interp = run("interpreted", ["--interpret", *defs], a.model)
@@ -151,6 +162,9 @@ def main():
             return 1
         oracles.append(("interpreter", tuple(interp)))
     for oname, wants in oracles:
+        if len(wants) != len(got):
+            print(f"agree: {a.entry}: {len(got)} results, {oname} gives {len(wants)}")
+            status = 1
         for i, (g, wnt) in enumerate(zip(got, wants)):
             wnt = np.asarray(wnt)
             if g.shape != wnt.shape:
