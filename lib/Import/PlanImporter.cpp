@@ -1573,18 +1573,126 @@ private:
   }
 
 
+  /// A `while` whose condition is known only at run time (a recurrence
+  /// over an entry's sequence length): an scf.while carrying the loop's
+  /// values as leaves (numbers and tensors, of structs and tuples too), in
+  /// the plan's types, and the state its body writes.
+  std::vector<V> runtimeWhile(const ir::Op &op, Frame &f, std::vector<V> carried) {
+    for (const V &v : carried)
+      if (v.k != V::Scalar && v.k != V::Tensor && v.k != V::Agg)
+        fail(fmt::format("{}: a `while` whose condition is known only at run time may carry "
+                         "numbers, tensors, structs and tuples; this one carries {}",
+                         where_, v.k == V::Opt ? "an optional" : "a block or relation"));
+    // The carried values as they enter: the plan's type for numbers and
+    // tensors (a static initial value may become dynamic in the body).
+    std::vector<Type> planTypes(carried.size());
+    for (size_t i = 0; i < carried.size() && i < op.results.size(); ++i) {
+      std::string kind = op.results[i].type.value("kind", "");
+      if (carried[i].k != V::Agg && (kind == "scalar" || kind == "tensor"))
+        planTypes[i] = type(op.results[i].type, f);
+    }
+    auto flatten = [&](const std::vector<V> &vs, const SmallVector<Type> *types) {
+      SmallVector<Value> out;
+      for (size_t i = 0; i < vs.size(); ++i) {
+        std::vector<Value> ls;
+        leaves(vs[i], ls);
+        for (Value l : ls) {
+          Type t = types ? (*types)[out.size()] : planTypes[i] ? planTypes[i] : l.getType();
+          out.push_back(convert(l, t));
+        }
+      }
+      return out;
+    };
+    auto unflatten = [&](ValueRange vals) {
+      std::vector<V> out;
+      size_t pos = 0;
+      for (const V &t : carried) {
+        V v = rebuild(t, vals, pos);
+        if (v.k == V::Scalar || v.k == V::Tensor)
+          v.uns = t.uns;
+        out.push_back(v);
+      }
+      return out;
+    };
+
+    // State the body writes is carried too. Which states those are is
+    // known once the body is built: a body that writes more than was
+    // carried is built again, carrying them.
+    std::vector<std::string> states;
+    for (;;) {
+      std::map<std::string, Value> stateBefore = stateVal_;
+      SmallVector<Value> init = flatten(carried, nullptr);
+      size_t nvals = init.size();
+      for (const std::string &p : states)
+        init.push_back(stateVal_.at(p));
+      SmallVector<Type> types;
+      for (Value v : init)
+        types.push_back(v.getType());
+      SmallVector<Location> locs(types.size(), loc_);
+      auto loop = b_.create<scf::WhileOp>(loc_, types, init);
+      auto bind = [&](Block *blk) {
+        for (size_t k = 0; k < states.size(); ++k)
+          stateVal_[states[k]] = blk->getArgument(nvals + k);
+        return unflatten(blk->getArguments().take_front(nvals));
+      };
+      std::vector<std::string> written;
+      {
+        OpBuilder::InsertionGuard g(b_);
+        ++nest_;
+        Block *before = b_.createBlock(&loop.getBefore(), {}, types, locs);
+        std::vector<V> c = region(op.regions[0], f, bind(before));
+        if (c.size() != 1 || c[0].k != V::Scalar)
+          fail(fmt::format("{}: the condition of a `while` must be a bool", where_));
+        b_.create<scf::ConditionOp>(loc_, convert(c[0].v, b_.getI1Type()),
+                                    before->getArguments());
+        Block *after = b_.createBlock(&loop.getAfter(), {}, types, locs);
+        std::vector<V> atStart = bind(after);
+        std::map<std::string, Value> stateAtStart = stateVal_;
+        std::vector<V> next = region(op.regions[1], f, atStart);
+        if (next.size() != carried.size())
+          fail(fmt::format("{}: the body of a `while` yields {} values, it carries {}", where_,
+                           next.size(), carried.size()));
+        SmallVector<Value> yielded = flatten(next, &types);
+        if (yielded.size() != nvals)
+          fail(fmt::format("{}: a value carried by a `while` changes its structure in the body",
+                           where_));
+        for (const auto &[p, v] : stateVal_)
+          if (stateAtStart.count(p) && stateAtStart[p] != v)
+            written.push_back(p);
+        for (const std::string &p : states)
+          yielded.push_back(convert(stateVal_[p], types[yielded.size()]));
+        b_.create<scf::YieldOp>(loc_, yielded);
+        --nest_;
+      }
+      stateVal_ = stateBefore;
+      std::vector<std::string> all = states;
+      for (const std::string &p : written)
+        if (std::find(all.begin(), all.end(), p) == all.end())
+          all.push_back(p);
+      if (all.size() != states.size()) {
+        loop.erase();
+        states = std::move(all);
+        continue;
+      }
+      for (size_t k = 0; k < states.size(); ++k)
+        stateVal_[states[k]] = loop.getResult(nvals + k);
+      return unflatten(loop.getResults().take_front(nvals));
+    }
+  }
+
   std::vector<V> whileOp(const ir::Op &op, Frame &f) {
     std::vector<V> carried;
     for (ir::ValueId id : op.operands)
       carried.push_back(get(f, id));
     // Loops whose condition is known at build time (the counter over an
-    // array of sub blocks) are unrolled.
+    // array of sub blocks) are unrolled; from the first condition known
+    // only at run time on, the loop is an scf.while.
     for (int iter = 0;; ++iter) {
       std::vector<V> c = region(op.regions[0], f, carried);
-      if (c.size() != 1 || c[0].k != V::Scalar || !c[0].c)
-        fail(fmt::format("{}: a `while` whose condition is not known at build time is not "
-                         "supported by the CPU backend yet",
-                         where_));
+      if (c.size() != 1 || c[0].k != V::Scalar)
+        fail(fmt::format("{}: the condition of a `while` must be a bool", where_));
+      if (!c[0].c)
+        return runtimeWhile(op, f, std::move(carried));
       if (!*c[0].c)
         return carried;
       if (iter > 100000)
