@@ -776,7 +776,7 @@ private:
         args[i].relName = fn.body.args[i].name;
       }
 
-    std::vector<V> results = region(fn.body, f, args);
+    std::vector<V> results = planResults(region(fn.body, f, args), fn);
     if (results.size() != fn.results.size())
       fail(fmt::format("entry {}: returns {} values, its signature says {}", fn.name,
                        results.size(), fn.results.size()));
@@ -858,6 +858,15 @@ private:
       nameValues(op);
     }
     return {};
+  }
+
+  /// A function's returned values as its plan lists them: a returned tuple
+  /// is one Core IR value, the plan gives each of its elements a result.
+  static std::vector<V> planResults(std::vector<V> rs, const plan::Function &fn) {
+    if (rs.size() == 1 && fn.results.size() > 1 && rs[0].k == V::Agg && rs[0].names.empty() &&
+        rs[0].elems.size() == fn.results.size())
+      return std::move(rs[0].elems);
+    return rs;
   }
 
   V get(Frame &f, ir::ValueId id) {
@@ -1131,7 +1140,7 @@ private:
         if (state)
           stateVal_[t->path] = stateBase_[t->path] = v;
       }
-      std::vector<V> results = call(fn, std::move(g), inner);
+      std::vector<V> results = planResults(call(fn, std::move(g), inner), fn);
       if (results.size() != resultTypes.size())
         fail(fmt::format("{}: returns {} values, its signature says {}", fn.name, results.size(),
                          resultTypes.size()));
@@ -1380,8 +1389,15 @@ private:
       // A method of an element of an array of sub blocks is one function
       // per specialization, called once per element.
       if (first == 1 && nest_ == 0 && elementPaths_.count(*callee.self))
-        if (std::optional<std::vector<V>> rs = callOutlined(*it->second, callee, args))
+        if (std::optional<std::vector<V>> rs = callOutlined(*it->second, callee, args)) {
+          if (op.results.size() == 1 && rs->size() > 1) { // a tuple, one buffer per element
+            V t;
+            t.k = V::Agg;
+            t.elems = std::move(*rs);
+            return {t};
+          }
           return *rs;
+        }
       std::vector<V> rs = call(*it->second, std::move(callee), args);
       if (op.results.size() > 1 && rs.size() == 1 && rs[0].k == V::Agg)
         return rs[0].elems;
