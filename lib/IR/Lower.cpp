@@ -522,9 +522,11 @@ private:
     case ast::Expr::Kind::Cast: {
       auto &c = llvm::cast<ast::CastExpr>(e);
       json t = typeOf(e);
-      // `1.5 as f32`: an untyped literal operand takes the target dtype.
+      // A cast does not type its operand: Sema recorded the type its
+      // untyped literals take (`(7 / 2) as f32` divides i64s), which the
+      // operand's literals and contextual constants adopt.
       json operandT = typeOf(*c.operand);
-      ValueId x = expr(*c.operand, isLiteral(operandT) ? t : json(nullptr));
+      ValueId x = expr(*c.operand, isLiteral(operandT) ? t : operandT);
       json to = t.contains("dtype") ? t["dtype"] : json(nullptr);
       return emit(kind::Cast, {x}, {{"to", to}}, t);
     }
@@ -853,9 +855,17 @@ private:
                           : json{{"kind", "tensor"}, {"shape", rest}, {"dtype", t["dtype"]}};
     }
     inRegion(body, [&] {
-      for (const ast::IndexBinder &b : c.indices) {
+      for (size_t k = 0; k < c.indices.size(); ++k) {
+        const ast::IndexBinder &b = c.indices[k];
+        // The domain as the checked type spells it: Sema may have recorded
+        // the declared form of an axis equal to it under a `where`
+        // equality (Grid * Grid for Image / Patch * Image / Patch).
         std::optional<Dim> d = asDim(*b.domain);
-        indices.push_back({{"name", b.name.name}, {"domain", d ? dimToJson(*d) : json(nullptr)}});
+        json dj = d ? dimToJson(*d) : json(nullptr);
+        if (t.value("kind", "") == "tensor" && k < t["shape"].size() && t["shape"][k].is_object() &&
+            !t["shape"][k].contains("pack"))
+          dj = t["shape"][k];
+        indices.push_back({{"name", b.name.name}, {"domain", dj}});
         arg(body, b.name.name, indexType());
       }
       ValueId v = expr(*c.body, elem);

@@ -70,13 +70,82 @@ static bool literalFits(const ast::Expr &e, const std::string &dtype, Diagnostic
 class BodyChecker {
 public:
   BodyChecker(Analyzer &a, FunctionInfo *fn, ModuleInfo &m, const Env &env)
-      : a_(a), diag_(a.diag_), fn_(fn), m_(m), env_(env) {}
+      : a_(a), diag_(a.diag_), fn_(fn), m_(m), env_(env) {
+    if (fn && fn->block)
+      useEqualities(fn->block->constraints);
+    if (fn)
+      useEqualities(fn->constraints);
+  }
+
+  /// Dim equalities of a `where` clause in scope (`Grid * Patch == Image`)
+  /// become rewrites of one generic (Image := Grid * Patch) that shapes are
+  /// normalized with before they are compared. Each rewrite is kept fully
+  /// reduced by the others, so one substitution reaches the normal form;
+  /// one that would be circular is not used.
+  void useEqualities(const std::vector<Constraint> &cs) {
+    auto lone = [&](const Dim &d) -> const Atom * {
+      const auto &ts = d.terms();
+      if (ts.size() != 1 || ts[0].coeff != 1 || ts[0].atoms.size() != 1 ||
+          ts[0].atoms[0]->kind != Atom::Kind::Sym)
+        return nullptr;
+      const Atom *x = ts[0].atoms[0].get();
+      for (const Env *e = &env_; e; e = e->parent)
+        for (const GenericParam *g : e->params)
+          if (g->id == x->id && g->kind == ast::GenericKind::Dim)
+            return x;
+      return nullptr;
+    };
+    auto mentions = [](const Dim &d, const std::string &id) {
+      std::vector<const Atom *> syms;
+      d.collectSymbols(syms);
+      return std::any_of(syms.begin(), syms.end(), [&](const Atom *a) { return a->id == id; });
+    };
+    for (const Constraint &c : cs) {
+      if (c.op != ast::BinaryOp::Eq)
+        continue;
+      Dim l = substDim(c.lhs, rules_), r = substDim(c.rhs, rules_);
+      const Atom *x = lone(r);
+      Dim to = l;
+      // The lone generic on the right is rewritten (`Head * Heads ==
+      // Hidden`); of two lone generics, the later-named one.
+      if (const Atom *y = lone(l); y && (!x || y->id > x->id)) {
+        x = y;
+        to = r;
+      }
+      if (!x || mentions(to, x->id))
+        continue;
+      GenericValue v;
+      v.kind = ast::GenericKind::Dim;
+      v.dim = to;
+      Bindings one{{x->id, v}};
+      for (auto &[id, old] : rules_)
+        old.dim = substDim(old.dim, one);
+      rules_[x->id] = v;
+    }
+  }
 
   /// literalFits() against a concrete scalar or tensor dtype (a generic
-  /// dtype's range is not known here).
+  /// dtype's range is not known here). An untyped float value never takes
+  /// an integer dtype: `x[i] * 0.5` with x of i64 would compute with 0.
   void fits(const ast::Expr &value, const Type &target) {
-    if ((target.kind == Type::Kind::Scalar || target.kind == Type::Kind::Tensor) &&
-        !target.dtype.isVar() && !isLit(target.dtype))
+    if (target.kind != Type::Kind::Scalar && target.kind != Type::Kind::Tensor)
+      return;
+    TypeRef v = a_.prog_.facts.typeOf(value);
+    if ((v->kind == Type::Kind::Scalar || v->kind == Type::Kind::Tensor) &&
+        v->dtype.name == "{float}") {
+      const GenericParam *g = target.dtype.isVar() ? env_.find(target.dtype.name) : nullptr;
+      if (g && g->id != target.dtype.var)
+        g = nullptr; // a callee's generic of the same name
+      std::string cls = g ? g->dtypeClass : dtypeClassOf(target.dtype.name);
+      if (cls == "int" || cls == "signed" || target.dtype.name == "index") {
+        diag_.error(value.loc, fmt::format("an untyped float value cannot take the integer "
+                                           "dtype {} (convert the other side with 'as', or "
+                                           "write an integer)",
+                                           target.dtype.name));
+        return;
+      }
+    }
+    if (!target.dtype.isVar() && !isLit(target.dtype))
       literalFits(value, target.dtype.name, diag_);
   }
 
@@ -91,10 +160,27 @@ public:
     }
     result_ = result;
     TypeRef t = checkBlock(d.body);
-    if (result && t && !returned_ && !sameType(*result, *t) &&
+    if (result && t && !returned_ && !same(*result, *t) &&
         !(d.body.stmts.empty()))
       diag_.error(d.body.endLoc, fmt::format("'{}' must return {}, but its body yields {}",
                                              d.name.name, describe(*result), describe(*t)));
+    else if (result && t && !sameType(*result, *t) && !d.body.stmts.empty())
+      if (auto *es = llvm::dyn_cast<ast::ExprStmt>(d.body.stmts.back().get()))
+        retype(*es->expr, result);
+  }
+
+  /// A value equal to the type it must have only under the `where`
+  /// equalities (`[t: Image / Patch * Image / Patch] ...` returned as a
+  /// Tensor[Grid * Grid]) is recorded with that type, at the expression
+  /// that makes it (through `let` names), so that lowering and the Core IR
+  /// see the declared type.
+  void retype(const ast::Expr &e, const TypeRef &want) {
+    const ast::Expr *x = &e;
+    for (auto it = letDefs_.find(x); it != letDefs_.end(); it = letDefs_.find(x))
+      x = it->second;
+    a_.prog_.facts.types[x] = want;
+    if (x != &e)
+      a_.prog_.facts.types[&e] = want;
   }
 
   TypeRef checkConst(const ast::Expr &e) {
@@ -132,6 +218,27 @@ private:
   void bind(Local l) { scopes_.back().push_back(std::move(l)); }
 
   TypeRef indexType() { return Type::scalar(Dtype{"index", ""}); }
+
+  /// Normal forms under the `where` equalities in scope.
+  Dim norm(const Dim &d) const { return rules_.empty() ? d : substDim(d, rules_); }
+  TypeRef norm(const TypeRef &t) const { return rules_.empty() ? t : substType(t, rules_); }
+  /// Type equality up to the `where` equalities in scope.
+  bool same(const Type &a, const Type &b) const {
+    if (sameType(a, b))
+      return true;
+    if (rules_.empty())
+      return false;
+    auto ca = std::make_shared<Type>(a), cb = std::make_shared<Type>(b);
+    return sameType(*norm(ca), *norm(cb));
+  }
+  bool sameShape(const Shape &a, const Shape &b) const {
+    if (a.size() != b.size())
+      return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!(a[i] == b[i]) && (a[i].isPack() || b[i].isPack() || norm(a[i].dim) != norm(b[i].dim)))
+        return false;
+    return true;
+  }
 
   /// A dim written as an expression (a domain, or a dim used as a value).
   std::optional<Dim> asDim(const ast::Expr &e, bool report) {
@@ -214,11 +321,29 @@ private:
     return last;
   }
 
+  /// The dtype an untyped float literal takes when nothing gives it one:
+  /// the float dtype generic in scope when there is exactly one (`2.0` in
+  /// a function generic over `T: dtype(float)` is a T), else f32.
+  Dtype defaultFloat() const {
+    const GenericParam *only = nullptr;
+    int n = 0;
+    for (const Env *e = &env_; e; e = e->parent)
+      for (const GenericParam *g : e->params)
+        if (g->kind == ast::GenericKind::Dtype && g->dtypeClass == "float") {
+          only = g;
+          ++n;
+        }
+    return n == 1 ? Dtype{only->name, only->id} : Dtype{"f32", ""};
+  }
+  Dtype defaultLit(const Dtype &lit) const {
+    return lit.name == "{integer}" ? Dtype{"i64", ""} : defaultFloat();
+  }
+
   /// The type an untyped literal tensor takes when nothing gives it one.
-  static TypeRef defaultLiteral(TypeRef t) {
+  TypeRef defaultLiteral(TypeRef t) const {
     if ((t->kind != Type::Kind::Tensor && t->kind != Type::Kind::Scalar) || !isLit(t->dtype))
       return t;
-    Dtype d{t->dtype.name == "{integer}" ? "i64" : "f32", ""};
+    Dtype d = defaultLit(t->dtype);
     return t->kind == Type::Kind::Scalar ? Type::scalar(d) : Type::tensor(t->shape, d);
   }
 
@@ -230,7 +355,7 @@ private:
       if (l.type) {
         TypeRef decl = a_.resolveType(*l.type, m_, env_);
         fits(*l.init, *decl);
-        if (!sameType(*decl, *t))
+        if (!same(*decl, *t))
           diag_.error(l.init->loc, fmt::format("'let' declares type {}, but the value has type {}",
                                                describe(*decl), describe(*t)));
         // An untyped literal value takes the declared type (`let one:
@@ -252,6 +377,8 @@ private:
         a_.prog_.facts.types[l.init.get()] = t;
       }
       bindPattern(*l.pattern, t, l.isVar ? Local::Kind::Var : Local::Kind::Let);
+      if (!l.isVar && l.pattern->kind == ast::Pattern::Kind::Binding)
+        scopes_.back().back().def = l.init.get();
       if (l.isVar && isLiteralish(*t) && l.pattern->kind == ast::Pattern::Kind::Binding)
         scopes_.back().back().init = l.init.get();
       return Type::none();
@@ -266,7 +393,7 @@ private:
       TypeRef t = r.value ? check(*r.value) : Type::none();
       if (result_ && r.value)
         fits(*r.value, *result_);
-      if (result_ && !sameType(*result_, *t))
+      if (result_ && !same(*result_, *t))
         diag_.error(r.loc, fmt::format("return value has type {}, expected {}", describe(*t),
                                        describe(*result_)));
       returned_ = true;
@@ -362,7 +489,7 @@ private:
                                           n->name, what));
           return;
         }
-        if (!sameType(*l->type, *value) && !(isLiteralish(*l->type) || isNumericLit(*value)))
+        if (!same(*l->type, *value) && !(isLiteralish(*l->type) || isNumericLit(*value)))
           diag_.error(s.value->loc, fmt::format("'{}' has type {}, but the assigned value has "
                                                 "type {}",
                                                 n->name, describe(*l->type), describe(*value)));
@@ -391,7 +518,7 @@ private:
           }
           fn_->states.insert(n->name);
           fits(*s.value, *mem->type);
-          if (!sameType(*mem->type, *value))
+          if (!same(*mem->type, *value))
             diag_.error(s.value->loc, fmt::format("state '{}' has type {}, but the assigned "
                                                   "value has type {}",
                                                   n->name, describe(*mem->type),
@@ -426,6 +553,16 @@ private:
       diag_.error(f.field.loc, fmt::format("cannot assign to field '{}' of {}: only 'var' "
                                            "names and the block's own state can be assigned",
                                            f.field.name, describe(*base)));
+  }
+
+  static inline const Dtype kI64{"i64", ""};
+  /// Whether argument type `a` may be passed for parameter type `p`: the
+  /// same type, or an index for an i64 (indices are i64 values, §8.1).
+  bool passes(const Type &p, const Type &a) const {
+    if (p.kind == Type::Kind::Scalar && a.kind == Type::Kind::Scalar && a.dtype.name == "index" &&
+        !a.dtype.isVar())
+      return p.dtype == kI64 || p.dtype.name == "index";
+    return same(p, a);
   }
 
   static bool isNumericLit(const Type &t) { return t.kind == Type::Kind::Scalar && isLit(t.dtype); }
@@ -512,6 +649,20 @@ private:
       auto &c = llvm::cast<ast::CastExpr>(e);
       TypeRef from = check(*c.operand);
       TypeRef to = a_.resolveType(*c.type, m_, env_);
+      // A cast does not type its operand (§6.9): its untyped literals are
+      // typed as if it stood alone, so `(7 / 2) as f32` divides integers.
+      // Integer literals are i64; float literals take a float target's
+      // dtype (`0.1 as f64` is the f64 nearest 0.1), else f32.
+      if (isLiteralish(*from) && (to->kind == Type::Kind::Scalar || to->kind == Type::Kind::Tensor)) {
+        const GenericParam *g = to->dtype.isVar() ? env_.find(to->dtype.name) : nullptr;
+        bool floatTo = g ? g->dtypeClass == "float" : dtypeClassOf(to->dtype.name) == "float";
+        Dtype d = from->dtype.name == "{integer}" ? Dtype{"i64", ""}
+                  : floatTo                       ? to->dtype
+                                                  : defaultFloat();
+        fits(*c.operand, *Type::scalar(d));
+        from = from->kind == Type::Kind::Scalar ? Type::scalar(d) : Type::tensor(from->shape, d);
+        a_.prog_.facts.types[c.operand.get()] = from;
+      }
       if (to->kind == Type::Kind::Scalar && from->kind == Type::Kind::Tensor)
         return Type::tensor(from->shape, to->dtype);
       return to;
@@ -532,7 +683,7 @@ private:
         TypeRef xt = check(*x);
         if (!first)
           first = xt;
-        else if (!sameType(*first, *xt))
+        else if (!same(*first, *xt))
           diag_.error(x->loc, fmt::format("array elements must have one type: {} then {}",
                                           describe(*first), describe(*xt)));
       }
@@ -582,7 +733,7 @@ private:
       if (dtypeClassOf(other.dtype.name) == "int")
         return a->dtype.name == "index" ? b : a;
     }
-    if (!sameType(*a, *b)) {
+    if (!same(*a, *b)) {
       diag_.error(loc, fmt::format("{} have different types: {} and {}", what, describe(*a),
                                    describe(*b)));
       return Type::unknown();
@@ -591,8 +742,11 @@ private:
   }
 
   TypeRef checkName(const ast::NameExpr &n) {
-    if (const Local *l = lookupLocal(n.name))
+    if (const Local *l = lookupLocal(n.name)) {
+      if (l->def)
+        letDefs_[&n] = l->def;
       return l->type;
+    }
     if (fn_ && fn_->block)
       if (const MemberInfo *mem = fn_->block->member(n.name)) {
         if (mem->kind == ast::MemberKind::State)
@@ -636,8 +790,18 @@ private:
       c.type = a_.resolveType(*c.decl->type, *c.module, Env{});
       return c.type;
     }
+    // An untyped constant used before its own check: its value decides
+    // whether it is an integer or a float literal (`const K = 7` is no
+    // float: `(K / 2) as f32` divides integers).
     c.contextual = true;
-    return Type::scalar(litFloat());
+    if (a_.constDone_.emplace(&c, true).second) {
+      BodyChecker bc(a_, nullptr, *c.module, Env{});
+      TypeRef t = bc.checkConst(*c.decl->init);
+      if (!c.type)
+        c.type = t;
+      return t;
+    }
+    return Type::unknown(); // a constant defined through itself
   }
 
   TypeRef checkBinary(const ast::BinaryExpr &b) {
@@ -674,12 +838,23 @@ private:
                                               dtypeClassOf(t.dtype.name) == "int");
     };
     if (ls && rs && isIntLike(*l) && isIntLike(*r)) {
-      if (isLit(l->dtype))
+      // A literal adopts the other side; an index meets a typed integer as
+      // that integer. `i + 1` stays an index: were it typed as a literal, a
+      // context (`((i + 1) / 2) as f32`, `x[i] * (i + 1)`) could turn the
+      // index arithmetic into float arithmetic.
+      if (isLit(l->dtype)) {
         fits(*b.lhs, *r);
-      else if (isLit(r->dtype))
+        return r;
+      }
+      if (isLit(r->dtype)) {
         fits(*b.rhs, *l);
-      return l->dtype.name == "index" || isLit(l->dtype) ? r : l;
+        return l;
+      }
+      return l->dtype.name == "index" ? r : l;
     }
+    // Two untyped literals: a float one makes the expression a float one.
+    if (ls && rs && isLit(l->dtype) && isLit(r->dtype))
+      return l->dtype.name == "{float}" ? l : r;
     if (ls && isLit(l->dtype)) {
       fits(*b.lhs, *r); // `x + 300` with x: i8
       return r;
@@ -688,7 +863,7 @@ private:
       fits(*b.rhs, *l);
       return l;
     }
-    if (lt && rt && !(l->shape == r->shape)) {
+    if (lt && rt && !sameShape(l->shape, r->shape)) {
       diag_.error(b.loc, fmt::format("shape mismatch in '{}': Tensor[{}] and Tensor[{}] (write "
                                      "the broadcast as a comprehension)",
                                      ast::spelling(b.op), shapeStr(l->shape), shapeStr(r->shape)));
@@ -750,9 +925,11 @@ private:
       return true;
     }
   }
-  bool matchDtype(const Dtype &p, const Dtype &a, Bindings &b, std::set<std::string> &own) {
-    if (isLit(a))
+  bool matchDtype(const Dtype &p, const Dtype &arg, Bindings &b, std::set<std::string> &own) {
+    if (isLit(arg))
       return true;
+    // An index is an i64 value (§8.1).
+    const Dtype &a = arg.name == "index" && !arg.isVar() ? kI64 : arg;
     if (p.isVar() && own.count(p.var)) {
       auto it = b.find(p.var);
       if (it == b.end()) {
@@ -780,10 +957,60 @@ private:
     Dim s = substDim(p, b);
     std::vector<const Atom *> syms;
     s.collectSymbols(syms);
+    std::set<std::string> open;
     for (const Atom *x : syms)
       if (own.count(x->id))
-        return true; // not yet decidable: checked after all arguments bind
-    return s == a;
+        open.insert(x->id);
+    if (open.empty())
+      return norm(s) == norm(a);
+    // One generic left, as a factor of one term (`B * S` with S known):
+    // s = Q * X + R solves to X = (a - R) / Q where that divides exactly.
+    // Otherwise it is not yet decidable: checked after all arguments bind.
+    if (open.size() == 1) {
+      const std::string &id = *open.begin();
+      const Dim::Term *with = nullptr;
+      Dim rest;
+      for (const Dim::Term &t : s.terms()) {
+        size_t n = std::count_if(t.atoms.begin(), t.atoms.end(), [&](const AtomRef &x) {
+          return x->kind == Atom::Kind::Sym && x->id == id;
+        });
+        Dim term = t.coeff;
+        for (const AtomRef &x : t.atoms)
+          term = term * Dim::atom(x);
+        if (n == 1 && !with) {
+          with = &t;
+          continue;
+        }
+        rest = rest + term;
+      }
+      std::vector<const Atom *> restSyms;
+      rest.collectSymbols(restSyms);
+      if (with && std::none_of(restSyms.begin(), restSyms.end(),
+                               [&](const Atom *x) { return x->id == id; })) {
+        Dim q = with->coeff;
+        const Atom *x = nullptr;
+        for (const AtomRef &at : with->atoms)
+          if (at->kind == Atom::Kind::Sym && at->id == id)
+            x = at.get();
+          else
+            q = q * Dim::atom(at);
+        std::vector<const Atom *> qSyms;
+        q.collectSymbols(qSyms);
+        bool nested = std::any_of(qSyms.begin(), qSyms.end(), [&](const Atom *y) { return y->id == id; });
+        Dim want = norm(a) - norm(rest), nq = norm(q);
+        if (!nested && !(nq.constant() && *nq.constant() == 0)) {
+          Dim v = Dim::floorDiv(want, nq);
+          if (v * nq == want) {
+            GenericValue g;
+            g.kind = ast::GenericKind::Dim;
+            g.dim = v;
+            b[x->id] = g;
+            return true;
+          }
+        }
+      }
+    }
+    return true;
   }
   bool matchShape(const Shape &p, const Shape &a, Bindings &b, std::set<std::string> &own) {
     size_t packs = 0;
@@ -871,13 +1098,54 @@ private:
     for (int round = 0; round < 2 && ok; ++round)
       for (size_t i = 0; i < args.size(); ++i) {
         TypeRef p = substType(f.params[i].type, outer);
-        if (!match(*p, *args[i], b, own) || (round == 1 && !sameType(*substType(p, b), *args[i]) &&
+        if (!match(*p, *args[i], b, own) || (round == 1 && !passes(*substType(p, b), *args[i]) &&
                                               !(args[i]->kind == Type::Kind::Scalar && isLit(args[i]->dtype)))) {
-          std::string msg = fmt::format("argument {} of '{}' ('{}') expects {}, found {}", i + 1,
-                                        callee, f.params[i].name,
-                                        describe(*f.params[i].type, &b), describe(*args[i]));
-          // Typed constants are not contextual (§5): only an untyped one adapts.
           TypeRef want = substType(p, b);
+          // Generics the arguments did not bind (`B` and `S` of a parameter
+          // `Tensor[B * S, F]` given a Tensor[12, F]): say which, and how to
+          // give them, rather than compare a type still open.
+          std::vector<std::string> unbound;
+          std::function<void(const Type &)> collect = [&](const Type &t) {
+            std::vector<const Atom *> syms;
+            for (const Unit &u : t.shape)
+              u.dim.collectSymbols(syms);
+            t.size.collectSymbols(syms);
+            for (const Atom *x : syms)
+              if (own.count(x->id) && !b.count(x->id) &&
+                  std::find(unbound.begin(), unbound.end(), x->name) == unbound.end())
+                unbound.push_back(x->name);
+            for (const TypeRef &e : t.elems)
+              collect(*e);
+          };
+          collect(*want);
+          if (round == 1 && !unbound.empty()) {
+            std::string names, all;
+            for (const std::string &n : unbound)
+              names += (names.empty() ? "'" : ", '") + n + "'";
+            for (const GenericParam &g : f.generics)
+              all += (all.empty() ? "" : ", ") + g.name;
+            diag_.error(c.args[i]->loc,
+                        fmt::format("cannot infer generic{} {} of '{}' from argument {} ('{}' "
+                                    "of type {}{}): {} there only in a product whose other "
+                                    "factors are unknown or do not divide the axis; give the "
+                                    "generic arguments explicitly, {}<{}>(...)",
+                                    unbound.size() == 1 ? "" : "s", names, callee, i + 1,
+                                    f.params[i].name, describe(*f.params[i].type),
+                                    describe(*f.params[i].type) == describe(*args[i])
+                                        ? ""
+                                        : ", given " + describe(*args[i]),
+                                    unbound.size() == 1 ? "it appears" : "they appear", callee, all));
+            ok = false;
+            break;
+          }
+          std::string wantStr = describe(*f.params[i].type, &b), foundStr = describe(*args[i]);
+          // Never two identical spellings as a mismatch: name the owners of
+          // the generics that differ.
+          if (wantStr == foundStr)
+            wantStr += fmt::format(" (its generics those of '{}')", callee);
+          std::string msg = fmt::format("argument {} of '{}' ('{}') expects {}, found {}", i + 1,
+                                        callee, f.params[i].name, wantStr, foundStr);
+          // Typed constants are not contextual (§5): only an untyped one adapts.
           if (want->kind == Type::Kind::Scalar && args[i]->kind == Type::Kind::Scalar &&
               want->dtype.isVar() != args[i]->dtype.isVar())
             msg += " (a typed constant keeps its dtype: declare it without a type to make it "
@@ -889,6 +1157,9 @@ private:
       }
     if (!ok)
       return Type::unknown();
+    for (size_t i = 0; i < args.size(); ++i)
+      if (isLiteralish(*args[i]))
+        fits(*c.args[i], *substType(substType(f.params[i].type, outer), b));
     // A dtype generic that only untyped literals reach (`cos(0.75)`) takes
     // the generic's default, else f32 for a float literal or a float class
     // and i64 for an integer one: a call is compiled with concrete dtypes.
@@ -907,7 +1178,7 @@ private:
                (g == f.generics.end() || g->dtypeClass != "float"))
         v.dtype = Dtype{"i64", ""};
       else
-        v.dtype = Dtype{"f32", ""};
+        v.dtype = defaultFloat();
       b[p.dtype.var] = v;
     }
     for (const GenericParam &g : f.generics) {
@@ -1122,8 +1393,24 @@ private:
       else
         ++used;
     }
-    if (hasPack)
-      return Type::unknown();
+    // A shape pack has a rank known only at instantiation: the items must
+    // leave it to '...' (`x[..., n]` of a Tensor[S..., N]); then the
+    // positions before and after the '...' are whole axes.
+    if (hasPack) {
+      size_t before = 0;
+      for (const ast::IndexItem &it : ix.items) {
+        if (it.kind == ast::IndexItem::Kind::Ellipsis)
+          break;
+        ++before;
+      }
+      size_t after = used - (ellipsis ? before : used);
+      bool covered = ellipsis && used <= s.size();
+      for (size_t k = 0; covered && k < s.size(); ++k)
+        if (s[k].isPack() && (k < before || k >= s.size() - after))
+          covered = false;
+      if (!covered)
+        return Type::unknown();
+    }
     if ((!ellipsis && used != s.size()) || used > s.size()) {
       diag_.error(ix.loc, fmt::format("{} has {} ax{}, but {} index{} given", describe(*base),
                                       s.size(), s.size() == 1 ? "is" : "es", used,
@@ -1339,7 +1626,7 @@ private:
           else if (it->second.dtype.name == "{integer}" && g.dtypeClass != "float")
             it->second.dtype = Dtype{"i64", ""};
           else
-            it->second.dtype = Dtype{"f32", ""};
+            it->second.dtype = defaultFloat();
         }
         if (it == b.end() && g.kind == ast::GenericKind::Dtype) {
           std::string lit;
@@ -1354,7 +1641,7 @@ private:
             else if (lit == "{integer}" && g.dtypeClass != "float")
               v.dtype = Dtype{"i64", ""};
             else
-              v.dtype = Dtype{"f32", ""};
+              v.dtype = defaultFloat();
             it = b.emplace(g.id, v).first;
           }
         }
@@ -1412,7 +1699,7 @@ private:
         diag_.error(fi.name.loc, fmt::format("field '{}' is given twice", fi.name.name));
       if (concrete) {
         TypeRef want = substType(decl->type, b);
-        if (!sameType(*want, *v) && !isNumericLit(*v))
+        if (!same(*want, *v) && !isNumericLit(*v))
           diag_.error(fi.value->loc, fmt::format("field '{}' of '{}' has type {}, found {}",
                                                  fi.name.name, st->name, describe(*want),
                                                  describe(*v)));
@@ -1463,6 +1750,8 @@ private:
   FunctionInfo *fn_;
   ModuleInfo &m_;
   const Env &env_;
+  Bindings rules_; // the `where` equalities in scope, as rewrites
+  std::map<const ast::Expr *, const ast::Expr *> letDefs_; // a `let` name's use -> its value
   std::vector<std::vector<Local>> scopes_;
   /// Inside a comprehension or reduction body (nesting count, innermost
   /// kind): its iterations have no order, so state writes are refused.
@@ -1502,10 +1791,14 @@ void Analyzer::checkBodies() {
         TypeRef result = resolveType(*part->result, *m, envs_[n.get()]);
         prog_.facts.reducerParts[n.get()].push_back({part.get(), params, result});
         BodyChecker bc(*this, nullptr, *m, envs_[n.get()]);
+        bc.useEqualities(n->constraints);
         bc.checkFunction(*part, params, result);
       }
     }
     for (auto &c : m->consts) {
+      if (!c->decl->type && c->type && constDone_.count(c.get()))
+        continue; // checked where a body first used it
+      constDone_[c.get()] = true;
       BodyChecker bc(*this, nullptr, *m, Env{});
       TypeRef t = bc.checkConst(*c->decl->init);
       if (c->decl->type) {

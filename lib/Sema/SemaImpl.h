@@ -40,6 +40,8 @@ struct Local {
   /// A `var` bound to an untyped literal value: its initializer, whose
   /// recorded type the first assignment of a typed value decides.
   const ast::Expr *init = nullptr;
+  /// A `let` name: the expression it is bound to.
+  const ast::Expr *def = nullptr;
 };
 
 /// A call recorded for the state closure: the receiver's member path, the
