@@ -131,12 +131,19 @@ Diagnostics verifyMachine(const MachineIR &m, const ConcretePlan *c, const Targe
         std::find(t->runtimeLibraries.begin(), t->runtimeLibraries.end(), x.soname) == t->runtimeLibraries.end())
       err("machine.executable", path, "`" + x.soname + "` is not a runtime library of target `" + t->id + "`");
   }
-  std::set<std::string> issued;
-  for (size_t e = 0; e < m.entryPoints.size(); ++e)
+  // Each entry point is one phase (a call of an entry): it issues the
+  // commands of the functions it reaches once each. A function reached from
+  // several entries (a layer stack run by prefill and by decode) has its
+  // commands issued by each of them; within one entry point a command is
+  // issued once (the phase's execution counts say how often it runs).
+  for (size_t e = 0; e < m.entryPoints.size(); ++e) {
+    std::set<std::string> issued;
     for (const std::string &id : m.entryPoints[e].commands)
       if (!issued.insert(id).second)
         err("machine.entry", "/entry_points/" + std::to_string(e),
-            "command `" + id + "` is issued twice; machine code may not add unplanned work");
+            "command `" + id + "` is issued twice by entry point `" + m.entryPoints[e].name +
+                "`; machine code may not add unplanned work");
+  }
   if (t && (m.targetId != t->id || m.abiTriple != t->abi.triple || m.abiFingerprint != t->abiFingerprint()))
     err("machine.abi", "/abi", "MachineIR was lowered for another target or ABI than `" + t->id + "`");
   if (c) {
@@ -147,9 +154,8 @@ Diagnostics verifyMachine(const MachineIR &m, const ConcretePlan *c, const Targe
     std::map<std::string, int> seen;
     for (size_t e = 0; e < m.entryPoints.size(); ++e)
       for (const std::string &id : m.entryPoints[e].commands) {
-        ++seen[id];
-        if (seen[id] > 1)
-          continue; // reported above
+        if (++seen[id] > 1)
+          continue; // checked already
         if (std::none_of(c->commands.begin(), c->commands.end(), [&](const Command &x) { return x.id == id; }))
           err("machine.entry", "/entry_points/" + std::to_string(e),
               "entry point issues `" + id + "`, which the concrete plan does not contain (unplanned work)");
