@@ -1704,6 +1704,16 @@ std::optional<rt::OwnedTensor> Interpreter::state(const std::string &path) const
 
 bool Interpreter::call(const std::string &entry, const std::vector<rt::TensorView> &ins,
                        std::vector<rt::OwnedTensor> &results, std::string &error) {
+  return invoke(entry, ins, &results, error);
+}
+
+bool Interpreter::check(const std::string &entry, const std::vector<rt::TensorView> &ins,
+                        std::string &error) {
+  return invoke(entry, ins, nullptr, error);
+}
+
+bool Interpreter::invoke(const std::string &entry, const std::vector<rt::TensorView> &ins,
+                         std::vector<rt::OwnedTensor> *resultsOut, std::string &error) {
   Impl &m = *impl_;
   const plan::Function *f = m.entry(entry);
   if (!f) {
@@ -1861,7 +1871,12 @@ bool Interpreter::call(const std::string &entry, const std::vector<rt::TensorVie
           throw EvalError(fmt::format("relation '{}': col_idx[{}] = {} is not a source node (0 <= src < {})",
                                       argInputs[i], e, rel->colIdx[e], *n));
     }
-    m.checkConstraints(*f, env, fmt::format("entry '{}'", entry));
+    // With the integer scalar inputs bound (`where pos < MaxSeq`), before
+    // anything runs.
+    m.checkConstraints(*f, m.withValueParams(*f, args, env), fmt::format("entry '{}'", entry));
+    if (!resultsOut)
+      return true;
+    std::vector<rt::OwnedTensor> &results = *resultsOut;
     const FnInfo &fi = m.function(f->name);
     Val r = m.invoke(fi, env, m.root, std::move(args));
     std::vector<Val> outs;

@@ -100,6 +100,14 @@ bool checkWhere(const EntrySig &sig, std::span<const TensorView> inputs, DimBind
     for (const std::string &name : namesIn(w.text))
       if (auto it = b.find(name); it != b.end() && shown.insert(name).second)
         with.push_back(fmt::format("{} = {}", name, it->second.first));
+    // A root generic fixed at build time is a constant here; a side that
+    // names one alone (`pos < MaxSeq`) shows its value: the bound by name.
+    if (size_t at = w.text.find(" " + w.op + " "); at != std::string::npos)
+      for (auto [side, text] : {std::pair{&w.lhs, w.text.substr(0, at)},
+                                std::pair{&w.rhs, w.text.substr(at + w.op.size() + 2)}})
+        if (std::holds_alternative<int64_t>(*side) && namesIn(text) == std::vector<std::string>{text} &&
+            shown.insert(text).second)
+          with.push_back(fmt::format("{} = {}", text, std::get<int64_t>(*side)));
     error = fmt::format("entry '{}': the constraint `{}` does not hold ({} {} {}{}{})", sig.name,
                         w.text, *l, w.op, *r, with.empty() ? "" : " with ",
                         fmt::join(with, ", "));
@@ -580,6 +588,17 @@ std::vector<ProfileEvent> Model::takeProfile(uint64_t &dropped) {
 
 bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs,
                  std::vector<OwnedTensor> &results, std::string &error) {
+  return invoke(entry, inputs, results, error, /*run=*/true);
+}
+
+bool Model::check(const std::string &entry, const std::vector<TensorView> &inputs,
+                  std::string &error) {
+  std::vector<OwnedTensor> results;
+  return invoke(entry, inputs, results, error, /*run=*/false);
+}
+
+bool Model::invoke(const std::string &entry, const std::vector<TensorView> &inputs,
+                   std::vector<OwnedTensor> &results, std::string &error, bool run) {
   const EntrySig *sig = findEntry(entry);
   if (!sig) {
     std::vector<std::string> names;
@@ -662,7 +681,12 @@ bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs
       }
       out.shape.push_back(*v);
     }
-    out.data.assign(static_cast<size_t>(n) * dtypeSize(s.dtype), std::byte{0});
+    if (run)
+      out.data.assign(static_cast<size_t>(n) * dtypeSize(s.dtype), std::byte{0});
+  }
+  if (!run) {
+    results.clear();
+    return true;
   }
 
   if (device_) {

@@ -4,7 +4,9 @@
 //   prefill(tokens: Tensor[S; i64]) -> Tensor[S, Vocab; T]
 //   decode(token: Tensor[1; i64], pos: i64) -> Tensor[1, Vocab; T]
 // The KV cache is the model's state: prefill fills it from position 0,
-// each decode appends one position.
+// each decode appends one position. Its length is what the entries declare
+// (`where S <= MaxSeq`, `where pos < MaxSeq`): every position a run needs
+// is checked against it before anything runs.
 //
 //===----------------------------------------------------------------------===//
 #include "GenerateCommand.h"
@@ -123,6 +125,7 @@ int tool::runGenerate() {
   std::function<bool(const std::string &, const std::vector<rt::TensorView> &, std::vector<rt::OwnedTensor> &,
                      std::string &)>
       call;
+  std::function<bool(const std::string &, const std::vector<rt::TensorView> &, std::string &)> check;
   if (gOpts.interpret) {
     interpreter = tool::loadInterpreter(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "generate");
     if (!interpreter)
@@ -130,6 +133,9 @@ int tool::runGenerate() {
     hasEntry = [&](const std::string &e) { return interpreter->inputs(e).has_value(); };
     call = [&](const std::string &e, const std::vector<rt::TensorView> &in, std::vector<rt::OwnedTensor> &out,
                std::string &err) { return interpreter->call(e, in, out, err); };
+    check = [&](const std::string &e, const std::vector<rt::TensorView> &in, std::string &err) {
+      return interpreter->check(e, in, err);
+    };
   } else {
     std::optional<std::string> dir =
         tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "generate");
@@ -143,6 +149,9 @@ int tool::runGenerate() {
     hasEntry = [&](const std::string &e) { return model->findEntry(e) != nullptr; };
     call = [&](const std::string &e, const std::vector<rt::TensorView> &in, std::vector<rt::OwnedTensor> &out,
                std::string &err) { return model->call(e, in, out, err); };
+    check = [&](const std::string &e, const std::vector<rt::TensorView> &in, std::string &err) {
+      return model->check(e, in, err);
+    };
   }
   for (const char *e : {"prefill", "decode"})
     if (!hasEntry(e)) {
@@ -152,9 +161,46 @@ int tool::runGenerate() {
       return 1;
     }
 
+  // Every position the run needs must be in the KV cache, as the entries
+  // declare it: the prompt fills 0 .. P - 1, the decodes P .. P + N - 2 (the
+  // last token is not fed back). Refused before anything runs.
+  rt::OwnedTensor tokens = i64Tensor({static_cast<int64_t>(prompt.size())}, prompt);
+  if (!check("prefill", {tokens.view()}, error)) {
+    std::cerr << fmt::format("linnet generate: error: the prompt's {} tokens do not fit the model: {}\n",
+                             prompt.size(), error);
+    return 1;
+  }
+  int64_t first = static_cast<int64_t>(prompt.size());
+  auto decodeFits = [&](int64_t pos, std::string &why) {
+    rt::OwnedTensor tok = i64Tensor({1}, {0}), p = i64Tensor({}, {pos});
+    return check("decode", {tok.view(), p.view()}, why);
+  };
+  // A decode that takes any position declares no cache length: say so
+  // rather than decode silently past the cache.
+  std::string unbounded;
+  if (gOpts.maxNewTokens > 1 && decodeFits(int64_t(1) << 62, unbounded))
+    std::cerr << "linnet generate: warning: entry 'decode' declares no bound on its position "
+                 "(`where pos < MaxSeq`): a position past the model's KV cache cannot be refused\n";
+  if (gOpts.maxNewTokens > 1) {
+    int64_t last = first + static_cast<int64_t>(gOpts.maxNewTokens) - 2;
+    if (!decodeFits(last, error)) {
+      // The bound is monotone in the position: the last one that fits.
+      std::string ignored;
+      int64_t lo = first - 1, hi = last; // lo fits (or is the prompt), hi does not
+      while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        (decodeFits(mid, ignored) ? lo : hi) = mid;
+      }
+      std::cerr << fmt::format("linnet generate: error: --max-new-tokens {} after a prompt of {} tokens "
+                               "decodes up to position {}, past the model's KV cache: {}; at most {} new "
+                               "tokens fit after this prompt\n",
+                               gOpts.maxNewTokens, prompt.size(), last, error, lo - first + 2);
+      return 1;
+    }
+  }
+
   using clock = std::chrono::steady_clock;
   std::vector<rt::OwnedTensor> out;
-  rt::OwnedTensor tokens = i64Tensor({static_cast<int64_t>(prompt.size())}, prompt);
   auto t0 = clock::now();
   if (!call("prefill", {tokens.view()}, out, error)) {
     std::cerr << "linnet generate: error: prefill: " << error << "\n";

@@ -58,6 +58,10 @@ public:
   /// their declared dtypes. State persists from one call to the next.
   bool call(const std::string &entry, const std::vector<rt::TensorView> &inputs,
             std::vector<rt::OwnedTensor> &results, std::string &error);
+  /// Checks `inputs` as call() does (dtypes, shapes, relations, the
+  /// entry's `where` clause) without running.
+  bool check(const std::string &entry, const std::vector<rt::TensorView> &inputs,
+             std::string &error);
 
   /// The current value of a state tensor by canonical path
   /// (`model.layers.0.self_attn.k_cache`), or nullopt.
@@ -67,6 +71,9 @@ public:
 
 private:
   Interpreter() = default;
+  /// call()'s checks; runs the entry and fills `results` when given.
+  bool invoke(const std::string &entry, const std::vector<rt::TensorView> &inputs,
+              std::vector<rt::OwnedTensor> *results, std::string &error);
   std::unique_ptr<Impl> impl_;
 };
 

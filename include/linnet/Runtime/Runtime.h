@@ -183,6 +183,11 @@ public:
   /// Calls `entry` with `inputs`; fills `results`. Errors name the input.
   bool call(const std::string &entry, const std::vector<TensorView> &inputs,
             std::vector<OwnedTensor> &results, std::string &error);
+  /// Checks `inputs` as call() does (dtypes, shapes, relations, the
+  /// entry's `where` clause) without running: a tool can see a whole run's
+  /// calls fit before starting it (`linnet generate` and the KV cache).
+  bool check(const std::string &entry, const std::vector<TensorView> &inputs,
+             std::string &error);
 
   /// Current value of a state tensor (for tests and tools).
   const OwnedTensor *state(const std::string &path) const;
@@ -198,6 +203,9 @@ public:
 
 private:
   Model() = default;
+  /// call()'s checks and its results' shapes; runs the entry when `run`.
+  bool invoke(const std::string &entry, const std::vector<TensorView> &inputs,
+              std::vector<OwnedTensor> &results, std::string &error, bool run);
   ArtifactInfo info_;
   std::unique_ptr<SafeTensorsFile> weights_;
   void *library_ = nullptr;
