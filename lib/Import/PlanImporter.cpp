@@ -1318,13 +1318,15 @@ private:
       s.path = joinPath(base, op.attrs["member"]);
       s.k = rt.value("kind", "") == "array" ? V::Blocks : V::Block;
       if (rt.value("kind", "") == "optional") {
-        // An optional sub block is present when any of its tensors is.
+        // An optional sub block is present unless a tensor it requires is
+        // absent (§9.4; expandManifest decided it from the weights).
         V o;
         o.k = V::Opt;
         s.k = V::Block;
+        o.present = true;
         for (const ModelTensor &t : tensors_)
-          if (t.present && t.path.rfind(s.path + ".", 0) == 0)
-            o.present = true;
+          if (t.block == s.path && t.required && !t.present)
+            o.present = false;
         o.elems.push_back(s);
         return {o};
       }
@@ -2098,6 +2100,38 @@ private:
            op.kind == ir::kind::Sub || op.kind == ir::kind::Self;
   }
 
+  /// Evaluates ahead the ops of `r` that name a model tensor, into `local`
+  /// and the frame (a later naming op reads them: `norm.weight` is `member`
+  /// of `sub norm`), with the element picks they go through
+  /// (`layers[0].total`: the sub, its constant index, the element, the
+  /// state read). An op that needs a value of the body (an element picked
+  /// by a loop index) is left to the body.
+  void nameTensorsAhead(const ir::Region &r, Frame &f, std::unordered_map<ir::ValueId, V> &local) {
+    std::unordered_map<ir::ValueId, const ir::Op *> consts;
+    for (const ir::Op &o : r.ops)
+      if (o.kind == ir::kind::Const && o.results.size() == 1)
+        consts[o.results[0].id] = &o;
+    auto define = [&](const ir::Op &o) {
+      std::vector<V> rs = operation(o, f);
+      if (!rs.empty()) {
+        local[o.results[0].id] = rs[0];
+        f.env[o.results[0].id] = rs[0];
+      }
+    };
+    for (const ir::Op &o : r.ops) {
+      bool pick = o.kind == ir::kind::Index && !o.operands.empty() && f.env.count(o.operands[0]) &&
+                  f.env[o.operands[0]].k == V::Blocks;
+      if (!namesTensor(o) && !pick)
+        continue;
+      for (ir::ValueId id : o.operands)
+        if (!f.env.count(id))
+          if (auto c = consts.find(id); c != consts.end())
+            define(*c->second);
+      if (llvm::all_of(o.operands, [&](ir::ValueId id) { return f.env.count(id) != 0; }))
+        define(o);
+    }
+  }
+
   /// The size of loop `pos` of a comprehension (its domains, then its
   /// reduction's).
   static const DimV &loopSize(unsigned pos, const std::vector<DimV> &ds,
@@ -2164,16 +2198,7 @@ private:
         return std::nullopt;
     // Evaluate tensor-naming ops ahead; collect the reads at loop indices.
     std::unordered_map<ir::ValueId, V> local;
-    for (const ir::Op &o : inner->ops)
-      if (namesTensor(o)) {
-        std::vector<V> rs = operation(o, f);
-        if (!rs.empty()) {
-          // In the frame too: a later naming op reads it (`norm.weight`
-          // is `member` of `sub norm`).
-          local[o.results[0].id] = rs[0];
-          f.env[o.results[0].id] = rs[0];
-        }
-      }
+    nameTensorsAhead(*inner, f, local);
     int64_t nloops = n + (int64_t)rds.size();
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
@@ -2623,16 +2648,7 @@ private:
       if (!o.regions.empty())
         return std::nullopt;
     std::unordered_map<ir::ValueId, V> local;
-    for (const ir::Op &o : inner.ops)
-      if (namesTensor(o)) {
-        std::vector<V> rs = operation(o, f);
-        if (!rs.empty()) {
-          // In the frame too: a later naming op reads it (`norm.weight`
-          // is `member` of `sub norm`).
-          local[o.results[0].id] = rs[0];
-          f.env[o.results[0].id] = rs[0];
-        }
-      }
+    nameTensorsAhead(inner, f, local);
     // The inputs: one per (tensor, role).
     struct Input {
       Value t;
@@ -2963,12 +2979,67 @@ private:
   }
 };
 
+/// Where a manifest path (`[*]` for arrays) sits among the optional sub
+/// blocks: the paths of those around it, outermost first, and whether its
+/// own block requires it (a param or buffer declared without `?`).
+struct Placement {
+  std::vector<std::string> subs;
+  bool required = false;
+};
+
+void placeMembers(const plan::Plan &p, const json &type, const std::string &prefix,
+                  const std::vector<std::string> &subs, std::map<std::string, Placement> &out,
+                  int depth = 0) {
+  std::string name = type.value("name", ""), module = type.value("module", "");
+  const json *decl = p.blocks.contains(module + "::" + name) ? &p.blocks[module + "::" + name]
+                     : p.blocks.contains(name)                ? &p.blocks[name]
+                                                              : nullptr;
+  if (!decl || !decl->contains("members") || depth > 64)
+    return;
+  for (const json &m : (*decl)["members"]) {
+    std::string kind = m.value("kind", ""), path = prefix + m.value("name", "");
+    const json &t = m["type"];
+    std::string tk = t.value("kind", "");
+    if (kind == "param" || kind == "buffer" || kind == "state")
+      out[path] = {subs, kind != "state" && tk != "optional"};
+    else if (kind == "sub" && tk == "block")
+      placeMembers(p, t, path + ".", subs, out, depth + 1);
+    else if (kind == "sub" && tk == "array")
+      placeMembers(p, t["element"], path + "[*].", subs, out, depth + 1);
+    else if (kind == "sub" && tk == "optional") {
+      std::vector<std::string> inner = subs;
+      inner.push_back(path);
+      placeMembers(p, t["inner"], path + ".", inner, out, depth + 1);
+    }
+  }
+}
+
+/// The expanded form of manifest path prefix `pattern` inside the expanded
+/// path `path`: as many `.` components as the pattern has, `[*]` counting
+/// one more (`layers[*].head` in `layers.0.head.w` is `layers.0.head`).
+std::string expandedPrefix(const std::string &pattern, const std::string &path) {
+  size_t parts = 1 + std::count(pattern.begin(), pattern.end(), '.');
+  for (size_t at = pattern.find("[*]"); at != std::string::npos; at = pattern.find("[*]", at + 3))
+    ++parts;
+  size_t end = 0;
+  for (size_t i = 0; i < parts && end != std::string::npos; ++i)
+    end = path.find('.', end + (i ? 1 : 0));
+  return path.substr(0, end);
+}
+
 } // namespace
 
 std::vector<ModelTensor> expandManifest(const plan::Plan &p,
                                         const std::set<std::string> &presentOptional,
                                         std::string &error) {
+  std::map<std::string, Placement> placed;
+  if (p.root.is_object() && p.blocks.is_object())
+    placeMembers(p, {{"name", p.root.value("name", "")}, {"module", p.module}}, "", {}, placed);
   std::vector<ModelTensor> out;
+  // Per tensor, the expanded optional sub blocks around it (outermost first).
+  std::vector<std::vector<std::string>> around;
+  // An optional sub block lacking a tensor it requires is absent (§9.4).
+  std::map<std::string, bool> complete;
   for (const plan::ManifestEntry &e : p.manifest) {
     if (!e.dtype.is_string()) {
       error = fmt::format("'{}' has no concrete dtype after instantiation", e.path);
@@ -2995,6 +3066,7 @@ std::vector<ModelTensor> expandManifest(const plan::Plan &p,
       }
       paths = std::move(next);
     }
+    auto pl = placed.find(e.path);
     for (const std::string &path : paths) {
       ModelTensor t;
       t.path = path;
@@ -3003,8 +3075,32 @@ std::vector<ModelTensor> expandManifest(const plan::Plan &p,
       t.shape = shape;
       t.optional = e.optional;
       t.present = !e.optional || presentOptional.count(path);
+      std::vector<std::string> subs;
+      if (pl != placed.end()) {
+        for (const std::string &s : pl->second.subs)
+          subs.push_back(expandedPrefix(s, path));
+        t.required = pl->second.required;
+      }
+      if (!subs.empty()) {
+        t.block = subs.back();
+        bool &c = complete.emplace(t.block, true).first->second;
+        if (t.required && !presentOptional.count(path))
+          c = false;
+      }
+      around.push_back(std::move(subs));
       out.push_back(std::move(t));
     }
+  }
+  // A block's tensors (its state too) are present with it: a required one
+  // is then in the weights, an optional one when the weights hold it.
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (around[i].empty())
+      continue;
+    bool blockPresent = true;
+    for (const std::string &s : around[i])
+      blockPresent &= complete.count(s) ? complete[s] : true;
+    ModelTensor &t = out[i];
+    t.present = blockPresent && (t.kind == "state" || t.required || presentOptional.count(t.path));
   }
   return out;
 }
@@ -3022,9 +3118,15 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
   if (checks.is_array() && !checks.empty())
     doc["checks"] = checks;
   json ts = json::array();
-  for (const ModelTensor &t : tensors)
+  for (const ModelTensor &t : tensors) {
     ts.push_back({{"path", t.path}, {"kind", t.kind}, {"dtype", t.dtype}, {"shape", t.shape},
                   {"optional", t.optional}, {"present", t.present}});
+    if (!t.block.empty()) {
+      ts.back()["block"] = t.block;
+      if (t.required)
+        ts.back()["required"] = true;
+    }
+  }
   doc["tensors"] = ts;
   std::map<std::string, json> rootDims;
   std::map<std::string, std::string> rootTypes;

@@ -462,10 +462,10 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
     Obj t((*tensors)[i], elem(o.at("tensors"), i), error);
     ModelTensor mt;
     std::string kind, dt;
-    if (!t.ok() || !t.only({"path", "kind", "dtype", "shape", "optional", "present", "block"}) ||
+    if (!t.ok() || !t.only({"path", "kind", "dtype", "shape", "optional", "present", "block", "required"}) ||
         !t.str("path", mt.path) || !t.str("kind", kind) || !t.str("dtype", dt) ||
         !t.boolean("optional", mt.optional, false) || !t.boolean("present", mt.present, false) ||
-        !t.str("block", mt.block, false))
+        !t.str("block", mt.block, false) || !t.boolean("required", mt.required, false))
       return false;
     if (mt.path.empty())
       return t.fail(t.at("path"), "empty");

@@ -370,10 +370,22 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
   // its optional tensors; load the one whose optional tensors are exactly
   // those the weights hold. With none matching, the primary one reports
   // below what differs.
+  auto held = [&](const ModelTensor &t) {
+    return m->weights_ && m->weights_->find(nameOf(t.path)) != nullptr;
+  };
+  // §9.4: an optional sub block is absent when the weights lack a tensor it
+  // requires; its other tensors in the weights are then not used.
+  std::map<std::string, bool> blockHeld;
+  for (const ModelTensor &t : m->info_.tensors)
+    if (!t.block.empty()) {
+      bool &b = blockHeld.emplace(t.block, true).first->second;
+      if (t.required && !held(t))
+        b = false;
+    }
   auto matchesWeights = [&](const ArtifactInfo &info) {
     for (const ModelTensor &t : info.tensors)
       if (t.optional && t.kind != TensorKind::State &&
-          t.present != (m->weights_ && m->weights_->find(nameOf(t.path)) != nullptr))
+          t.present != (held(t) && (t.block.empty() || blockHeld[t.block])))
         return false;
     return true;
   };
@@ -437,7 +449,7 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
       bool has = m->weights_ && m->weights_->find(nameOf(t.path));
       auto [it, inserted] = blockComplete.emplace(t.block, true);
       (void)inserted;
-      if (!has && t.present)
+      if (!has && t.present && t.required)
         it->second = false;
     }
 
@@ -471,7 +483,7 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
       continue;
     }
     if (!t.present) {
-      if (w)
+      if (w && (t.block.empty() || blockHeld[t.block]))
         problems.push_back(fmt::format("tensor {} is in the weights, but the artifact was "
                                        "built without it: rebuild with these weights",
                                        label(t.path)));

@@ -39,10 +39,17 @@ struct ModelTensor {
   std::string dtype; // concrete dtype name
   std::vector<int64_t> shape;
   bool optional = false, present = true;
+  /// The innermost optional sub block the tensor belongs to (expanded
+  /// path), if any, and whether that block requires it (declared without `?`).
+  std::string block;
+  bool required = false;
 };
 
 /// Expands the plan's manifest in manifest order; an optional tensor is
 /// present when `presentOptional` names it (the tensors of the weights file).
+/// An optional sub block is present when `presentOptional` holds every tensor
+/// it requires (and its enclosing optional blocks are present, §9.4); its
+/// tensors, state included, are present with it and absent without it.
 std::vector<ModelTensor> expandManifest(const plan::Plan &p,
                                         const std::set<std::string> &presentOptional,
                                         std::string &error);

@@ -58,6 +58,7 @@ struct ModelTensor {
   std::vector<int64_t> shape;
   bool optional = false, present = true;
   std::string block; // optional sub block it belongs to, if any
+  bool required = false; // the block requires it: without it the block is absent
 };
 
 /// A run-time check compiled into the library (an index against its bound,
