@@ -358,6 +358,8 @@ private:
         if (!same(*decl, *t))
           diag_.error(l.init->loc, fmt::format("'let' declares type {}, but the value has type {}",
                                                describe(*decl), describe(*t)));
+        else if (!sameType(*decl, *t))
+          retype(*l.init, decl);
         // An untyped literal value takes the declared type (`let one:
         // f32 = 1.0`): lowering types the initializer from this record.
         if (isLiteralish(*t))
@@ -396,6 +398,8 @@ private:
       if (result_ && !same(*result_, *t))
         diag_.error(r.loc, fmt::format("return value has type {}, expected {}", describe(*t),
                                        describe(*result_)));
+      else if (result_ && r.value && !sameType(*result_, *t))
+        retype(*r.value, result_);
       returned_ = true;
       return Type::none();
     }
