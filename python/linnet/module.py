@@ -79,8 +79,21 @@ def _choose_variant(artifact_dir, info, held):
     def optional(i):
         return [t for t in i.get("tensors", []) if t.get("optional") and t.get("kind") != "state"]
 
+    # §9.4, as the runtime decides (Runtime.cpp): an optional sub block is
+    # absent when the weights lack a tensor it requires; its other tensors in
+    # the weights are then not used.
+    block_held = {}
+    for t in info.get("tensors", []):
+        if t.get("block"):
+            block_held.setdefault(t["block"], True)
+            if t.get("required") and not held(t["path"]):
+                block_held[t["block"]] = False
+
+    def used(t):
+        return held(t["path"]) and block_held.get(t.get("block"), True)
+
     def matches(i):
-        return all(t.get("present", True) == held(t["path"]) for t in optional(i))
+        return all(t.get("present", True) == used(t) for t in optional(i))
 
     if not info.get("variants") or matches(info):
         return info
@@ -90,7 +103,7 @@ def _choose_variant(artifact_dir, info, held):
         if matches(v):
             return v
         built.append(v)
-    have = [t["path"] for t in optional(info) if held(t["path"])]
+    have = [t["path"] for t in optional(info) if used(t)]
     sets = ["{" + ", ".join(t["path"] for t in optional(i) if t.get("present", True)) + "}"
             for i in built]
     raise ValueError(f"the weights hold the optional tensors {{{', '.join(have)}}}, but the "
@@ -141,8 +154,11 @@ class LinnetModule(torch.nn.Module):
         self._tensors = [t for t in info.get("tensors", [])]
         self._params = []  # (path, kind) of present params and buffers
         self._to_canonical = {ext: path for path, ext in names.items() if ext != path}
+        # An absent optional block's tensors may be in the weights: unused,
+        # as the runtime leaves them (§9.4), not unexpected.
         known = {names.get(t["path"], t["path"]) for t in self._tensors
-                 if t.get("kind") in ("param", "buffer") and t.get("present", True)}
+                 if t.get("kind") in ("param", "buffer")
+                 and (t.get("present", True) or t.get("block"))}
         unexpected = sorted(set(external) - known)
         if unexpected:
             raise ValueError(f"unexpected tensor{'s' if len(unexpected) > 1 else ''} "

@@ -343,3 +343,15 @@ def test_no_silent_gradients_through_compiled_module():
     with torch.no_grad():
         assert not m(xg).requires_grad
     torch.testing.assert_close(m(xg).detach(), m(x).detach())
+
+
+def test_load_ignores_an_absent_optional_block_like_linnet_run():
+    """An optional sub block whose required param is missing is absent, its
+    other tensors in the weights unused (§9.4): linnet.load picks the variant
+    `linnet run` picks instead of finding none."""
+    optsub = os.path.join(ROOT, "test", "Numerics", "Inputs", "optsub.ln")
+    art = _compiler.build_file(optsub, root="M", dims={"F": 3})
+    weights = {"extra.b": torch.randn(3, generator=torch.Generator().manual_seed(3))}
+    m = linnet.load(art, weights=weights)
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(4))
+    torch.testing.assert_close(m.affine(x), x + 1)

@@ -17,12 +17,18 @@ import sys
 
 linnet, src, tmp = sys.argv[1:4]
 flags = " ".join(sys.argv[4:])
-failed = 0
+failed = xfail = 0
 files = sorted(glob.glob(os.path.join(src, "test", "Difftest", "gaps", "*.ln")))
 for path in files:
     name = os.path.basename(path)[:-3]
     t = os.path.join(tmp, name)
-    lines = [m.group(1) for m in re.finditer(r"^// RUN: (.*)$", open(path).read(), re.M)]
+    text = open(path).read()
+    # A gap still open (lit's `XFAIL:`) fails on every target: not this one's.
+    if re.search(r"^// XFAIL:", text, re.M):
+        print(f"{name}: expected to fail (XFAIL), skipped")
+        xfail += 1
+        continue
+    lines = [m.group(1) for m in re.finditer(r"^// RUN: (.*)$", text, re.M)]
     why = None
     for line in lines:
         cmd = line.replace("%python", sys.executable).replace("%linnet_src", src)
@@ -42,5 +48,6 @@ for path in files:
         print("%s: FAILED: %s" % (name, why))
     else:
         print("%s: ok" % name)
-print("gaps: %d programs, %d agree, %d failed" % (len(files), len(files) - failed, failed))
+print("gaps: %d programs, %d agree, %d failed, %d expected to fail"
+      % (len(files), len(files) - failed - xfail, failed, xfail))
 sys.exit(1 if failed else 0)
