@@ -16,10 +16,8 @@ usage: zoo.py LINNET ZOO_DIR WORKDIR MODEL [--interpret]
 Prints one line per result and exits 1 on a build failure, a run failure or a
 disagreement (|got - want| > tol * (1 + |want|)).
 """
-import json
 import math
 import os
-import struct
 import subprocess
 import sys
 import warnings
@@ -29,25 +27,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Numerics", "ref"))
+import safetensors_io  # noqa: E402
+
 warnings.filterwarnings("ignore", message="scatter_reduce")
-
-
-def save_safetensors(tensors, path):
-    """Writes torch tensors (0-d ones too) as safetensors."""
-    names = {np.float32: "F32", np.float64: "F64", np.int64: "I64", np.int32: "I32",
-             np.bool_: "BOOL"}
-    header, blobs, off = {}, [], 0
-    for name in sorted(tensors):
-        a = np.array(tensors[name].detach().numpy(), order="C")  # keeps 0-d (ascontiguousarray does not)
-        raw = a.tobytes()
-        header[name] = {"dtype": names[a.dtype.type], "shape": list(a.shape),
-                        "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 MODELS = {}
@@ -975,7 +958,7 @@ def main():
     ln = os.path.join(zoo, spec.get("file", name + ".ln"))
     defs = [a for k, v in spec["defines"].items() for a in ("-D", f"{k}={v}")]
     wpath = os.path.join(work, "w.safetensors")
-    save_safetensors(spec["weights"], wpath)
+    safetensors_io.save(spec["weights"], wpath)
     args = []
     for iname, val in spec.get("inputs", []):
         a = val.detach().numpy() if isinstance(val, torch.Tensor) else np.asarray(val)

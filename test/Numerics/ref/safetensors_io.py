@@ -20,7 +20,8 @@ def save(tensors, path):
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
         t = tensors[name].detach().contiguous().cpu()
-        raw = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        # A 0-d tensor has no axis to view as bytes: its one element has one.
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
         header[name] = {"dtype": _DTYPES[t.dtype], "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(raw)]}
         blobs.append(raw)
