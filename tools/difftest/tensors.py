@@ -3,7 +3,7 @@ import itertools
 
 import numpy as np
 
-from lnast import NP, Node, Dim, Var, cast_scalar, wrap, P_PRIM, P_POST
+from lnast import NP, Node, Dim, Tuple, Var, cast_scalar, wrap, P_PRIM, P_POST
 
 
 class TNode(Node):
@@ -155,26 +155,14 @@ class CallT(TNode):
         return self.fn.call(env, vals, self)
 
 
-class TupleT(TNode):
+class TupleT(Tuple, TNode):
     """`(a, b)`: an entry's several results, each a tensor or a scalar."""
 
     def __init__(self, items, types):
-        self.items, self.types = list(items), list(types)  # types: (dims, dtype, tname)
-        self.dtype = items[0].dtype
+        Tuple.__init__(self, items)
+        self.types = list(types)  # (dims, dtype, tname)
         self.mag = max(i.mag for i in items)
         self.bits = None
-
-    def kids(self):
-        return self.items
-
-    def set_kid(self, i, n):
-        self.items[i] = n
-
-    def render(self):
-        return "(" + ", ".join(i.render() for i in self.items) + ")"
-
-    def ev(self, env):
-        return tuple(i.ev(env) for i in self.items)
 
 
 # Statements ------------------------------------------------------------
