@@ -1,6 +1,7 @@
 //===- GfOps.cpp - gf (Domain) operations: verifiers, canonicalization ----===//
 
 #include "linnet/Dialect/Gf/IR/Gf.h"
+#include "linnet/Dialect/Gf/IR/Peer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -206,8 +207,8 @@ LogicalResult ApplyOp::verify() {
   auto sig = MessageSignature::get(*this, getInputs(), "gf.yield");
   if (failed(verifyMessageSignature(*this, sig)))
     return failure();
-  if (auto relation = getRelation().getDefiningOp<RelationOp>())
-    return verifyAgainstRelation(*this, sig, relation);
+  if (std::optional<RelationFacts> relation = RelationFacts::of(getRelation()))
+    return verifyAgainstRelation(*this, sig, *relation);
   return success();
 }
 

@@ -1,6 +1,7 @@
 //===- MessageSignature.cpp - checks shared by apply/traverse/launch ------===//
 
 #include "linnet/Dialect/Gf/IR/Gf.h"
+#include "linnet/Dialect/Gf/IR/Peer.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -261,20 +262,34 @@ LogicalResult verifyMessageReducers(Operation *op, const MessageSignature &sig,
   return success();
 }
 
+std::optional<RelationFacts> RelationFacts::of(Value relation) {
+  auto op = peerOp<RelationOp>(relation);
+  if (!op)
+    return std::nullopt;
+  auto id = peerAttr<StringAttr>(op, op.getRelationIdAttrName());
+  auto realization = peerAttr<StringAttr>(op, op.getRealizationAttrName());
+  std::optional<int64_t> version = peerInt(op, op.getVersionAttrName());
+  std::optional<int64_t> numSrc = peerInt(op, op.getNumSrcAttrName());
+  std::optional<int64_t> numDst = peerInt(op, op.getNumDstAttrName());
+  if (!id || !realization || !version || !numSrc || !numDst)
+    return std::nullopt;
+  return RelationFacts{id.getValue(), realization.getValue(), *version, *numSrc, *numDst};
+}
+
 LogicalResult verifyAgainstRelation(Operation *op, const MessageSignature &sig,
-                                    RelationOp relation) {
-  int64_t version = relation.getVersion();
+                                    const RelationFacts &relation) {
+  int64_t version = relation.version;
   for (unsigned i = 0; i < sig.inputs.size(); ++i) {
     if (sig.snapshotVersions[i] != version)
       return op->emitOpError()
              << "input #" << i << " ('" << nameOf(sig, i)
              << "') reads snapshot version " << sig.snapshotVersions[i]
-             << " but relation '" << relation.getRelationId()
-             << "' is at version " << version;
+             << " but relation '" << relation.id << "' is at version "
+             << version;
     auto type = cast<RankedTensorType>(sig.inputs[i].getType());
     StringRef role = cast<StringAttr>(sig.inputRoles[i]).getValue();
-    int64_t expected = role == "src"   ? relation.getNumSrc()
-                       : role == "dst" ? relation.getNumDst()
+    int64_t expected = role == "src"   ? relation.numSrc
+                       : role == "dst" ? relation.numDst
                                        : -1;
     if (expected >= 0 && !type.isDynamicDim(0) && type.getDimSize(0) != expected)
       return op->emitOpError()
@@ -283,13 +298,13 @@ LogicalResult verifyAgainstRelation(Operation *op, const MessageSignature &sig,
              << "' needs " << (role == "src" ? "num_src" : "num_dst")
              << " = " << expected;
   }
-  int64_t numDst = relation.getNumDst();
+  int64_t numDst = relation.numDst;
   for (auto [i, t] : llvm::enumerate(sig.results)) {
     auto type = cast<RankedTensorType>(t);
     if (numDst >= 0 && !type.isDynamicDim(0) && type.getDimSize(0) != numDst)
       return op->emitOpError()
              << "result #" << i << " has " << type.getDimSize(0)
-             << " entries but relation '" << relation.getRelationId()
+             << " entries but relation '" << relation.id
              << "' has num_dst = " << numDst;
   }
   return success();

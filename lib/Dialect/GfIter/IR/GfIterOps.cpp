@@ -1,6 +1,7 @@
 //===- GfIterOps.cpp - gf_iter (Iter IR) dialect ---------------------------===//
 
 #include "linnet/Dialect/GfIter/IR/GfIter.h"
+#include "linnet/Dialect/Gf/IR/Peer.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -49,11 +50,10 @@ LogicalResult TraverseOp::verify() {
   if (getOrdering() != "destination-major")
     return emitOpError() << "has ordering '" << getOrdering()
                          << "'; only 'destination-major' is supported";
-  auto relation = getRelation().getDefiningOp<gf::RelationOp>();
+  std::optional<gf::RelationFacts> relation = gf::RelationFacts::of(getRelation());
   if (!relation)
-    return success();
-  // The relation may not be verified yet: read its realization checked.
-  StringRef realization = relation.getRealization();
+    return success(); // Not a well-formed gf.relation: its verifier reports it.
+  StringRef realization = relation->realization;
   std::optional<gf::Realization> relationKind =
       gf::symbolizeRealization(realization);
   if (!relationKind)
@@ -68,7 +68,7 @@ LogicalResult TraverseOp::verify() {
                          << "' relation with coordinate_hierarchy '"
                          << hierarchy << "'; expected '"
                          << gf::stringifyCoordinateHierarchy(*expected) << "'";
-  return gf::verifyAgainstRelation(*this, sig, relation);
+  return gf::verifyAgainstRelation(*this, sig, *relation);
 }
 
 LogicalResult TraverseOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

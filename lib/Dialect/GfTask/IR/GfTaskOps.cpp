@@ -1,6 +1,7 @@
 //===- GfTaskOps.cpp - gf_task (Task IR) dialect ---------------------------===//
 
 #include "linnet/Dialect/GfTask/IR/GfTask.h"
+#include "linnet/Dialect/Gf/IR/Peer.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -43,20 +44,30 @@ LogicalResult GfTaskDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
+// Halo plans, partitions and relations are peers of the ops below: read
+// through gf::peerOp/peerAttr, as they may not be verified yet (Peer.h).
+
 /// The partition a halo plan was made for, when visible.
 static PartitionOp partitionOf(Value plan) {
-  if (auto halo = plan.getDefiningOp<HaloOp>())
-    return halo.getPartition().getDefiningOp<PartitionOp>();
+  if (auto halo = gf::peerOp<HaloOp>(plan))
+    return gf::peerOp<PartitionOp>(halo.getPartition());
   return {};
+}
+
+/// The snapshot version of a partition, when it has one.
+static std::optional<int64_t> versionOf(PartitionOp partition) {
+  return gf::peerInt(partition, "version");
 }
 
 /// A halo op may only move fields its plan covers.
 static LogicalResult verifyPlannedField(Operation *op, Value plan,
                                         StringRef field) {
-  auto halo = plan.getDefiningOp<HaloOp>();
-  if (!halo)
+  auto halo = gf::peerOp<HaloOp>(plan);
+  auto fields = gf::peerAttr<ArrayAttr>(halo, "fields");
+  // Fields that are not all strings are the plan's own error.
+  if (!fields || !llvm::all_of(fields, llvm::IsaPred<StringAttr>))
     return success();
-  for (Attribute f : halo.getFields())
+  for (Attribute f : fields)
     if (cast<StringAttr>(f).getValue() == field)
       return success();
   return op->emitOpError() << "moves field '" << field
@@ -67,11 +78,11 @@ static LogicalResult verifyVersion(Operation *op, Value plan,
                                    int64_t version) {
   if (version < 0)
     return op->emitOpError("has a negative snapshot_version");
-  if (PartitionOp partition = partitionOf(plan))
-    if (partition.getVersion() != version)
+  if (std::optional<int64_t> planned = versionOf(partitionOf(plan)))
+    if (*planned != version)
       return op->emitOpError()
              << "moves snapshot version " << version
-             << " but its partition is of version " << partition.getVersion();
+             << " but its partition is of version " << *planned;
   return success();
 }
 
@@ -95,18 +106,20 @@ LogicalResult PartitionOp::verify() {
   if (getGhostEntities() < -1)
     return emitOpError("ghost_entities must be non-negative, or -1 when "
                        "known only at run time");
-  if (auto relation = getRelation().getDefiningOp<gf::RelationOp>()) {
-    if (relation.getVersion() != getVersion())
+  if (std::optional<gf::RelationFacts> relation = gf::RelationFacts::of(getRelation())) {
+    if (relation->version != getVersion())
       return emitOpError() << "is of version " << getVersion()
-                           << " but relation '" << relation.getRelationId()
-                           << "' is at version " << relation.getVersion();
+                           << " but relation '" << relation->id
+                           << "' is at version " << relation->version;
     int64_t parts = mesh[getMeshAxis()];
-    int64_t numDst = relation.getNumDst();
+    int64_t numDst = relation->numDst;
     if (numDst >= 0 && getOwnedEntities() < 0)
       return emitOpError() << "leaves owned_entities to run time, but relation '"
-                           << relation.getRelationId() << "' has " << numDst
+                           << relation->id << "' has " << numDst
                            << " destinations";
-    if (numDst >= 0 && getOwnedEntities() * parts < numDst)
+    int64_t covered;
+    if (numDst >= 0 && !__builtin_mul_overflow(getOwnedEntities(), parts, &covered) &&
+        covered < numDst)
       return emitOpError() << "owns " << getOwnedEntities() << " entities in "
                            << parts << " parts, fewer than the relation's "
                            << numDst << " destinations";
@@ -159,11 +172,11 @@ LogicalResult HaloExchangeOp::verify() {
     return failure();
   if (getGroup().empty())
     return emitOpError("needs a communication group");
-  if (auto pack = getSend().getDefiningOp<HaloPackOp>())
-    if (pack.getBytes() != getBytes())
+  if (std::optional<int64_t> packed = gf::peerInt(gf::peerOp<HaloPackOp>(getSend()), "bytes"))
+    if (*packed != getBytes())
       return emitOpError() << "exchanges " << getBytes()
                            << " bytes but its send buffer was packed with "
-                           << pack.getBytes();
+                           << *packed;
   return verifyVersion(*this, getPlan(), getSnapshotVersion());
 }
 
@@ -199,14 +212,11 @@ LogicalResult LaunchOp::verify() {
                        "event");
   if (getSnapshotVersion() < 0)
     return emitOpError("has a negative snapshot_version");
-  if (auto partition = getPartition()
-                           ? getPartition().getDefiningOp<PartitionOp>()
-                           : PartitionOp())
-    if (partition.getVersion() != getSnapshotVersion())
+  if (std::optional<int64_t> planned = versionOf(gf::peerOp<PartitionOp>(getPartition())))
+    if (*planned != getSnapshotVersion())
       return emitOpError() << "runs on snapshot version "
                            << getSnapshotVersion()
-                           << " but its partition is of version "
-                           << partition.getVersion();
+                           << " but its partition is of version " << *planned;
   return success();
 }
 

@@ -18,6 +18,7 @@
 namespace linnet::gf {
 class ReducerOp;
 class RelationOp;
+struct RelationFacts;
 
 /// The accessors of a message-carrying op, gathered once.
 struct MessageSignature {
@@ -61,10 +62,11 @@ verifyMessageReducers(mlir::Operation *op, const MessageSignature &sig,
                       mlir::SymbolTableCollection &symbolTable);
 
 /// Checks of the inputs and results against the relation's facts (versions
-/// and static sizes); used where the relation operand is a gf.relation.
+/// and static sizes); used where the relation operand is a well-formed
+/// gf.relation (RelationFacts::of in Peer.h).
 mlir::LogicalResult verifyAgainstRelation(mlir::Operation *op,
                                           const MessageSignature &sig,
-                                          RelationOp relation);
+                                          const RelationFacts &relation);
 
 /// What each realization of a gf.relation implies. These tables are the
 /// single source for the verifiers and the lowering passes.
