@@ -1598,7 +1598,7 @@ std::unique_ptr<Interpreter> Interpreter::load(plan::Plan plan, const LoadOption
   Impl &m = *in->impl_;
   const plan::Plan &p = m.plan;
   if (!opts.weightsPath.empty()) {
-    m.weights = rt::SafeTensorsFile::open(opts.weightsPath, error);
+    m.weights = rt::SafeTensorsFile::open(opts.weightsPath, error, opts.mapWeights);
     if (!m.weights)
       return nullptr;
   }

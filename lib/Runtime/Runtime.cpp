@@ -350,7 +350,7 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
   for (const ModelTensor &t : m->info_.tensors)
     needsWeights |= t.kind != TensorKind::State;
   if (!opts.weightsPath.empty()) {
-    m->weights_ = SafeTensorsFile::open(opts.weightsPath, error);
+    m->weights_ = SafeTensorsFile::open(opts.weightsPath, error, opts.mapWeights);
     if (!m->weights_)
       return nullptr;
   } else if (needsWeights) {

@@ -88,7 +88,7 @@ const TensorView *SafeTensorsFile::find(const std::string &name) const {
 }
 
 std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
-                                                       std::string &error) {
+                                                       std::string &error, bool map) {
   auto fail = [&](std::string msg) -> std::unique_ptr<SafeTensorsFile> {
     error = fmt::format("{}: {}", path, msg);
     return nullptr;
@@ -108,15 +108,41 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
                             "(8-byte length, then JSON)",
                             fileSize));
   }
-  void *map = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (map == MAP_FAILED)
-    return fail(fmt::format("cannot map: {}", std::strerror(errno)));
+  // Mapped, the file's pages are read as they are used: truncated by another
+  // process meanwhile, the next read of a lost page kills this one (SIGBUS).
+  // Not mapped (--no-mmap), it is read whole into private, page-aligned
+  // memory now, and what happens to the file afterwards does not matter.
+  void *mem = map ? ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, fd, 0)
+                  : ::mmap(nullptr, fileSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    ::close(fd);
+    return fail(fmt::format("cannot {}: {}", map ? "map" : "allocate memory for", std::strerror(errno)));
+  }
   std::unique_ptr<SafeTensorsFile> f(new SafeTensorsFile());
   f->path_ = path;
-  f->map_ = map;
+  f->map_ = mem;
   f->mapSize_ = fileSize;
-  const auto *bytes = static_cast<const unsigned char *>(map);
+  if (!map) {
+    uint64_t got = 0;
+    while (got < fileSize) {
+      ssize_t n = ::pread(fd, static_cast<char *>(mem) + got, fileSize - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got += static_cast<uint64_t>(n);
+    }
+    struct stat after;
+    bool changed = got != fileSize || ::fstat(fd, &after) != 0 || uint64_t(after.st_size) != fileSize;
+    ::close(fd);
+    if (changed)
+      return fail(fmt::format("changed while it was read ({} bytes when opened, {} read): "
+                              "weights must not change during a run",
+                              fileSize, got));
+  } else {
+    ::close(fd);
+  }
+  const auto *bytes = static_cast<const unsigned char *>(mem);
 
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)

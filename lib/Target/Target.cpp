@@ -2,6 +2,7 @@
 #include "linnet/Target/Target.h"
 
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
+#include "linnet/Support/AtomicFile.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -47,17 +48,16 @@ void buildTaskPipeline(OpPassManager &pm, llvm::StringRef contract, int64_t rank
 llvm::Error dumpStage(llvm::StringRef dir, unsigned stage, llvm::StringRef name, ModuleOp module) {
   llvm::SmallString<128> path(dir);
   llvm::sys::path::append(path, (stage < 10 ? "0" : "") + llvm::Twine(stage) + "-" + name);
-  std::error_code ec = llvm::sys::fs::create_directories(dir);
-  if (!ec) {
-    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
-    if (!ec) {
-      // Locations are part of what the next stage reads.
-      module->print(os, OpPrintingFlags().enableDebugInfo());
-      os << "\n";
-    }
-  }
-  if (ec)
-    return llvm::createStringError(ec, "cannot write '" + path.str() + "': " + ec.message());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // Locations are part of what the next stage reads.
+  module->print(os, OpPrintingFlags().enableDebugInfo());
+  os << "\n";
+  // Through the output guard: a planted link is refused, not written through.
+  std::string err;
+  if (!support::prepareOutputDir(dir.str(), err) || !support::writeFileAtomic(path.str().str(), text, err))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot write '" + path.str() + "': " + err);
   return llvm::Error::success();
 }
 

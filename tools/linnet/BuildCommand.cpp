@@ -195,8 +195,11 @@ int writeAll(const Products &p, const PlanSet &set) {
     std::cerr << "linnet build: error: --emit all writes a directory: pass -o DIR\n";
     return 2;
   }
-  std::error_code ec;
-  fs::create_directories(gBuild.output, ec);
+  std::string err;
+  if (!support::prepareOutputDir(gBuild.output, err)) {
+    std::cerr << fmt::format("linnet build: error: {}\n", err);
+    return 1;
+  }
   for (const auto &[name, doc] : productDocuments(p))
     if (!writeOutput(canonicalDump(doc), (fs::path(gBuild.output) / name).string()))
       return 1;
@@ -241,34 +244,14 @@ CLI::App *addBuildCommand(CLI::App &app) {
   return cmd;
 }
 
-/// An output that is one of the build's inputs (or, for an artifact
-/// directory, holds one) would destroy it: refused before anything is read.
+/// The build's -o through the one output guard (AtomicFile.h), with what
+/// it is: an artifact directory replaced whole, a folder of products
+/// (--emit all), or a file. Its inputs are the command's (linnet.cpp).
 bool checkBuildOutput(bool artifactDir) {
-  const BuildCpuOptions &o = buildCpuOptions();
-  std::vector<std::string> inputs = {gBuild.file, o.weights, o.binding, gBuild.deployment,
-                                     gBuild.implementationPolicy, gBuild.evidencePolicy, gBuild.simulationPolicy,
-                                     gBuild.supersedes};
-  if (gBuild.output == "-" || gBuild.output.empty())
-    return true;
-  if (!support::checkOutputIsNotInput("build", gBuild.output, inputs))
-    return false;
-  if (artifactDir || gBuild.emit == "all") {
-    std::error_code ec;
-    fs::path out = fs::weakly_canonical(gBuild.output, ec);
-    for (const std::string &in : inputs) {
-      if (in.empty())
-        continue;
-      fs::path p = fs::weakly_canonical(in, ec);
-      auto [a, b] = std::mismatch(out.begin(), out.end(), p.begin(), p.end());
-      if (!ec && a == out.end() && b != p.end()) {
-        std::cerr << fmt::format("linnet build: error: the output directory '{}' holds the input '{}': "
-                                 "refusing to replace it (write the artifact elsewhere)\n",
-                                 gBuild.output, in);
-        return false;
-      }
-    }
-  }
-  return true;
+  support::OutputKind kind = artifactDir            ? support::OutputKind::Artifact
+                             : gBuild.emit == "all" ? support::OutputKind::Directory
+                                                    : support::OutputKind::File;
+  return support::checkCommandOutput("build", gBuild.output, kind);
 }
 
 int runBuild() {

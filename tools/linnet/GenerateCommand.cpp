@@ -13,6 +13,7 @@
 
 #include "ArtifactCache.h"
 #include "InterpretRun.h"
+#include "RunCommand.h"
 
 #include "linnet/Interp/Interpreter.h"
 
@@ -84,6 +85,7 @@ CLI::App *tool::addGenerateCommand(CLI::App &app) {
   c->add_option("--max-new-tokens", gOpts.maxNewTokens, "Tokens to generate")->default_val(16);
   c->add_flag("--interpret", gOpts.interpret,
               "Run prefill and decode with the reference interpreter (nothing is compiled)");
+  tool::addNoMmapOption(c);
   return c;
 }
 
@@ -110,6 +112,7 @@ int tool::runGenerate() {
   std::string error;
   rt::LoadOptions lo;
   lo.weightsPath = gOpts.weights;
+  lo.mapWeights = tool::mapWeights();
   if (!gOpts.binding.empty()) {
     std::shared_ptr<rt::BindingMap> b = rt::BindingMap::load(gOpts.binding, error);
     if (!b) {

@@ -14,7 +14,6 @@
 #include "linnet/Support/Input.h"
 #include "FrontEnd.h"
 #include "InitWeightsCommand.h"
-#include "linnet/Support/AtomicFile.h"
 
 #include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Sema/Instantiate.h"
@@ -141,8 +140,6 @@ int tool::runInitWeights() {
   if (!seed)
     return 2;
   gOpts.seed = *seed;
-  if (!support::checkOutputIsNotInput("init-weights", gOpts.output, {gOpts.file}))
-    return 2;
   SourceManager sm;
   std::string err;
   std::optional<uint32_t> buf = sm.addFile(gOpts.file, err);

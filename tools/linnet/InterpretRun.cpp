@@ -9,6 +9,7 @@
 #include "InterpretRun.h"
 
 #include "FrontEnd.h"
+#include "RunCommand.h"
 #include "linnet/Interp/Interpreter.h"
 #include "linnet/Plan/PlanReader.h"
 #include "linnet/Plan/PlanWriter.h"
@@ -111,6 +112,7 @@ std::unique_ptr<interp::Interpreter> tool::loadInterpreter(const std::string &mo
   std::string error;
   interp::LoadOptions lo;
   lo.weightsPath = weights;
+  lo.mapWeights = tool::mapWeights();
   if (!binding.empty()) {
     std::shared_ptr<rt::BindingMap> b = rt::BindingMap::load(binding, error);
     if (!b) {

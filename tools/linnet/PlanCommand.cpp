@@ -119,9 +119,6 @@ static std::optional<nlohmann::json> planOfSource(const std::string &file, const
 }
 
 int tool::runPlan() {
-  if (!gPlan.output.empty() && gPlan.output != "-" &&
-      !support::checkOutputIsNotInput("plan", gPlan.output, {gPlan.file, gPlan.binding}))
-    return 2;
   nlohmann::json doc;
   if (gPlan.file.ends_with(".json")) {
     std::optional<plan::Plan> p = loadPlan(gPlan.file);

@@ -314,10 +314,9 @@ int tool::runProfile() {
                   {"concrete", obs.subject["concrete"]},
                   {"observations", planning::digestOf(planning::toJson(obs))}}}};
 
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) {
-    std::cerr << fmt::format("linnet profile: error: cannot create '{}': {}\n", out, ec.message());
+  std::string err;
+  if (!support::prepareOutputDir(out, err)) {
+    std::cerr << fmt::format("linnet profile: error: {}\n", err);
     return 1;
   }
   if (!writeOut(out + "/trace.json", trace.dump(1) + "\n") ||

@@ -12,7 +12,6 @@
 
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
-#include "linnet/Support/AtomicFile.h"
 #include "FrontEnd.h"
 
 #include <fmt/format.h>
@@ -72,21 +71,8 @@ int tool::runRun() {
       tool::parseInputFiles(gOpts.call.inputs, gOpts.call.relations, "run");
   if (!inputFiles)
     return 2;
-  {
-    std::vector<std::string> readFrom = {gOpts.model, gOpts.call.weights, gOpts.call.binding};
-    for (auto &[name, file] : *inputFiles)
-      readFrom.push_back(file);
-    for (size_t i = 0; i < gOpts.outputs.size(); ++i) {
-      if (!support::checkOutputIsNotInput("run", gOpts.outputs[i], readFrom))
-        return 2;
-      for (size_t k = 0; k < i; ++k)
-        if (support::sameFile(gOpts.outputs[i], gOpts.outputs[k])) {
-          std::cerr << fmt::format("linnet run: error: --output '{}' is given for two results\n",
-                                   gOpts.outputs[i]);
-          return 2;
-        }
-    }
-  }
+  // An output that is an input, a link or given twice was refused with the
+  // command's other outputs (linnet.cpp, checkCommandOutputs).
   if (gOpts.ranks == 0 && (!gOpts.partition.empty() || gOpts.distStats)) {
     std::cerr << "linnet run: error: --partition and --dist-stats need --ranks N\n";
     return 2;
@@ -104,7 +90,7 @@ int tool::runRun() {
     return 1;
   if (gOpts.ranks > 0) {
     if (!tool::underMpirun())
-      return tool::launchUnderMpirun(gOpts.ranks);
+      return tool::launchUnderMpirun(*dir, gOpts.ranks);
     tool::DistributedRunOptions d;
     d.artifact = *dir;
     d.weights = gOpts.call.weights;
@@ -157,13 +143,27 @@ void tool::addEntryCallOptions(CLI::App *c, EntryCallOptions &o) {
   c->add_option("--input", o.inputs, "An input: NAME=FILE.npy")->allow_extra_args(false);
   c->add_option("--relation", o.relations, "A relation input: NAME=ROW_PTR.npy,COL_IDX.npy")
       ->allow_extra_args(false);
+  tool::addNoMmapOption(c);
 }
+
+namespace {
+bool gNoMmap = false;
+}
+
+void tool::addNoMmapOption(CLI::App *c) {
+  c->add_flag("--no-mmap", gNoMmap,
+              "Read the weights into memory instead of mapping them (for weights files other "
+              "processes can write: a mapped file truncated during the run ends it with SIGBUS)");
+}
+
+bool tool::mapWeights() { return !gNoMmap; }
 
 std::unique_ptr<rt::Model> tool::loadArtifact(const std::string &dir, const std::string &weights,
                                               const std::string &binding, const char *cmd) {
   std::string error;
   rt::LoadOptions lo;
   lo.weightsPath = weights;
+  lo.mapWeights = tool::mapWeights();
   std::shared_ptr<rt::BindingMap> map;
   if (!binding.empty()) {
     map = rt::BindingMap::load(binding, error);

@@ -21,8 +21,16 @@ struct EntryCallOptions {
   std::string weights, binding, entry;
   std::vector<std::string> inputs, relations;
 };
-/// --weights, --binding, --entry (required), --input, --relation.
+/// --weights, --binding, --entry (required), --input, --relation, --no-mmap.
 void addEntryCallOptions(CLI::App *c, EntryCallOptions &o);
+
+/// --no-mmap: the weights are read into memory when loaded instead of
+/// mapped, so that a file another process truncates or rewrites during the
+/// run cannot end it with SIGBUS (docs/security.md). One setting for the
+/// command, which every load of weights in it follows (loadArtifact,
+/// loadInterpreter, generate).
+void addNoMmapOption(CLI::App *c);
+bool mapWeights();
 
 /// The artifact in `dir` loaded with `weights` (and a binding manifest), or
 /// null after writing `linnet CMD: error: ...`.

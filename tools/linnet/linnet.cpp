@@ -15,6 +15,7 @@
 #include "ProfileCommand.h"
 #include "RunCommand.h"
 #include "linnet/Config.h"
+#include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Timing.h"
 #include "linnet/Syntax/ASTDumper.h"
 #include "linnet/Syntax/Parser.h"
@@ -25,6 +26,7 @@
 #include <llvm/Support/Casting.h>
 #include <llvm/Support/thread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -32,10 +34,12 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace linnet;
@@ -249,6 +253,81 @@ int runParse(const ParseOptions &opts) {
   return Success;
 }
 
+/// The options that name what a command writes, and what each is
+/// (AtomicFile.h). `build -o` is checked by the build itself, which knows
+/// whether it writes an artifact, a folder of products or a file.
+std::optional<support::OutputKind> outputKind(const std::string &command, const CLI::Option *opt) {
+  if (opt->check_name("--dump-ir"))
+    return support::OutputKind::Directory;
+  if (opt->check_name("--diagnostics-file") || opt->check_name("--calibrate"))
+    return support::OutputKind::File;
+  if (opt->check_name("-o") || opt->check_name("--output")) {
+    if (command == "profile")
+      return support::OutputKind::Directory;
+    return support::OutputKind::File;
+  }
+  return std::nullopt;
+}
+
+/// Every existing path the parsed command's options name, its outputs
+/// excepted: `FILE`, `NAME=FILE` (--input) and `NAME=A,B` (--relation).
+/// Collected once, before the command runs, so that no option that reads a
+/// file can be forgotten; the command's InputScope makes every writer
+/// refuse to write over one of them.
+std::vector<std::string> commandInputs(const CLI::App *cmd) {
+  std::vector<std::string> inputs;
+  auto add = [&](const std::string &p) {
+    struct stat st;
+    if (!p.empty() && p != "-" && ::lstat(p.c_str(), &st) == 0)
+      inputs.push_back(p);
+  };
+  for (const CLI::Option *opt : cmd->get_options()) {
+    if (outputKind(cmd->get_name(), opt))
+      continue;
+    for (const std::string &v : opt->results()) {
+      add(v);
+      if (size_t eq = v.find('='); eq != std::string::npos) {
+        std::string rest = v.substr(eq + 1);
+        add(rest);
+        for (size_t b = 0, c; b <= rest.size(); b = c + 1) {
+          c = std::min(rest.find(',', b), rest.size());
+          add(rest.substr(b, c - b));
+        }
+      }
+    }
+  }
+  return inputs;
+}
+
+/// Refuses, before the command does any work, a named output that is one of
+/// its inputs, a symbolic link, a directory where a file goes, or given
+/// twice (one output would overwrite the other).
+bool checkCommandOutputs(const CLI::App *cmd) {
+  std::vector<std::string> seen;
+  for (const CLI::Option *opt : cmd->get_options()) {
+    std::optional<support::OutputKind> kind = outputKind(cmd->get_name(), opt);
+    if (!kind)
+      continue;
+    for (const std::string &v : opt->results()) {
+      if (v.empty() || v == "-")
+        continue;
+      for (const std::string &other : seen)
+        if (support::sameFile(v, other)) {
+          std::cerr << fmt::format("linnet {}: error: '{}' is given for two outputs (one would overwrite "
+                                   "the other)\n",
+                                   cmd->get_name(), v);
+          return false;
+        }
+      seen.push_back(v);
+      if (cmd->get_name() == "build" && opt->check_name("-o"))
+        continue;
+      if (!support::checkCommandOutput(cmd->get_name().c_str(), v, *kind))
+        return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 static int linnetMain(int argc, char **argv) {
@@ -311,6 +390,15 @@ static int linnetMain(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     app.exit(e);
     return UsageError;
+  }
+
+  // The command's inputs, for the one output guard (AtomicFile.h): every
+  // file or folder it writes is checked against them.
+  std::optional<support::InputScope> inputScope;
+  for (CLI::App *cmd : app.get_subcommands()) {
+    inputScope.emplace(commandInputs(cmd));
+    if (!checkCommandOutputs(cmd))
+      return UsageError;
   }
 
   tool::DiagnosticsOutput &diagnostics = tool::diagnosticsOutput();

@@ -25,6 +25,8 @@ namespace linnet::interp {
 struct LoadOptions {
   /// Weights (.safetensors); may be empty for a model without params.
   std::string weightsPath;
+  /// Map the weights, or read them into memory first (`--no-mmap`).
+  bool mapWeights = true;
   /// Maps a canonical path to the tensor's name in the weights file (a
   /// binding manifest); identity when unset.
   std::function<std::string(const std::string &)> externalName;

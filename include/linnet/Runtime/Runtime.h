@@ -163,6 +163,9 @@ std::vector<int64_t> memrefDescriptor(const void *data, const std::vector<int64_
 
 struct LoadOptions {
   std::string weightsPath;
+  /// Map the weights (the default: they must not change during the run)
+  /// or read them into memory first (`--no-mmap`; SafeTensorsFile::open).
+  bool mapWeights = true;
   /// Maps a canonical path to the tensor's name in the weights file
   /// (a binding manifest); identity when unset.
   std::function<std::string(const std::string &)> externalName;

@@ -46,8 +46,12 @@ struct TensorView {
 class SafeTensorsFile {
 public:
   /// Opens and validates `path`. On failure returns null and sets `error` to
-  /// "<path>: <problem>".
-  static std::unique_ptr<SafeTensorsFile> open(const std::string &path, std::string &error);
+  /// "<path>: <problem>". With `map` the file is mapped and its tensors are
+  /// read in place: it must not change while it is open (truncated, the
+  /// next read of a lost page ends the process with SIGBUS). Without, it is
+  /// read whole into memory now (`--no-mmap`: for files others can write).
+  static std::unique_ptr<SafeTensorsFile> open(const std::string &path, std::string &error,
+                                               bool map = true);
   ~SafeTensorsFile();
   SafeTensorsFile(const SafeTensorsFile &) = delete;
   SafeTensorsFile &operator=(const SafeTensorsFile &) = delete;

@@ -65,6 +65,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Timing.h"
 
 #include <cstring>
@@ -502,11 +503,15 @@ llvm::Error dumpIR(const CodegenOptions &options, llvm::StringRef name,
                    (name == "loops.mlir" ? 0 : options.afterLoopsStages + (name == "llvm.mlir" ? 1 : 2));
   llvm::SmallString<128> path(options.dumpIRDir);
   llvm::sys::path::append(path, (stage < 10 ? "0" : "") + llvm::Twine(stage) + "-" + name);
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return llvm::createStringError(ec, "cannot write the IR dump '" + path.str() + "'");
+  std::string text;
+  llvm::raw_string_ostream os(text);
   print(os);
+  // Through the output guard: a planted link is refused, not written through.
+  std::string err;
+  if (!linnet::support::prepareOutputDir(options.dumpIRDir, err) ||
+      !linnet::support::writeFileAtomic(path.str().str(), text, err))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot write '" + path.str() + "': " + err);
   return llvm::Error::success();
 }
 
