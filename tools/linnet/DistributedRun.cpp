@@ -18,6 +18,7 @@
 #include "RunCommand.h"
 
 #include "linnet/Distributed/Partition.h"
+#include "linnet/Runtime/Artifact.h"
 #include "linnet/Runtime/Runtime.h"
 
 #include "llvm/Support/Program.h"
@@ -121,6 +122,9 @@ struct RankState {
   /// itself, or stops answering, at its first relation kernel, or gets a
   /// relation its entry refuses (a row_ptr that ends past its edges).
   int killRank = -1, hangRank = -1, badInputRank = -1;
+  /// Where the hanging rank stops: "kernel" (its first relation kernel),
+  /// "parts" (before receiving its part) or "results" (before sending them).
+  std::string hangStage = "kernel";
   /// Exchange buffers per (kernel, argument), kept from call to call: a
   /// layer called again reuses its pages instead of faulting in and
   /// zeroing new ones.
@@ -175,8 +179,18 @@ void callKernel(void *fn, const std::vector<void *> &a) {
   }
 }
 
-/// Waits for `reqs`, polling, for at most the run's timeout.
-void waitAll(std::vector<MPI_Request> &reqs, const char *what) {
+/// Fault injection: the hanging rank stops answering at `stage`.
+void maybeHang(const char *stage) {
+  if (gState->rank == gState->hangRank && gState->hangStage == stage)
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+/// Waits for `reqs`, polling, for at most the run's timeout. Every wait of a
+/// distributed run goes through here (point to point and collective alike),
+/// so a rank that fails or hangs ends the run with an error on the others,
+/// never a wait without end.
+void waitAll(std::vector<MPI_Request> &reqs, const std::string &what) {
   auto start = Clock::now();
   for (;;) {
     int done = 0;
@@ -202,9 +216,7 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
   const dist::Part &P = S.part;
   if (S.rank == S.killRank)
     ::raise(SIGKILL);
-  if (S.rank == S.hangRank)
-    for (;;)
-      std::this_thread::sleep_for(std::chrono::seconds(1));
+  maybeHang("kernel");
   auto t0 = Clock::now();
   std::vector<Desc> d;
   std::vector<int64_t> rowBytes(size_t(nargs), 0);
@@ -321,7 +333,7 @@ extern "C" void linnetDistributedKernel(int64_t kernel, int64_t nargs, void **de
   S.ran(k.interiorCommand, tInt);
   S.interiorS += secondsSince(tInt);
   auto tWait = Clock::now();
-  waitAll(reqs, fmt::format("the halo exchange of kernel {}", k.name).c_str());
+  waitAll(reqs, fmt::format("the halo exchange of kernel {}", k.name));
   S.waitS += secondsSince(tWait);
   // The exchange ran concurrently with the interior rows: its duration
   // overlaps theirs.
@@ -368,23 +380,46 @@ template <> MPI_Datatype mpiType<std::byte>() { return MPI_BYTE; }
 /// MPI counts are ints: a long vector goes in chunks, after its length.
 constexpr int64_t kChunk = int64_t(1) << 28;
 
+/// What the messages of each tag carry, for the timeout's message.
+const char *tagName(int tag) {
+  return tag == 1 ? "its part of the relation" : tag == 2 ? "its inputs" : "the results";
+}
+
+/// One point-to-point transfer, waited for with the run's timeout.
+void transfer(bool send, void *data, int count, MPI_Datatype type, int peer, int tag) {
+  std::vector<MPI_Request> req(1);
+  if (send)
+    MPI_Isend(data, count, type, peer, tag, MPI_COMM_WORLD, &req[0]);
+  else
+    MPI_Irecv(data, count, type, peer, tag, MPI_COMM_WORLD, &req[0]);
+  waitAll(req, send ? fmt::format("sending {} to rank {}", tagName(tag), peer)
+                    : fmt::format("receiving {} from rank {}", tagName(tag), peer));
+}
+
 template <class T> void sendVec(const std::vector<T> &v, int to, int tag) {
   int64_t n = int64_t(v.size());
-  MPI_Send(&n, 1, MPI_INT64_T, to, tag, MPI_COMM_WORLD);
+  transfer(true, &n, 1, MPI_INT64_T, to, tag);
   for (int64_t at = 0; at < n; at += kChunk)
-    MPI_Send(v.data() + at, int(std::min(n - at, kChunk)), mpiType<T>(), to, tag, MPI_COMM_WORLD);
+    transfer(true, const_cast<T *>(v.data() + at), int(std::min(n - at, kChunk)), mpiType<T>(), to, tag);
 }
 /// `room` more elements past the message, left zero.
 template <class T> std::vector<T> recvVec(int from, int tag, size_t room = 0) {
   int64_t n = 0;
-  MPI_Recv(&n, 1, MPI_INT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  transfer(false, &n, 1, MPI_INT64_T, from, tag);
   if (n < 0)
     fail(fmt::format("a malformed message from rank {}", from));
   std::vector<T> v(static_cast<size_t>(n) + room);
   for (int64_t at = 0; at < n; at += kChunk)
-    MPI_Recv(v.data() + at, int(std::min(n - at, kChunk)), mpiType<T>(), from, tag, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
+    transfer(false, v.data() + at, int(std::min(n - at, kChunk)), mpiType<T>(), from, tag);
   return v;
+}
+
+/// A collective (`start` posts its non-blocking form), waited for with the
+/// run's timeout.
+template <class Start> void collective(const std::string &what, Start start) {
+  std::vector<MPI_Request> req(1);
+  start(&req[0]);
+  waitAll(req, what);
 }
 
 void sendPart(const dist::Part &p, int to) {
@@ -436,7 +471,34 @@ std::string dimName(const rt::SigDim &d) {
 
 bool tool::underMpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
 
-int tool::launchUnderMpirun(int64_t ranks) {
+/// Why artifact `info` (from `dir`) cannot run on `ranks` ranks, or "".
+/// Checked before mpirun starts a process, and again on every rank.
+static std::string rankMismatch(const rt::ArtifactInfo &info, const std::string &dir, int64_t ranks) {
+  if (!info.distributed)
+    return fmt::format("'{}' is not a distributed artifact: build it with `linnet build ... --ranks {}`", dir, ranks);
+  if (info.distributed->ranks != ranks)
+    return fmt::format("'{}' is planned for {} ranks (linnet build --ranks {}); run it with --ranks {} or rebuild it "
+                       "with --ranks {}",
+                       dir, info.distributed->ranks, info.distributed->ranks, info.distributed->ranks, ranks);
+  return "";
+}
+
+int tool::launchUnderMpirun(const std::string &artifact, int64_t ranks) {
+  // The artifact's plan decides the rank count: read it (through its
+  // manifest, as a load does) before starting any process.
+  {
+    std::string error, text;
+    std::unique_ptr<rt::VerifiedArtifact> art = rt::VerifiedArtifact::open(artifact, error);
+    rt::ArtifactInfo info;
+    if (!art || !art->read("runtime.json", text, error) || !rt::parseArtifactInfo(text, info, error)) {
+      std::cerr << fmt::format("linnet run: error: {}\n", error);
+      return 1;
+    }
+    if (std::string why = rankMismatch(info, artifact, ranks); !why.empty()) {
+      std::cerr << fmt::format("linnet run: error: {}\n", why);
+      return 2;
+    }
+  }
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> self;
   for (std::string a; std::getline(in, a, '\0');)
@@ -490,8 +552,11 @@ int tool::runDistributed(const DistributedRunOptions &o) {
   S.timeout = o.timeoutSeconds;
   if (const char *k = std::getenv("LINNET_FAULT_KILL_RANK"))
     S.killRank = std::atoi(k);
-  if (const char *h = std::getenv("LINNET_FAULT_HANG_RANK"))
+  if (const char *h = std::getenv("LINNET_FAULT_HANG_RANK")) { // RANK[:STAGE]
     S.hangRank = std::atoi(h);
+    if (const char *colon = std::strchr(h, ':'))
+      S.hangStage = colon + 1;
+  }
   if (const char *b = std::getenv("LINNET_FAULT_BAD_INPUT_RANK"))
     S.badInputRank = std::atoi(b);
   if (S.size != o.ranks)
@@ -502,13 +567,8 @@ int tool::runDistributed(const DistributedRunOptions &o) {
   if (!model)
     fail("cannot load the artifact (above)");
   const rt::ArtifactInfo &info = model->info();
-  if (!info.distributed)
-    fail(fmt::format("'{}' is not a distributed artifact: build it with `linnet build ... --ranks {}`", o.artifact,
-                     S.size));
-  if (info.distributed->ranks != S.size)
-    fail(fmt::format("'{}' is planned for {} ranks (linnet build --ranks {}); run it with --ranks {} or rebuild it "
-                     "with --ranks {}",
-                     o.artifact, info.distributed->ranks, info.distributed->ranks, info.distributed->ranks, S.size));
+  if (std::string why = rankMismatch(info, o.artifact, S.size); !why.empty())
+    fail(why);
   S.dist = &*info.distributed;
   for (const rt::ArtifactInfo::DistributedKernel &k : S.dist->kernels) {
     void *fn = model->librarySymbol(k.symbol);
@@ -580,12 +640,39 @@ int tool::runDistributed(const DistributedRunOptions &o) {
       layout.push_back(Layout::Whole);
   }
 
-  // Rank 0: the inputs, the partition, each rank's part and rows.
+  // Rank 0 reads the inputs and checks them whole, as a single-process
+  // call would (rt::checkEntryInputs: shapes against the generics, per-edge
+  // inputs against the relation's edge count, result sizes against the
+  // cap), before anything is partitioned, allocated or sent; every rank
+  // learns the outcome and a refused call ends each one with exit status 1.
+  std::optional<std::vector<rt::OwnedTensor>> in;
+  int inputsOk = 1;
+  if (S.rank == 0) {
+    in = tool::readEntryInputs(*model, o.entry, o.inputs, "run");
+    std::string error;
+    std::vector<rt::TensorView> whole;
+    if (in)
+      for (const rt::OwnedTensor &t : *in)
+        whole.push_back(t.view());
+    if (!in) {
+      inputsOk = 0;
+    } else if (!model->check(o.entry, whole, error)) {
+      std::cerr << fmt::format("linnet run: error: rank 0: {}\n", error) << std::flush;
+      inputsOk = 0;
+    }
+  }
+  collective("agreeing that the inputs are valid", [&](MPI_Request *r) {
+    MPI_Ibcast(&inputsOk, 1, MPI_INT, 0, MPI_COMM_WORLD, r);
+  });
+  if (!inputsOk) {
+    MPI_Finalize();
+    gState = nullptr;
+    return 1;
+  }
+
+  // Rank 0: the partition, each rank's part and rows.
   std::vector<rt::OwnedTensor> local(sig->inputs.size());
   if (S.rank == 0) {
-    std::optional<std::vector<rt::OwnedTensor>> in = tool::readEntryInputs(*model, o.entry, o.inputs, "run");
-    if (!in)
-      fail("cannot read the inputs (above)");
     const rt::OwnedTensor *rowPtr = nullptr, *colIdx = nullptr;
     for (size_t i = 0; i < layout.size(); ++i) {
       if (layout[i] == Layout::RowPtr)
@@ -662,6 +749,7 @@ int tool::runDistributed(const DistributedRunOptions &o) {
       }
       return l;
     };
+    maybeHang("parts");
     for (int r = 1; r < S.size; ++r) {
       sendPart(parts[size_t(r)], r);
       for (rt::OwnedTensor &t : localInputs(parts[size_t(r)], 0)) {
@@ -672,6 +760,7 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     local = localInputs(parts[0], parts[0].ghostGlobal.size());
     S.part = std::move(parts[0]);
   } else {
+    maybeHang("parts");
     S.part = recvPart();
     for (size_t i = 0; i < sig->inputs.size(); ++i) {
       local[i].dtype = sig->inputs[i].dtype;
@@ -715,7 +804,7 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     views.push_back(t.view());
   std::vector<rt::OwnedTensor> results;
   std::string error;
-  MPI_Barrier(MPI_COMM_WORLD);
+  collective("the barrier before the run", [](MPI_Request *r) { MPI_Ibarrier(MPI_COMM_WORLD, r); });
   auto tRun = Clock::now();
   for (unsigned i = 0; i < std::max(1u, o.repeat); ++i)
     if (!model->call(o.entry, views, results, error))
@@ -731,6 +820,7 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     if (lead.empty() || (lead != dstDim && lead != srcDim))
       continue;
     if (S.rank != 0) {
+      maybeHang("results");
       sendVec(S.part.globalRow, 0, 3);
       sendVec(results[r].data, 0, 3);
       continue;
@@ -756,7 +846,9 @@ int tool::runDistributed(const DistributedRunOptions &o) {
   if (o.stats) {
     double mine[6] = {double(S.bytesSent), S.interiorS, S.waitS, S.boundaryS, S.kernelS, runS};
     std::vector<double> all(static_cast<size_t>(6 * S.size));
-    MPI_Gather(mine, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    collective("gathering --dist-stats", [&](MPI_Request *r) {
+      MPI_Igather(mine, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, 0, MPI_COMM_WORLD, r);
+    });
     if (S.rank == 0)
       for (int q = 0; q < S.size; ++q) {
         const double *v = &all[size_t(6 * q)];
@@ -769,7 +861,9 @@ int tool::runDistributed(const DistributedRunOptions &o) {
     // and at most over the ranks (every rank runs the same commands).
     size_t nc = S.commandIds.size();
     std::vector<double> allS(nc * size_t(S.size));
-    MPI_Gather(S.commandS.data(), int(nc), MPI_DOUBLE, allS.data(), int(nc), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    collective("gathering --dist-stats", [&](MPI_Request *r) {
+      MPI_Igather(S.commandS.data(), int(nc), MPI_DOUBLE, allS.data(), int(nc), MPI_DOUBLE, 0, MPI_COMM_WORLD, r);
+    });
     if (S.rank == 0)
       for (size_t c = 0; c < nc; ++c) {
         if (S.commandRuns[c] == 0)
@@ -791,7 +885,7 @@ int tool::runDistributed(const DistributedRunOptions &o) {
         std::cerr << "linnet run: error: " << error << "\n";
         rc = 1;
       }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  collective("agreeing on the exit status", [&](MPI_Request *r) { MPI_Ibcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD, r); });
   MPI_Finalize();
   gState = nullptr;
   return rc;

@@ -15,16 +15,17 @@ struct DistributedRunOptions {
   int64_t ranks = 0;
   unsigned repeat = 1;
   std::string partition;     // .npy of each entity's part (empty: contiguous blocks)
-  double timeoutSeconds = 60; // a halo exchange or gather that waits longer ends the run
+  double timeoutSeconds = 60; // any wait (exchange, part, result, collective) longer ends the run
   bool stats = false;         // rank 0 prints exchange and overlap figures
 };
 
 /// True when this process is a rank that mpirun started.
 bool underMpirun();
 
-/// `linnet run --ranks N` outside mpirun: starts `mpirun -n N` on this
-/// same command line and returns its exit status.
-int launchUnderMpirun(int64_t ranks);
+/// `linnet run --ranks N` outside mpirun: checks that `artifact` was
+/// planned for N ranks, then starts `mpirun -n N` on this same command line
+/// and returns its exit status.
+int launchUnderMpirun(const std::string &artifact, int64_t ranks);
 
 /// One rank of a distributed run (under mpirun): rank 0 reads the inputs,
 /// partitions the relation and sends each rank its part; every rank runs
