@@ -10,5 +10,7 @@ if not any(os.path.isdir(os.path.join(p, "linnet")) and
            os.path.exists(os.path.join(p, "linnet", "_config.py")) for p in sys.path if p):
     sys.path.insert(0, os.path.join(ROOT, "build", "python"))
 
-# A private artifact cache per test session unless one is given.
-os.environ.setdefault("LINNET_CACHE_DIR", os.path.join(tempfile.gettempdir(), "linnet-pytest-cache"))
+# A private artifact cache per test session unless one is given (a fixed
+# name under /tmp could be another user's, and the cache refuses those).
+if not os.environ.get("LINNET_CACHE_DIR"):
+    os.environ["LINNET_CACHE_DIR"] = tempfile.mkdtemp(prefix="linnet-pytest-cache-")

@@ -1,4 +1,4 @@
-//===- ArtifactCache.h - Build .ln models on demand for run/generate -*- C++ -*-===//
+//===- ArtifactCache.h - .ln models for run/generate/profile -----*- C++ -*-===//
 #ifndef LINNET_TOOLS_ARTIFACTCACHE_H
 #define LINNET_TOOLS_ARTIFACTCACHE_H
 
@@ -20,12 +20,13 @@ struct SourceOptions {
 void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
 
 /// `model` itself if it is an artifact directory; for a .ln file, the
-/// artifact built from it (with `weights` deciding optional tensors) in the
-/// cache, reused while the sources, options and weights' tensor names are
-/// unchanged. Returns nullopt after reporting to stderr.
+/// artifact built from it (with `weights` deciding optional tensors, and
+/// timers compiled in when `profile`) in the artifact cache
+/// (linnet/Compiler/ArtifactCache.h). Returns nullopt after reporting to
+/// stderr.
 std::optional<std::string> resolveArtifact(const std::string &model, const SourceOptions &opts,
                                            const std::string &weights, const std::string &binding,
-                                           const char *command);
+                                           const char *command, bool profile = false);
 
 } // namespace linnet::tool
 

@@ -21,6 +21,7 @@
 #include "linnet/Planning/Products.h"
 
 #include "linnet/Support/AtomicFile.h"
+#include "linnet/Compiler/ArtifactCache.h"
 #include "linnet/Compiler/Compiler.h"
 
 #include <fmt/format.h>
@@ -30,6 +31,7 @@
 #include <set>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 using namespace linnet::planning;
 namespace fs = std::filesystem;
@@ -49,6 +51,8 @@ struct BuildOptions {
   std::string checkProducts;
   std::string supersedes;
   bool verifyOnly = false;
+  bool cached = false;     // --cached: into the artifact cache, its path printed
+  std::string sourceName;  // --source-name: with --cached, the name of a source read from stdin
   CLI::Option *targetOpt = nullptr;
   CLI::Option *emitOpt = nullptr;
 } gBuild;
@@ -241,6 +245,12 @@ CLI::App *addBuildCommand(CLI::App &app) {
                   "Report which products stored in DIR are stale for the current inputs");
   cmd->add_option("-o", gBuild.output, "Output file ('-': standard output; a directory for --emit all)");
   cmd->add_flag("--verify-only", gBuild.verifyOnly, "Run every verifier and write nothing");
+  cmd->add_flag("--cached", gBuild.cached,
+                "Build a .ln model into the artifact cache (or reuse its entry) and print the "
+                "artifact directory (what `run MODEL.ln` and the Python package use)");
+  cmd->add_option("--source-name", gBuild.sourceName,
+                  "With --cached and the file '-': the model's text is read from standard input and "
+                  "kept in the cache as NAME.ln");
   return cmd;
 }
 
@@ -254,7 +264,55 @@ bool checkBuildOutput(bool artifactDir) {
   return support::checkCommandOutput("build", gBuild.output, kind);
 }
 
+/// `build --cached`: the artifact cache's entry for the model, printed.
+int runCachedBuild() {
+  BuildCpuOptions &o = buildCpuOptions();
+  const char *conflict = gBuild.output != "-"          ? "-o"
+                         : gBuild.emitOpt->count()     ? "--emit"
+                         : gBuild.verifyOnly           ? "--verify-only"
+                         : !gBuild.checkProducts.empty() ? "--check-products"
+                         : !o.dumpIR.empty()           ? "--dump-ir"
+                                                       : nullptr;
+  if (conflict) {
+    std::cerr << fmt::format("linnet build: error: --cached builds into the artifact cache and takes no {}\n",
+                             conflict);
+    return 2;
+  }
+  std::string file = gBuild.file;
+  if (file == "-") {
+    if (gBuild.sourceName.empty()) {
+      std::cerr << "linnet build: error: --cached with the file '-' needs --source-name NAME\n";
+      return 2;
+    }
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    std::string err;
+    std::optional<std::string> path = compiler::cachedSource(text, gBuild.sourceName, err);
+    if (!path) {
+      std::cerr << fmt::format("linnet build: error: {}\n", err);
+      return 1;
+    }
+    file = *path;
+  } else if (!gBuild.sourceName.empty()) {
+    std::cerr << "linnet build: error: --source-name names a source read from standard input (the file '-')\n";
+    return 2;
+  } else if (!endsWith(file, ".ln")) {
+    std::cerr << fmt::format("linnet build: error: --cached builds a .ln model, not '{}'\n", file);
+    return 2;
+  }
+  o.file = file;
+  std::optional<compiler::Options> options = lnOptions();
+  if (!options)
+    return 2;
+  std::optional<std::string> dir = compiler::cachedArtifact(std::move(*options), std::cerr, "build");
+  if (!dir)
+    return 1;
+  std::cout << *dir << "\n";
+  return 0;
+}
+
 int runBuild() {
+  if (gBuild.cached)
+    return runCachedBuild();
   const std::string &file = gBuild.file;
   bool artifactDir = endsWith(file, ".ln") && !gBuild.emitOpt->count() && !gBuild.verifyOnly &&
                      gBuild.checkProducts.empty();

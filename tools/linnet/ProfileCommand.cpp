@@ -13,6 +13,7 @@
 #include "ProfileCommand.h"
 
 #include "FrontEnd.h"
+#include "ArtifactCache.h"
 #include "RunCommand.h"
 
 #include "linnet/Compiler/Compiler.h"
@@ -38,6 +39,7 @@ namespace {
 
 struct ProfileOptions {
   std::string model, output, evidencePolicy, calibrate;
+  tool::SourceOptions source; // for a .ln model
   tool::EntryCallOptions call;
   unsigned iterations = 10, warmup = 2;
 } gProfile;
@@ -124,8 +126,12 @@ bool writeOut(const std::string &path, const std::string &bytes) {
 CLI::App *tool::addProfileCommand(CLI::App &app) {
   CLI::App *c = app.add_subcommand(
       "profile", "Run an entry of an artifact built with --profile, timing every command of its plan");
-  c->add_option("artifact", gProfile.model, "Artifact directory (linnet build --profile -o DIR)")->required();
+  c->add_option("artifact", gProfile.model,
+                 "Artifact directory (linnet build --profile -o DIR), or a .ln model (built with "
+                 "--profile into the artifact cache)")
+      ->required();
   tool::addEntryCallOptions(c, gProfile.call);
+  tool::addSourceOptions(c, gProfile.source);
   c->add_option("--iterations", gProfile.iterations, "Timed calls (state persists between calls)")
       ->default_val(10)
       ->check(CLI::Range(1u, 100000u));
@@ -144,8 +150,14 @@ int tool::runProfile() {
       tool::parseInputFiles(gProfile.call.inputs, gProfile.call.relations, "profile");
   if (!files)
     return 2;
-  const std::string &dir = gProfile.model;
-  std::string out = gProfile.output.empty() ? dir + ".profile" : gProfile.output;
+  std::optional<std::string> artifact = tool::resolveArtifact(
+      gProfile.model, gProfile.source, gProfile.call.weights, gProfile.call.binding, "profile", /*profile=*/true);
+  if (!artifact)
+    return 1;
+  const std::string &dir = *artifact;
+  // A .ln model's results go beside it, not into the cache.
+  std::string base = dir == gProfile.model ? dir : std::filesystem::path(gProfile.model).replace_extension().string();
+  std::string out = gProfile.output.empty() ? base + ".profile" : gProfile.output;
   std::optional<ArtifactPlans> plans = readPlans(dir, "profile");
   if (!plans)
     return 1;

@@ -115,6 +115,11 @@ public:
   /// target that plans but has no code generator yet.
   virtual llvm::StringRef runtimeAbi() const = 0;
   bool generatesCode() const { return !runtimeAbi().empty(); }
+  /// What this target's code is made for besides the compiler itself: the
+  /// host CPU and the features it is generated for, a GPU's architecture.
+  /// An artifact cache keys on it (an entry built on another machine is
+  /// never reused); empty for a target that generates no code.
+  virtual std::string codeIdentity() const { return {}; }
   /// Empty when the target can build `request`; otherwise why not, naming
   /// the option (the build stops before any work with that message). The
   /// default refuses `emulate` (a target with no kernels to run on the CPU).

@@ -68,6 +68,7 @@
 #include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Timing.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -315,6 +316,18 @@ LogicalResult lowerLoopsToLLVMDialect(ModuleOp module,
   linnet::support::enablePassTiming(pm);
   buildLowerToLLVMPipeline(pm, options);
   return pm.run(module);
+}
+
+std::string hostCodeIdentity() {
+  llvm::SubtargetFeatures host;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    host.AddFeature(feature.first(), feature.second);
+  std::vector<std::string> features = host.getFeatures();
+  std::sort(features.begin(), features.end()); // a StringMap's order is not stable
+  std::string out = llvm::sys::getDefaultTargetTriple() + " " + llvm::sys::getHostCPUName().str() + " ";
+  for (size_t i = 0; i < features.size(); ++i)
+    out += (i ? "," : "") + features[i];
+  return out;
 }
 
 namespace {

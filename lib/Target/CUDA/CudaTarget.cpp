@@ -356,6 +356,10 @@ void registerCUDAPipelines() {
       [](OpPassManager &pm) { buildMapPipeline(pm); });
 }
 
+std::string CudaTarget::codeIdentity() const {
+  return std::string(kChip) + "; host " + cpu::hostCodeIdentity();
+}
+
 std::string CudaTarget::unsupported(const target::CodegenRequest &request) const {
   if (request.distributed)
     return "--ranks: the cuda target does not build distributed artifacts yet (build for --target cpu)";

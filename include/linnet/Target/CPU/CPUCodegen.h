@@ -171,6 +171,10 @@ mlir::LogicalResult lowerToLoops(mlir::ModuleOp module,
 /// True when scf.parallel can be lowered to OpenMP on this machine.
 bool openMPAvailable();
 
+/// The triple, CPU and features code is generated for by default (no
+/// CodegenOptions::cpu): "x86_64-pc-linux-gnu znver3 +avx2,+fma,...".
+std::string hostCodeIdentity();
+
 } // namespace linnet::cpu
 
 #endif // LINNET_TARGET_CPU_CPUCODEGEN_H

@@ -21,6 +21,7 @@ public:
   llvm::StringRef kind() const override { return "cpu"; }
   llvm::StringRef scheduleContract() const override { return kScheduleContract; }
   llvm::StringRef runtimeAbi() const override { return kRuntimeAbi; }
+  std::string codeIdentity() const override { return hostCodeIdentity(); }
   void registerDialects(mlir::DialectRegistry &registry) const override;
   llvm::Expected<target::GeneratedLibrary> generateCode(mlir::ModuleOp module,
                                                         const target::CodegenRequest &request) const override;

@@ -65,6 +65,8 @@ public:
   llvm::StringRef kind() const override { return "cuda"; }
   llvm::StringRef scheduleContract() const override { return kScheduleContract; }
   llvm::StringRef runtimeAbi() const override { return kRuntimeAbi; }
+  /// The kernels' architecture and the host code's CPU.
+  std::string codeIdentity() const override;
   void registerDialects(mlir::DialectRegistry &registry) const override;
   std::string unsupported(const target::CodegenRequest &request) const override;
   llvm::Expected<target::GeneratedLibrary> generateCode(mlir::ModuleOp module,
