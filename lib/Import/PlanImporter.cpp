@@ -2688,6 +2688,26 @@ private:
     }
     if (ins.empty())
       return std::nullopt;
+    // A source (destination) read covers the relation's num_src (num_dst)
+    // entities: a tensor with more rows than that is read through its first
+    // ones, exactly what `x[src]` can reach; one with fewer leaves reads
+    // that the general path bounds-checks.
+    for (Input &in : ins) {
+      std::optional<int64_t> need = in.role == "src"   ? rel.numSrc.c
+                                    : in.role == "dst" ? rel.numDst.c
+                                                       : std::nullopt;
+      auto tt = cast<RankedTensorType>(in.t.getType());
+      if (!need || tt.isDynamicDim(0) || tt.getDimSize(0) == *need)
+        continue;
+      if (tt.getDimSize(0) < *need)
+        return std::nullopt;
+      SmallVector<int64_t> sizes(tt.getShape());
+      sizes[0] = *need;
+      SmallVector<int64_t> offsets(tt.getRank(), 0), strides(tt.getRank(), 1);
+      in.t = b_.create<tensor::ExtractSliceOp>(loc_, RankedTensorType::get(sizes, tt.getElementType()), in.t,
+                                               ValueRange{}, ValueRange{}, ValueRange{}, offsets, sizes,
+                                               strides);
+    }
 
     Type msgT = n == 2 ? Type(RankedTensorType::get({F}, et)) : et;
     auto relOp = b_.create<gf::RelationOp>(
