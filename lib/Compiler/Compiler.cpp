@@ -10,6 +10,7 @@
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Digest.h"
+#include "linnet/Support/Input.h"
 #include "linnet/Support/Timing.h"
 #include "linnet/Syntax/Diagnostics.h"
 #include "linnet/Syntax/SourceManager.h"
@@ -150,9 +151,13 @@ struct FunctionSymbol {
 /// Deep programs recurse in the importer: the CLI's command stack size.
 constexpr unsigned kVariantStackBytes = 256u << 20;
 
+/// The source's text for the plan's provenance (already read once, with
+/// the same limits, by the front end); empty if it cannot be read.
 std::string readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::string text, why;
+  if (!input::readFile(path, input::maxSourceBytes(), "LINNET_MAX_SOURCE_BYTES", text, why))
+    text.clear();
+  return text;
 }
 
 /// runtime.json's `distributed` member (docs/distributed.md): each relation
@@ -322,11 +327,19 @@ std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,
     }
     std::map<std::string, std::string> external;
     if (!o.binding.empty()) {
-      std::ifstream in(o.binding);
-      nlohmann::json bdoc = nlohmann::json::parse(in, nullptr, false);
+      // Read as every binding manifest is: a regular file within the JSON
+      // limits, parsed strictly.
+      std::string btext, bwhy, bpath;
+      std::optional<nlohmann::json> bdoc;
+      if (!input::readFile(o.binding, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", btext, bwhy)) {
+        I.errs << fmt::format("linnet build: error: {}: cannot read binding manifest: {}\n", o.binding, bwhy);
+        return std::nullopt;
+      }
+      bdoc = input::parseJson(btext, bpath, bwhy);
       std::vector<ir::Problem> bp;
-      std::optional<plan::Binding> b = bdoc.is_discarded() ? std::nullopt
-                                                           : plan::checkBinding(bdoc, p->manifest, bp);
+      if (!bdoc)
+        bp.push_back({bpath, bwhy});
+      std::optional<plan::Binding> b = !bdoc ? std::nullopt : plan::checkBinding(*bdoc, p->manifest, bp);
       if (!b) {
         I.errs << fmt::format("linnet build: error: {}: not a valid binding manifest\n", o.binding);
         for (const ir::Problem &pr : bp)

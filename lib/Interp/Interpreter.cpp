@@ -13,6 +13,7 @@
 
 #include "linnet/ir/ir.hpp"
 #include "linnet/ir/reducers.hpp"
+#include "linnet/Runtime/Runtime.h"
 
 #include <fmt/format.h>
 
@@ -120,6 +121,17 @@ struct Interpreter::Impl {
   static int64_t floorDiv(int64_t a, int64_t b) {
     int64_t q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  }
+
+  /// Refuses a tensor of `shape` x `dt` before it is allocated or filled
+  /// if its size overflows 64 bits or is over the one limit of a call
+  /// (rt::maxCallBytes, LINNET_MAX_CALL_BYTES), as the runtime refuses
+  /// such a result: a huge generic must not hang or exhaust the process.
+  static void checkSize(const std::string &what, const std::vector<int64_t> &shape, DT dt) {
+    uint64_t total = 0;
+    std::string error;
+    if (!rt::checkCallBytes(what, shape, toRt(dt), total, error))
+      throw EvalError(error);
   }
 
   /// The value of a dim; nullopt if it names an unbound generic.
@@ -622,6 +634,7 @@ struct Interpreter::Impl {
     Num x = convert(n, from, t);
     if (k == "tensor") {
       std::vector<int64_t> s = shape(type["shape"], env);
+      checkSize("a constant tensor", s, t);
       Val v = Val::tensor(t, s, {});
       v.data = std::make_shared<const std::vector<Num>>(static_cast<size_t>(v.numElements()), x);
       return v;
@@ -952,6 +965,7 @@ struct Interpreter::Impl {
     }
     const json &rt = op.results[0].type;
     std::optional<DT> t = rt.value("kind", "") == "tensor" ? tryDtype(rt["dtype"], f.env) : std::nullopt;
+    checkSize("a comprehension", sizes, t.value_or(DT::Bool));
     std::optional<std::vector<int64_t>> elemShape;
     std::vector<Num> data;
     DT seen = t.value_or(DT::F32);
@@ -1108,6 +1122,7 @@ struct Interpreter::Impl {
       Num id = identity(br->identity, dt);
       if (rt.value("kind", "") == "tensor") {
         std::vector<int64_t> s = shape(rt["shape"], f.env);
+        checkSize("a reduction's identity", s, dt);
         Val v = Val::tensor(dt, s, {});
         v.data = std::make_shared<const std::vector<Num>>(static_cast<size_t>(v.numElements()), id);
         return v;
@@ -1448,6 +1463,7 @@ struct Interpreter::Impl {
       } else if (kind == "state") {
         DT dt = dtype(t["dtype"], self->env);
         std::vector<int64_t> s = shape(t["shape"], self->env);
+        checkSize(fmt::format("state '{}{}'", prefix, name), s, dt);
         Val z = Val::tensor(dt, s, {});
         z.data = std::make_shared<const std::vector<Num>>(static_cast<size_t>(z.numElements()),
                                                           isFloat(dt) ? numF(0) : numI(0));
@@ -1874,6 +1890,27 @@ bool Interpreter::invoke(const std::string &entry, const std::vector<rt::TensorV
     // With the integer scalar inputs bound (`where pos < MaxSeq`), before
     // anything runs.
     m.checkConstraints(*f, m.withValueParams(*f, args, env), fmt::format("entry '{}'", entry));
+    // The results' sizes against the call's limit, as rt::checkEntryInputs
+    // checks a compiled entry's, before anything runs.
+    uint64_t resultBytes = 0;
+    for (size_t i = 0; i < f->results.size(); ++i) {
+      const json &t = f->results[i];
+      if (t.value("kind", "") != "tensor")
+        continue;
+      std::optional<DT> dt = Impl::tryDtype(t["dtype"], env);
+      std::vector<int64_t> shape;
+      bool known = dt.has_value();
+      for (const json &u : t["shape"]) {
+        std::optional<int64_t> v = u.is_object() && u.contains("pack") ? std::nullopt : Impl::tryDim(u, env);
+        known = known && v && *v >= 0;
+        if (v)
+          shape.push_back(*v);
+      }
+      if (!known)
+        continue; // fixed as it runs; each allocation is checked then
+      if (!rt::checkCallBytes(fmt::format("result {} of '{}'", i, entry), shape, toRt(*dt), resultBytes, error))
+        return false;
+    }
     if (!resultsOut)
       return true;
     std::vector<rt::OwnedTensor> &results = *resultsOut;

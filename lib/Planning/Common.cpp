@@ -1,5 +1,6 @@
 //===- Common.cpp - Diagnostics, canonical JSON, SHA-256 ------------------===//
 #include "linnet/Planning/Common.h"
+#include "linnet/Support/Input.h"
 
 #include <algorithm>
 #include <array>
@@ -125,13 +126,12 @@ void ObjReader::done() {
 }
 
 Json readJsonFile(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw SchemaError("", "cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // A regular file within the JSON limit (a FIFO would block the read).
+  std::string text, why;
+  if (!input::readFile(path, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, why))
+    throw SchemaError("", "cannot read '" + path + "': " + why);
   try {
-    return Json::parse(ss.str());
+    return Json::parse(text);
   } catch (const Json::parse_error &e) {
     throw SchemaError("", "'" + path + "' is not valid JSON: " + e.what());
   }

@@ -72,15 +72,11 @@ bool VerifiedArtifact::read(const std::string &path, std::string &bytes, std::st
     error = fmt::format("{}: resolves to '{}', outside the artifact directory: refused", full, real);
     return false;
   }
-  int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = fmt::format("{}: cannot open: {}", full, std::strerror(errno));
-    return false;
-  }
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    error = fmt::format("{}: not a regular file", full);
+  std::string why;
+  int fd = input::openRegular(real, st, why);
+  if (fd < 0) {
+    error = fmt::format("{}: {}{}", full, why.rfind("is ", 0) == 0 ? "" : "cannot open: ", why);
     return false;
   }
   if (static_cast<uint64_t>(st.st_size) != entry->bytes) {

@@ -3,6 +3,7 @@
 #include "linnet/Runtime/Artifact.h"
 
 #include "DimExpr.h"
+#include "linnet/Support/Input.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -609,27 +610,53 @@ bool Model::check(const std::string &entry, const std::vector<TensorView> &input
   return invoke(entry, inputs, results, error, /*run=*/false);
 }
 
-bool Model::invoke(const std::string &entry, const std::vector<TensorView> &inputs,
-                   std::vector<OwnedTensor> &results, std::string &error, bool run) {
-  const EntrySig *sig = findEntry(entry);
-  if (!sig) {
-    std::vector<std::string> names;
-    for (const EntrySig &e : info_.entries)
-      names.push_back(e.name);
-    error = fmt::format("no entry '{}' (entries: {})", entry, fmt::join(names, ", "));
+uint64_t linnet::rt::maxCallBytes() {
+  return input::limitFromEnv("LINNET_MAX_CALL_BYTES", kDefaultMaxCallBytes);
+}
+
+std::optional<uint64_t> linnet::rt::tensorBytes(const std::vector<int64_t> &shape, DType dtype) {
+  uint64_t n = dtypeSize(dtype);
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
+      return std::nullopt;
+  return n;
+}
+
+bool linnet::rt::checkCallBytes(const std::string &what, const std::vector<int64_t> &shape, DType dtype,
+                                uint64_t &total, std::string &error) {
+  uint64_t cap = maxCallBytes();
+  std::optional<uint64_t> bytes = tensorBytes(shape, dtype);
+  uint64_t sum = 0;
+  bool wraps = bytes && __builtin_add_overflow(total, *bytes, &sum);
+  if (!bytes || wraps || sum > cap) {
+    error = fmt::format("{}: {}{} is {}{}, over the {} byte limit of one call (set LINNET_MAX_CALL_BYTES to "
+                        "raise it)",
+                        what, dtypeName(dtype), shapeString(shape),
+                        bytes ? fmt::format("{} bytes", *bytes) : std::string("more than 2^64 bytes"),
+                        bytes && !wraps && total > 0 ? fmt::format(" ({} with the results before it)", sum) : std::string(),
+                        cap);
     return false;
   }
-  if (inputs.size() != sig->inputs.size()) {
-    error = fmt::format("entry '{}' takes {} input{}, given {}", entry, sig->inputs.size(),
-                        sig->inputs.size() == 1 ? "" : "s", inputs.size());
+  total = sum;
+  return true;
+}
+
+bool linnet::rt::checkEntryInputs(const EntrySig &sig, std::span<const TensorView> inputs, EntryCall &call,
+                                  std::string &error) {
+  const std::string &entry = sig.name;
+  call = EntryCall{};
+  if (inputs.size() != sig.inputs.size()) {
+    error = fmt::format("entry '{}' takes {} input{}, given {}", entry, sig.inputs.size(),
+                        sig.inputs.size() == 1 ? "" : "s", inputs.size());
     return false;
   }
-  // Check dtypes and ranks, then bind the entry's generics from the inputs'
-  // shapes. A dim is a constant, a generic, or an expression over generics
-  // (`N + 1` for a CSR row_ptr): bind what a bare name or a single unknown
-  // fixes, and repeat until nothing changes.
+  // Check dtypes, ranks and that each view holds the bytes its shape
+  // claims, then bind the entry's generics from the inputs' shapes. A dim
+  // is a constant, a generic, or an expression over generics (`N + 1` for
+  // a CSR row_ptr): bind what a bare name or a single unknown fixes, and
+  // repeat until nothing changes.
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorSig &s = sig->inputs[i];
+    const TensorSig &s = sig.inputs[i];
     const TensorView &v = inputs[i];
     if (v.dtype != s.dtype) {
       error = fmt::format("input '{}': expected dtype {}, found {}", s.name, dtypeName(s.dtype),
@@ -642,17 +669,26 @@ bool Model::invoke(const std::string &entry, const std::vector<TensorView> &inpu
                           v.shape.size());
       return false;
     }
+    // (A view may hold more: a distributed rank's entity input has room
+    // for its ghost rows past the rows its shape counts.)
+    std::optional<uint64_t> bytes = tensorBytes(v.shape, v.dtype);
+    if (!bytes || *bytes > v.data.size()) {
+      error = fmt::format("input '{}': shape {} of {} needs {} bytes, the data has {}", s.name,
+                          shapeString(v.shape), dtypeName(v.dtype),
+                          bytes ? std::to_string(*bytes) : std::string("more than 2^64"), v.data.size());
+      return false;
+    }
   }
   DimBindings bound;
   for (bool progress = true; progress;) {
     progress = false;
     for (size_t i = 0; i < inputs.size(); ++i)
-      for (size_t k = 0; k < sig->inputs[i].shape.size(); ++k) {
+      for (size_t k = 0; k < sig.inputs[i].shape.size(); ++k) {
         std::string why;
-        int r = bindDim(sig->inputs[i].shape[k], inputs[i].shape[k], sig->inputs[i].name, bound, why);
+        int r = bindDim(sig.inputs[i].shape[k], inputs[i].shape[k], sig.inputs[i].name, bound, why);
         if (r < 0) {
           error = why.empty() ? fmt::format("input '{}': expected shape {}, found {}",
-                                            sig->inputs[i].name, sigShapeStr(sig->inputs[i].shape),
+                                            sig.inputs[i].name, sigShapeStr(sig.inputs[i].shape),
                                             shapeString(inputs[i].shape))
                               : why;
           return false;
@@ -661,24 +697,25 @@ bool Model::invoke(const std::string &entry, const std::vector<TensorView> &inpu
       }
   }
   for (size_t i = 0; i < inputs.size(); ++i)
-    for (size_t k = 0; k < sig->inputs[i].shape.size(); ++k)
-      if (!evalDim(sig->inputs[i].shape[k], bound)) {
+    for (size_t k = 0; k < sig.inputs[i].shape.size(); ++k)
+      if (!evalDim(sig.inputs[i].shape[k], bound)) {
         error = fmt::format("input '{}': cannot bind the generics of its shape {} from {}",
-                            sig->inputs[i].name, sigShapeStr(sig->inputs[i].shape),
+                            sig.inputs[i].name, sigShapeStr(sig.inputs[i].shape),
                             shapeString(inputs[i].shape));
         return false;
       }
-  if (!checkRelations(*sig, inputs, bound, error))
+  std::vector<TensorView> all(inputs.begin(), inputs.end());
+  if (!checkRelations(sig, all, bound, error))
     return false;
-  if (!checkWhere(*sig, inputs, bound, error))
+  if (!checkWhere(sig, inputs, bound, error))
     return false;
 
-  results.assign(sig->results.size(), OwnedTensor{});
-  for (size_t r = 0; r < sig->results.size(); ++r) {
-    const TensorSig &s = sig->results[r];
-    OwnedTensor &out = results[r];
-    out.dtype = s.dtype;
-    int64_t n = 1;
+  // The results' sizes, in checked arithmetic and against the cap, before
+  // anything is allocated: a 128-byte input declaring 2^40 rows of nothing
+  // must not become a 4 TiB result.
+  for (size_t r = 0; r < sig.results.size(); ++r) {
+    const TensorSig &s = sig.results[r];
+    std::vector<int64_t> shape;
     for (const SigDim &d : s.shape) {
       std::optional<int64_t> v = evalDim(d, bound);
       if (!v) {
@@ -686,19 +723,42 @@ bool Model::invoke(const std::string &entry, const std::vector<TensorView> &inpu
                             sigShapeStr(s.shape));
         return false;
       }
-      if (*v < 0 || __builtin_mul_overflow(n, *v, &n) || n > (int64_t(1) << 48)) {
-        error = fmt::format("result {} of '{}': its shape {} gives {} elements: refused", r, entry,
-                            sigShapeStr(s.shape), *v < 0 ? "a negative count of" : "too many");
+      if (*v < 0) {
+        error = fmt::format("result {} of '{}': its shape {} gives a negative dim {}", r, entry,
+                            sigShapeStr(s.shape), *v);
         return false;
       }
-      out.shape.push_back(*v);
+      shape.push_back(*v);
     }
-    if (run)
-      out.data.assign(static_cast<size_t>(n) * dtypeSize(s.dtype), std::byte{0});
+    if (!checkCallBytes(fmt::format("result {} of '{}'", r, entry), shape, s.dtype, call.resultBytes, error))
+      return false;
+    call.resultShapes.push_back(std::move(shape));
   }
-  if (!run) {
-    results.clear();
+  for (auto &[name, v] : bound)
+    call.generics[name] = v.first;
+  return true;
+}
+
+bool Model::invoke(const std::string &entry, const std::vector<TensorView> &inputs,
+                   std::vector<OwnedTensor> &results, std::string &error, bool run) {
+  const EntrySig *sig = findEntry(entry);
+  if (!sig) {
+    std::vector<std::string> names;
+    for (const EntrySig &e : info_.entries)
+      names.push_back(e.name);
+    error = fmt::format("no entry '{}' (entries: {})", entry, fmt::join(names, ", "));
+    return false;
+  }
+  EntryCall call;
+  if (!checkEntryInputs(*sig, inputs, call, error))
+    return false;
+  if (!run)
     return true;
+  results.assign(sig->results.size(), OwnedTensor{});
+  for (size_t r = 0; r < sig->results.size(); ++r) {
+    results[r].dtype = sig->results[r].dtype;
+    results[r].shape = std::move(call.resultShapes[r]);
+    results[r].data.assign(static_cast<size_t>(*tensorBytes(results[r].shape, results[r].dtype)), std::byte{0});
   }
 
   if (device_) {

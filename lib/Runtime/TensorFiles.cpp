@@ -93,14 +93,11 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
     error = fmt::format("{}: {}", path, msg);
     return nullptr;
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fail(fmt::format("cannot open: {}", std::strerror(errno)));
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return fail(S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-  }
+  std::string why;
+  int fd = input::openRegular(path, st, why);
+  if (fd < 0)
+    return fail(S_ISDIR(st.st_mode) || why.rfind("is ", 0) == 0 ? why : "cannot open: " + why);
   uint64_t fileSize = static_cast<uint64_t>(st.st_size);
   if (fileSize < 8) {
     ::close(fd);
@@ -421,12 +418,17 @@ std::optional<OwnedTensor> linnet::rt::readNpy(const std::string &path, std::str
     error = fmt::format("{}: {}", path, msg);
     return std::nullopt;
   };
+  // Checked through an open that cannot block (a FIFO is refused, not
+  // waited on); the stream reopens that same file through its descriptor.
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return fail(fmt::format("cannot open: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    return fail(S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-  std::ifstream in(path, std::ios::binary);
+  std::string why;
+  int fd = input::openRegular(path, st, why);
+  if (fd < 0)
+    return fail(why.rfind("is ", 0) == 0 ? why : "cannot open: " + why);
+  std::ifstream in(fmt::format("/proc/self/fd/{}", fd), std::ios::binary);
+  ::close(fd);
+  if (!in) // no /proc: the path, checked just above
+    in.open(path, std::ios::binary);
   if (!in)
     return fail(fmt::format("cannot open: {}", std::strerror(errno)));
   in.seekg(0, std::ios::end);

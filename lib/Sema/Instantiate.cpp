@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
+#include <fmt/ranges.h>
 #include <iostream>
 
 using namespace linnet;
@@ -90,6 +92,54 @@ public:
                                 what, type, prefix.empty() ? "the root" : prefix.substr(0, prefix.size() - 1)));
   }
 
+  /// Bytes of one element of concrete dtype `d`; 0 when not known here
+  /// (a dtype generic).
+  static uint64_t elementBytes(const Dtype &d) {
+    if (d.isVar())
+      return 0;
+    const std::string &n = d.name;
+    if (n == "bool" || n == "u8" || n == "i8")
+      return 1;
+    if (n == "i16" || n == "f16" || n == "bf16")
+      return 2;
+    if (n == "i32" || n == "f32")
+      return 4;
+    if (n == "i64" || n == "f64" || n == "index")
+      return 8;
+    return 0;
+  }
+
+  /// A tensor type whose dims are all known (after -D) must have a byte
+  /// size that fits a signed 64-bit integer: its buffer's size and every
+  /// offset past it are one. Reports `what` (naming the tensor) otherwise.
+  bool checkBytes(SourceLoc at, const std::string &what, const std::string &declared, const Type &t,
+                  const std::string &prefix) {
+    const Type *inner = &t;
+    while ((inner->kind == Type::Kind::Optional || inner->kind == Type::Kind::Array) && !inner->elems.empty())
+      inner = inner->elems[0].get();
+    if (inner->kind != Type::Kind::Tensor)
+      return true;
+    uint64_t bytes = elementBytes(inner->dtype);
+    if (bytes == 0)
+      return true;
+    std::vector<std::string> dims;
+    bool overflow = false;
+    for (const Unit &u : inner->shape) {
+      std::optional<int64_t> n = u.isPack() ? std::nullopt : u.dim.constant();
+      if (!n || *n < 0)
+        return true; // bound later (entry generics) or reported elsewhere
+      overflow |= __builtin_mul_overflow(bytes, static_cast<uint64_t>(*n), &bytes);
+      dims.push_back(std::to_string(*n));
+    }
+    if (!overflow && bytes <= static_cast<uint64_t>(INT64_MAX))
+      return true;
+    diag_.error(at, fmt::format("{} has type {}, {}[{}] with these generics, whose size in bytes overflows "
+                                "64-bit integers (at '{}')",
+                                what, declared, inner->dtype.str(), fmt::join(dims, ", "),
+                                prefix.empty() ? "the root" : prefix.substr(0, prefix.size() - 1)));
+    return false;
+  }
+
   void visit(const BlockInfo &b, const Bindings &bind, const std::string &prefix,
              const std::vector<Dim> &repeat, bool optional, unsigned depth) {
     ++out_.instances;
@@ -106,17 +156,24 @@ public:
     for (const FunctionInfo *f : b.methods) {
       for (const ParamInfo &p : f->params) {
         Dim::OverflowCheck check;
-        (void)substType(p.type, bind);
+        TypeRef t = substType(p.type, bind);
+        std::string what = fmt::format("parameter '{}' of '{}.{}'", p.name, b.name, f->name);
         if (check.overflowed())
-          overflow(p.loc, fmt::format("parameter '{}' of '{}.{}'", p.name, b.name, f->name),
-                   p.type->str(), prefix);
+          overflow(p.loc, what, p.type->str(), prefix);
+        else
+          checkBytes(p.loc, what, p.type->str(), *t, prefix);
       }
       if (f->result) {
         Dim::OverflowCheck check;
-        (void)substType(f->result, bind);
+        TypeRef t = substType(f->result, bind);
+        std::string what = fmt::format("the result of '{}.{}'", b.name, f->name);
         if (check.overflowed())
-          overflow(f->decl->loc, fmt::format("the result of '{}.{}'", b.name, f->name), f->result->str(),
-                   prefix);
+          overflow(f->decl->loc, what, f->result->str(), prefix);
+        else if (t->kind == Type::Kind::Tuple)
+          for (const TypeRef &e : t->elems)
+            checkBytes(f->decl->loc, what, f->result->str(), *e, prefix);
+        else
+          checkBytes(f->decl->loc, what, f->result->str(), *t, prefix);
       }
     }
     for (const MemberInfo &m : b.members) {
@@ -128,6 +185,9 @@ public:
         overflow(m.loc, fmt::format("{} '{}'", ast::spelling(m.kind), m.name), m.type->str(), prefix);
         continue;
       }
+      if (m.kind != ast::MemberKind::Sub &&
+          !checkBytes(m.loc, fmt::format("{} '{}'", ast::spelling(m.kind), m.name), m.type->str(), *t, prefix))
+        continue;
       bool opt = optional || t->kind == Type::Kind::Optional;
       const Type &inner = t->kind == Type::Kind::Optional ? *t->elems[0] : *t;
       if (m.kind != ast::MemberKind::Sub) {

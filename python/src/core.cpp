@@ -66,6 +66,15 @@ DType linnetDType(const py::array &a, const std::string &what) {
                        " (expected bool, uint8, int8/16/32/64, float16/32/64)");
 }
 
+/// `a` in native byte order: the runtime reads little-endian bytes, so a
+/// big-endian array ('>f4') is converted (a copy), never reinterpreted.
+py::array nativeOrder(py::array a) {
+  if (py::cast<bool>(a.dtype().attr("isnative")))
+    return a;
+  py::object native = a.dtype().attr("newbyteorder")("=");
+  return py::array::ensure(a.attr("astype")(native), py::array::c_style);
+}
+
 py::object sigDim(const SigDim &d) {
   if (std::holds_alternative<int64_t>(d))
     return py::int_(std::get<int64_t>(d));
@@ -180,6 +189,7 @@ public:
       if (t != s.dtype)
         throw py::type_error("input '" + s.name + "': expected dtype " + dtypeName(s.dtype) +
                              ", found " + dtypeName(t));
+      a = nativeOrder(std::move(a));
       if (!(a.flags() & py::array::c_style))
         a = py::array::ensure(a, py::array::c_style);
       TensorView v;
@@ -258,6 +268,7 @@ PYBIND11_MODULE(_core, m) {
           py::array a = py::array::ensure(v, py::array::c_style);
           if (!a)
             throw py::type_error("tensor '" + name + "': expected an array");
+          a = nativeOrder(std::move(a)); // safetensors is little-endian
           TensorView t;
           t.dtype = linnetDType(a, "tensor '" + name + "'");
           for (py::ssize_t i = 0; i < a.ndim(); ++i)

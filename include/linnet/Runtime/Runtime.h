@@ -123,6 +123,38 @@ struct ProfileEvent {
 /// state sizes representable. Errors name the JSON path ("entries[0].symbol: ...").
 bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &error);
 
+/// Default limit of the bytes one call's results take together;
+/// LINNET_MAX_CALL_BYTES overrides.
+inline constexpr uint64_t kDefaultMaxCallBytes = 16ull << 30;
+uint64_t maxCallBytes();
+/// Bytes of a dense tensor, or nullopt when a dim is negative or the size
+/// overflows 64 bits.
+std::optional<uint64_t> tensorBytes(const std::vector<int64_t> &shape, DType dtype);
+/// Adds the bytes of `shape` x `dtype` to `total`, refusing (with `what`
+/// named) a size past 64 bits or a total over maxCallBytes().
+bool checkCallBytes(const std::string &what, const std::vector<int64_t> &shape, DType dtype,
+                    uint64_t &total, std::string &error);
+
+/// What checkEntryInputs found: the generics the inputs bind and the
+/// results' shapes.
+struct EntryCall {
+  std::map<std::string, int64_t> generics;
+  std::vector<std::vector<int64_t>> resultShapes;
+  uint64_t resultBytes = 0;
+};
+
+/// The one check of an entry's inputs, run before anything is allocated
+/// or called, by every path that calls an entry (Model::call and check,
+/// each rank of a distributed run, the interpreter, the Python binding):
+/// the input count; each input's dtype, rank, and bytes against its shape;
+/// the generics bound from the shapes and every dim agreeing with them
+/// (per-edge inputs against the relation's edge count among them); CSR
+/// relations (row_ptr monotone from 0 to the edge count, sources in range);
+/// the `where` clause; and the results' sizes, in overflow-checked
+/// arithmetic, against maxCallBytes(). Errors name the input or result.
+bool checkEntryInputs(const EntrySig &sig, std::span<const TensorView> inputs, EntryCall &call,
+                      std::string &error);
+
 class VerifiedArtifact;
 
 /// The device side of a loaded artifact whose ABI is not the CPU's: a

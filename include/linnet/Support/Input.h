@@ -4,9 +4,10 @@
 // safetensors headers) goes through these helpers, so that the same limits
 // hold everywhere:
 //
-//  - a file is read only if it is a regular file (or a stream such as a
-//    pipe) and at most `limit` bytes long; `/dev/zero` stops at the limit,
-//    a directory is refused with "is a directory";
+//  - a file is opened only if it is a regular file (openRegular): a FIFO,
+//    a device or a socket is refused before a byte is read, and the open
+//    itself cannot block (a FIFO with no writer would hang it); a file is
+//    read only if it is at most `limit` bytes long;
 //  - JSON is parsed with nlohmann's iterative SAX parser, refusing
 //    duplicate object keys (nlohmann would keep the last silently) and
 //    nesting deeper than kMaxJsonDepth (the DOM is destroyed and printed
@@ -62,36 +63,68 @@ inline uint64_t maxSourceBytes() {
 }
 inline uint64_t maxJsonBytes() { return limitFromEnv("LINNET_MAX_JSON_BYTES", kDefaultMaxJsonBytes); }
 
-/// Reads all of `path` into `text`, refusing directories and anything longer
-/// than `limit` bytes (`what` names the limit's variable in the message).
-/// On failure `error` says why, without the path.
-inline bool readFile(const std::string &path, uint64_t limit, const char *limitVar,
-                     std::string &text, std::string &error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+/// What a file of mode `mode` is, for "is not a regular file (a FIFO)".
+inline const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a file";
+}
+
+/// Opens `path` for reading if it is a regular file, else returns -1 with
+/// `error` saying why (without the path): "is a directory", "is not a
+/// regular file (a FIFO)", or the system's reason. Opened non-blocking, so
+/// that a FIFO is refused instead of waiting for a writer; `st` is the open
+/// file's status (its size is the size to read).
+inline int openRegular(const std::string &path, struct stat &st, std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     error = std::strerror(errno);
-    return false;
+    return -1;
   }
-  struct stat st;
   if (::fstat(fd, &st) != 0) {
     error = std::strerror(errno);
     ::close(fd);
-    return false;
+    return -1;
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (!S_ISREG(st.st_mode)) {
+    error = S_ISDIR(st.st_mode) ? std::string("is a directory")
+                                : fmt::format("is not a regular file ({})", fileKind(st.st_mode));
     ::close(fd);
-    error = "is a directory";
-    return false;
+    return -1;
   }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0)
+    (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+/// Reads all of regular file `path` into `text`, refusing anything else
+/// (openRegular) and anything longer than `limit` bytes (`limitVar` names
+/// the limit's variable in the message). On failure `error` says why,
+/// without the path.
+inline bool readFile(const std::string &path, uint64_t limit, const char *limitVar,
+                     std::string &text, std::string &error) {
+  struct stat st;
+  int fd = openRegular(path, st, error);
+  if (fd < 0)
+    return false;
   auto tooLarge = [&] {
     error = fmt::format("larger than the {} byte limit (set {} to raise it)", limit, limitVar);
     ::close(fd);
     return false;
   };
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > limit)
+  if (static_cast<uint64_t>(st.st_size) > limit)
     return tooLarge();
   text.clear();
-  // Devices and pipes have no size: read in chunks and stop past the limit.
+  // A file may grow while it is read: stop past the limit all the same.
   char chunk[65536];
   for (;;) {
     ssize_t n = ::read(fd, chunk, sizeof chunk);

@@ -43,6 +43,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -748,6 +749,26 @@ int64_t elementBytes(Type t) {
     return 8;
   return t.isIntOrFloat() ? std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8) : 8;
 }
+/// Bytes of a value's buffer (its static dims), in checked arithmetic:
+/// nullopt when the size overflows 64-bit integers (a -D value too large),
+/// which would otherwise wrap to a small or negative size and offset.
+std::optional<int64_t> bufferBytes(Type t, bool &dyn) {
+  int64_t n = elementBytes(t);
+  if (auto shaped = dyn_cast<ShapedType>(t))
+    for (int64_t d : shaped.getShape()) {
+      if (ShapedType::isDynamic(d))
+        dyn = true;
+      else if (d < 0 || __builtin_mul_overflow(n, d, &n))
+        return std::nullopt;
+    }
+  return n;
+}
+std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
 
 /// A function imported from a plan (func/linalg/tensor/scf on tensors):
 /// every linalg op (a contraction, a reduction, elementwise work, a copy or
@@ -768,8 +789,13 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
     if (!arg || arg.getOwner()->getParentOp() != fn.getOperation())
       return "";
     bool dyn = false;
-    int64_t bytes = elementsOf(v.getType(), dyn) * elementBytes(v.getType());
-    return b.bufferFor(v, name, "arg" + std::to_string(arg.getArgNumber()), Quantity::exact(bytes));
+    std::optional<int64_t> bytes = bufferBytes(v.getType(), dyn);
+    if (!bytes)
+      b.diags.push_back({"plan.overflow", "/buffers",
+                         "argument " + std::to_string(arg.getArgNumber()) + " of `" + name + "` (" +
+                             locString(arg.getLoc()) + ") has type " + typeString(v.getType()) +
+                             ", whose size in bytes overflows 64-bit integers"});
+    return b.bufferFor(v, name, "arg" + std::to_string(arg.getArgNumber()), Quantity::exact(bytes.value_or(0)));
   };
   auto addTask = [&](Operation *op, const std::string &kindName, WorkloadFacts facts,
                      const std::vector<Value> &ins, const std::vector<Value> &outs, int64_t parallel,
@@ -811,7 +837,12 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
       out.dtype = dtypeOf(v.getType());
       out.role = BufferRole::Intermediate;
       out.storage = StorageClass::Transient;
-      out.bytes = Quantity::exact(elementsOf(v.getType(), dyn) * elementBytes(v.getType()));
+      std::optional<int64_t> bytes = bufferBytes(v.getType(), dyn);
+      if (!bytes)
+        b.diags.push_back({"plan.overflow", "/buffers",
+                           "buffer `" + out.name + "` (" + locString(op->getLoc()) + ") has type " +
+                               typeString(v.getType()) + ", whose size in bytes overflows 64-bit integers"});
+      out.bytes = Quantity::exact(bytes.value_or(0));
       std::string bid = b.addBuffer(std::move(out));
       b.valueBuffer[v.getAsOpaquePointer()] = bid;
       b.use(b.plan.tasks.back(), bid, true);
@@ -1106,6 +1137,7 @@ std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const st
   Builder b(diags);
   if (!buildGfPlan(b, module, sourceFile, sourceText))
     return std::nullopt;
+  size_t problemsBefore = diags.size();
   b.ranks = b.plan.requirements.ranks;
   for (auto fn : module.getOps<func::FuncOp>())
     if (!fn.isExternal()) {
@@ -1123,9 +1155,18 @@ std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const st
           p.requirements.dtypes.end())
         p.requirements.dtypes.push_back(d);
   std::sort(p.requirements.dtypes.begin(), p.requirements.dtypes.end());
+  if (diags.size() > problemsBefore)
+    return std::nullopt; // a buffer's size overflowed
   p.requirements.memoryBytesPerRank = {};
-  for (const Buffer &buf : p.buffers)
-    p.requirements.memoryBytesPerRank = p.requirements.memoryBytesPerRank + buf.bytes;
+  for (const Buffer &buf : p.buffers) {
+    Quantity &m = p.requirements.memoryBytesPerRank;
+    if (__builtin_add_overflow(m.lower, buf.bytes.lower, &m.lower) ||
+        __builtin_add_overflow(m.upper, buf.bytes.upper, &m.upper)) {
+      diags.push_back({"plan.overflow", "/buffers",
+                       "the program's buffers together overflow 64-bit integers (at buffer `" + buf.name + "`)"});
+      return std::nullopt;
+    }
+  }
   for (Constraint &c : p.constraints)
     if (c.kind == "memory-capacity")
       c.bound = p.requirements.memoryBytesPerRank.upper;
