@@ -137,10 +137,11 @@ class _Holder(torch.nn.Module):
 class LinnetModule(torch.nn.Module):
     """A compiled linnet model; see the module docstring."""
 
-    def __init__(self, artifact_dir, weights=None, binding=None):
+    def __init__(self, artifact_dir, weights=None, binding=None, mmap=True):
         super().__init__()
         self._artifact = os.path.abspath(artifact_dir)
         self._binding = binding
+        self._mmap = bool(mmap)
         info = _runtime_info(self._artifact)
         external = {}
         if weights is not None:
@@ -241,10 +242,13 @@ class LinnetModule(torch.nn.Module):
             if self._weights_file is None:
                 fd, self._weights_file = tempfile.mkstemp(suffix=".safetensors", prefix="linnet-")
                 os.close(fd)
+            # The model loaded from the previous file reads it while it lives
+            # (a writer may not replace a live model's input): let it go first.
+            self._model = None
             _core.write_safetensors(self._weights_file,
                                     {p: t.detach().contiguous().numpy() for p, t in cur.items()})
             weights = self._weights_file
-        self._model = _core.Model(self._artifact, weights, "")
+        self._model = _core.Model(self._artifact, weights, "", mmap=self._mmap)
         self._synced = stamp
 
     def __del__(self):
@@ -407,11 +411,14 @@ def _np_dtype(name):
             "f16": np.float16}[name]
 
 
-def load(artifact_dir, weights=None, binding=None):
+def load(artifact_dir, weights=None, binding=None, mmap=True):
     """A compiled artifact directory as a LinnetModule. `weights`: a
     .safetensors path or a dict of tensors by canonical path (or by the
-    binding manifest's names); None initializes them randomly."""
-    return LinnetModule(artifact_dir, weights=weights, binding=binding)
+    binding manifest's names); None initializes them randomly. The module
+    reads a weights file once, into its parameters; the runtime is handed
+    them through a private file that it maps, or with `mmap=False` reads
+    into memory (docs/security.md, "Weights that change under a run")."""
+    return LinnetModule(artifact_dir, weights=weights, binding=binding, mmap=mmap)
 
 
 def compile(path, root=None, dims=None, weights=None, binding=None):  # noqa: A001

@@ -12,6 +12,7 @@
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/AtomicFile.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -112,9 +113,11 @@ py::array toNumpy(OwnedTensor &&t) {
 
 class PyModel {
 public:
-  PyModel(const std::string &dir, const std::string &weights, const std::string &binding) {
+  PyModel(const std::string &dir, const std::string &weights, const std::string &binding, bool mmap)
+      : inputs_(std::vector<std::string>{dir, weights, binding}) {
     LoadOptions opts;
     opts.weightsPath = weights;
+    opts.mapWeights = mmap;
     std::string error;
     if (!binding.empty()) {
       auto map = BindingMap::load(binding, error);
@@ -224,6 +227,9 @@ public:
   }
 
 private:
+  // What the model reads, while it lives: no writer of this process (the
+  // output guard, AtomicFile.h) may replace it.
+  linnet::support::InputScope inputs_;
   std::unique_ptr<Model> model_;
 };
 
@@ -234,10 +240,14 @@ PYBIND11_MODULE(_core, m) {
   // CUDA artifacts too (their backend opens the CUDA driver when one loads).
   linnet::cuda::registerCudaRuntime();
   py::class_<PyModel>(m, "Model")
-      .def(py::init<const std::string &, const std::string &, const std::string &>(),
-           py::arg("artifact_dir"), py::arg("weights") = "", py::arg("binding") = "",
+      .def(py::init<const std::string &, const std::string &, const std::string &, bool>(),
+           py::arg("artifact_dir"), py::arg("weights") = "", py::arg("binding") = "", py::arg("mmap") = true,
            "Loads the artifact in artifact_dir with weights from a .safetensors file "
-           "(empty: none) and an optional binding manifest.")
+           "(empty: none) and an optional binding manifest. With mmap (the default) the weights "
+           "file is mapped and must not change while the model lives (truncated, the process "
+           "ends with SIGBUS); mmap=False reads it into memory first, for files others can write. "
+           "While the model lives, its artifact, weights and binding are inputs no writer of "
+           "this process may replace.")
       .def("entries", &PyModel::entries, "The entries' signatures.")
       .def("tensors", &PyModel::tensors, "The model's parameters, buffers and state (manifest).")
       .def("call", &PyModel::call, py::arg("entry"), py::arg("inputs"),
@@ -281,5 +291,28 @@ PYBIND11_MODULE(_core, m) {
         if (!writeSafeTensors(path, views, error))
           throw py::value_error(error);
       },
-      py::arg("path"), py::arg("tensors"), "Writes a dict of arrays as a .safetensors file.");
+      py::arg("path"), py::arg("tensors"),
+      "Writes a dict of arrays as a .safetensors file, through a temporary file and a rename, "
+      "and through linnet's output guard: a path that is a symbolic link, a directory, or a "
+      "file a loaded Model reads is refused (ValueError).");
+  m.def(
+      "check_output",
+      [](const std::string &path, const std::string &kind) {
+        linnet::support::OutputKind k;
+        if (kind == "file")
+          k = linnet::support::OutputKind::File;
+        else if (kind == "directory")
+          k = linnet::support::OutputKind::Directory;
+        else if (kind == "artifact")
+          k = linnet::support::OutputKind::Artifact;
+        else
+          throw py::value_error("kind: expected 'file', 'directory' or 'artifact', found '" + kind + "'");
+        std::string why = linnet::support::checkOutput(path, k);
+        if (!why.empty())
+          throw py::value_error(why);
+      },
+      py::arg("path"), py::arg("kind") = "file",
+      "linnet's output guard (the one every linnet writer goes through): raises ValueError "
+      "saying why when `path` may not be written as a file, a directory linnet writes files "
+      "into, or an artifact directory replaced whole.");
 }
