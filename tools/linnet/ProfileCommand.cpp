@@ -21,6 +21,7 @@
 #include "linnet/Runtime/Artifact.h"
 #include "linnet/Sema/Sema.h"
 #include "linnet/Support/AtomicFile.h"
+#include "linnet/Support/Input.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -86,9 +87,16 @@ std::optional<ArtifactPlans> readPlans(const std::string &dir, const char *cmd) 
       !doc("concrete.json", planning::concreteFromJson, p.concrete) ||
       !doc("machine.json", planning::machineFromJson, p.machine))
     return std::nullopt;
-  std::ifstream in(dir + "/manifest.json", std::ios::binary);
+  // The lineage is the manifest's: read as VerifiedArtifact read it, a
+  // regular file within the JSON limit.
+  std::string manifestText, why;
+  if (!input::readFile(dir + "/manifest.json", input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", manifestText,
+                       why)) {
+    std::cerr << fmt::format("linnet {}: error: {}/manifest.json: {}\n", cmd, dir, why);
+    return std::nullopt;
+  }
   try {
-    p.manifest = planning::manifestFromJson(Json::parse(in));
+    p.manifest = planning::manifestFromJson(Json::parse(manifestText));
   } catch (const std::exception &e) {
     std::cerr << fmt::format("linnet {}: error: {}/manifest.json: {}\n", cmd, dir, e.what());
     return std::nullopt;
@@ -135,7 +143,9 @@ CLI::App *tool::addProfileCommand(CLI::App &app) {
   c->add_option("--iterations", gProfile.iterations, "Timed calls (state persists between calls)")
       ->default_val(10)
       ->check(CLI::Range(1u, 100000u));
-  c->add_option("--warmup", gProfile.warmup, "Untimed calls first")->default_val(2);
+  c->add_option("--warmup", gProfile.warmup, "Untimed calls first")
+      ->default_val(2)
+      ->check(CLI::Range(0u, 100000u));
   c->add_option("-o,--output", gProfile.output,
                 "Directory for trace.json, observations.json and report.json (default: DIR.profile)");
   c->add_option("--evidence-policy", gProfile.evidencePolicy,
@@ -399,13 +409,17 @@ std::string sourceLine(const std::string &file, int64_t line) {
   if (file.rfind("std/", 0) == 0)
     candidates.push_back(sema::defaultStdlibDir("/proc/self/exe") + "/" + file);
   for (const std::string &path : candidates) {
-    std::ifstream in(path);
-    if (!in)
+    // The path comes from the artifact's lineage: only a regular source
+    // file within the source limit is shown (not a FIFO, not /dev/zero).
+    std::string text, why;
+    if (!input::readFile(path, input::maxSourceBytes(), "LINNET_MAX_SOURCE_BYTES", text, why))
       continue;
-    std::string text;
-    for (int64_t i = 1; std::getline(in, text); ++i)
+    std::istringstream in(text);
+    std::string l;
+    for (int64_t i = 1; std::getline(in, l); ++i)
       if (i == line)
-        return text;
+        return l;
+    return "";
   }
   return "";
 }
