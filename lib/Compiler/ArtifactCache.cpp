@@ -359,9 +359,19 @@ std::optional<std::string> cachedArtifact(Options o, std::ostream &errs, const s
   o.output = entry;
   o.dumpIR.clear();
   errs << fmt::format("linnet {}: building {} into {}\n", command, o.file, entry);
-  if (Compiler(std::move(o), errs).buildArtifact() != 0)
+  if (Compiler(o, errs).buildArtifact() != 0)
     return std::nullopt;
   ::chmod(entry.c_str(), 0700);
+  // The build read the sources again: one changed meanwhile would leave an
+  // entry under a key that does not describe it.
+  std::optional<std::string> after = artifactCacheKey(o, errs, command);
+  if (!after || *after != *key) {
+    std::error_code ec;
+    fs::remove_all(entry, ec);
+    errs << fmt::format("linnet {}: error: the sources of '{}' changed during its build; run it again\n",
+                        command, o.file);
+    return std::nullopt;
+  }
   return entry;
 }
 
