@@ -34,5 +34,8 @@ if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas") or os.en
 tool_dirs = [config.linnet_tools_dir, config.llvm_tools_dir]
 tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# `linnet run MODEL.ln` builds into the artifact cache, which has no shared
+# fallback, and lit passes no HOME: the suite's own cache, in the build tree.
+config.environment["LINNET_CACHE_DIR"] = os.path.join(config.linnet_obj_root, "test", "artifact-cache")
 llvm_config.with_environment("PATH", config.linnet_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
