@@ -11,6 +11,7 @@
 #include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Digest.h"
 #include "linnet/Support/Input.h"
+#include "linnet/Support/MlirDiagnostics.h"
 #include "linnet/Support/Timing.h"
 #include "linnet/Syntax/Diagnostics.h"
 #include "linnet/Syntax/SourceManager.h"
@@ -387,19 +388,14 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
 
 bool Compiler::Impl::runTaskPipeline(const target::Target &t, mlir::ModuleOp module) {
   support::TimingStage stage("gf passes to Task IR");
-  std::string first;
-  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &d) {
-    if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
-      llvm::raw_string_ostream(first) << d;
-    return mlir::success();
-  });
+  support::DiagnosticCollector diags(module.getContext());
   mlir::PassManager pm(module.getContext());
   support::enablePassTiming(pm);
   t.buildTaskPipeline(pm, o.ranks);
   if (mlir::succeeded(pm.run(module)))
     return true;
   errs << fmt::format("linnet build: error: {}: the gf passes (Domain to Task IR, contract {}) failed{}\n",
-                      o.file, t.scheduleContract().str(), first.empty() ? "" : ": " + first);
+                      o.file, t.scheduleContract().str(), diags.suffix());
   return false;
 }
 

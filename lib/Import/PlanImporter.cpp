@@ -38,6 +38,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "linnet/Support/MlirDiagnostics.h"
 #include "linnet/Support/Timing.h"
 
 using namespace mlir;
@@ -3305,8 +3306,14 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
   imp.checks = options.runtimeChecks;
   try {
     OwningOpRef<ModuleOp> m = imp.run();
+    // Whatever the verifier finds is the importer's to fix, but the user
+    // reads where in their model it happened, not an MLIR dump.
+    support::DiagnosticCollector diags(&context);
     if (failed(verify(*m))) {
-      error = "the imported module does not verify (an importer bug)";
+      error = diags.first.empty() ? "the imported module does not verify" : diags.first;
+      if (error.rfind("error: ", 0) == 0) // no source position: the caller names the file
+        error = error.substr(7);
+      error += " (an importer bug: the model is valid, the IR built for it is not)";
       return {};
     }
     return m;

@@ -66,6 +66,7 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "linnet/Support/AtomicFile.h"
+#include "linnet/Support/MlirDiagnostics.h"
 #include "linnet/Support/Timing.h"
 
 #include <algorithm>
@@ -469,28 +470,11 @@ void inlineIntoInterfaces(llvm::Module &module) {
   }
 }
 
-/// Collects MLIR diagnostics so they can travel in an llvm::Error.
-struct DiagnosticCapture {
-  std::string text;
-  llvm::raw_string_ostream os{text};
-  ScopedDiagnosticHandler handler;
-  explicit DiagnosticCapture(MLIRContext *ctx)
-      : handler(ctx, [this](Diagnostic &d) {
-          // A user reads these: the source position, never an MLIR
-          // location dump or the IR of the op ("see current operation").
-          auto where = [](Location loc) -> std::string {
-            if (auto flc = loc->findInstanceOf<FileLineColLoc>())
-              return (flc.getFilename().str() + ":" + std::to_string(flc.getLine()) + ":" +
-                      std::to_string(flc.getColumn()) + ": ");
-            return "";
-          };
-          os << where(d.getLocation()) << d << "\n";
-          for (Diagnostic &note : d.getNotes())
-            if (!StringRef(note.str()).starts_with("see current operation"))
-              os << where(note.getLocation()) << "note: " << note << "\n";
-          return success();
-        }) {}
-  llvm::Error error(llvm::StringRef what) {
+/// MLIR's diagnostics (located, support::DiagnosticCollector), carried in
+/// an llvm::Error after `what`.
+struct DiagnosticCapture : support::DiagnosticCollector {
+  using DiagnosticCollector::DiagnosticCollector;
+  llvm::Error error(llvm::StringRef what) const {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    what + (text.empty() ? "" : ":\n" + text));
   }

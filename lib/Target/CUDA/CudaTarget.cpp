@@ -32,6 +32,7 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "linnet/Support/MlirDiagnostics.h"
 #include "linnet/Support/Timing.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -63,22 +64,8 @@ llvm::Error fail(const llvm::Twine &what) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), what);
 }
 
-/// Collects the first error MLIR reports while a pipeline runs.
-struct FirstError {
-  std::string text;
-  ScopedDiagnosticHandler handler;
-  explicit FirstError(MLIRContext *ctx)
-      : handler(ctx, [this](Diagnostic &d) {
-          if (text.empty() && d.getSeverity() == DiagnosticSeverity::Error) {
-            llvm::raw_string_ostream os(text);
-            if (auto loc = d.getLocation()->findInstanceOf<FileLineColLoc>())
-              os << loc.getFilename() << ":" << loc.getLine() << ":" << loc.getColumn() << ": ";
-            os << d.str();
-          }
-          return success();
-        }) {}
-  std::string suffix() const { return text.empty() ? "" : ": " + text; }
-};
+/// The first error MLIR reports while a pipeline runs, located.
+using FirstError = support::DiagnosticCollector;
 
 /// The mapping: loops (on memrefs) to gpu.launch kernels.
 void buildMapPipeline(OpPassManager &pm) {
