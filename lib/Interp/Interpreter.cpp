@@ -16,6 +16,7 @@
 #include "linnet/Runtime/Runtime.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <functional>
@@ -1591,6 +1592,89 @@ bool solveDim(const json &d, int64_t actual, Env &env) {
   return true;
 }
 
+/// A dim of the entry's signature as runtime.json states it (DimExpr.h):
+/// root generics folded to their values, entry generics by name, every
+/// compound operand parenthesized. nullopt for what it cannot state.
+std::optional<rt::SigDim> runtimeDim(const json &d, const Env &root) {
+  if (std::optional<int64_t> v = Impl::tryDim(d, root))
+    return *v < 0 ? rt::SigDim(fmt::format("(0 - {})", -static_cast<uint64_t>(*v))) : rt::SigDim(*v);
+  if (!d.is_object())
+    return std::nullopt;
+  if (d.contains("sym") && d.contains("name") && d["name"].is_string())
+    return rt::SigDim(d["name"].get<std::string>());
+  static const std::map<std::string, std::string> ops = {
+      {"add", " + "}, {"mul", " * "}, {"floordiv", " / "}, {"mod", " % "}, {"min", ", "}, {"max", ", "}};
+  auto op = ops.find(d.value("op", ""));
+  if (op == ops.end() || !d.contains("args") || !d["args"].is_array() || d["args"].empty())
+    return std::nullopt;
+  std::vector<std::string> parts;
+  for (const json &a : d["args"]) {
+    std::optional<rt::SigDim> x = runtimeDim(a, root);
+    if (!x)
+      return std::nullopt;
+    parts.push_back(std::holds_alternative<int64_t>(*x) ? std::to_string(std::get<int64_t>(*x))
+                                                        : std::get<std::string>(*x));
+  }
+  std::string joined = fmt::format("{}", fmt::join(parts, op->second));
+  return rt::SigDim(op->first == "min" || op->first == "max" ? fmt::format("{}({})", op->first, joined)
+                                                              : fmt::format("({})", joined));
+}
+
+/// The entry's signature in the runtime's terms, so that an interpreted
+/// call goes through rt::checkEntryInputs as a compiled one does; nullopt
+/// when it has what runtime.json cannot state (a shape pack, a dtype only
+/// the inputs fix, a non-tensor argument or result).
+std::optional<rt::EntrySig> runtimeSig(const plan::Function &f, const std::string &entry, const Env &root) {
+  rt::EntrySig sig;
+  sig.name = entry;
+  sig.symbol = "linnet_entry_" + entry;
+  auto tensorSig = [&](const json &t, const std::string &name) -> std::optional<rt::TensorSig> {
+    std::string kind = t.value("kind", "");
+    if (kind != "tensor" && kind != "scalar")
+      return std::nullopt;
+    std::optional<DT> dt = Impl::tryDtype(t.value("dtype", json()), root);
+    if (!dt || *dt == DT::LitInt || *dt == DT::LitFloat)
+      return std::nullopt;
+    rt::TensorSig s{name, toRt(*dt), {}, "", ""};
+    if (kind == "tensor")
+      for (const json &u : t["shape"]) {
+        std::optional<rt::SigDim> d = u.is_object() && u.contains("pack") ? std::nullopt : runtimeDim(u, root);
+        if (!d)
+          return std::nullopt;
+        s.shape.push_back(*d);
+      }
+    return s;
+  };
+  for (const ir::Value &a : f.body.args) {
+    if (a.type.value("kind", "") == "relation") {
+      const json &dims = a.type["dims"];
+      std::optional<rt::SigDim> src = runtimeDim(dims[0], root), dst = runtimeDim(dims[1], root),
+                                edges = runtimeDim(dims[2], root);
+      if (!src || !dst || !edges)
+        return std::nullopt;
+      rt::SigDim rows = std::holds_alternative<int64_t>(*dst)
+                            ? rt::SigDim(std::get<int64_t>(*dst) + 1)
+                            : rt::SigDim(fmt::format("({} + 1)", std::get<std::string>(*dst)));
+      std::string numSrc = std::holds_alternative<int64_t>(*src) ? std::to_string(std::get<int64_t>(*src))
+                                                                 : std::get<std::string>(*src);
+      sig.inputs.push_back({a.name + ".row_ptr", rt::DType::I64, {rows}, a.name, ""});
+      sig.inputs.push_back({a.name + ".col_idx", rt::DType::I64, {*edges}, a.name, numSrc});
+      continue;
+    }
+    std::optional<rt::TensorSig> s = tensorSig(a.type, a.name);
+    if (!s)
+      return std::nullopt;
+    sig.inputs.push_back(std::move(*s));
+  }
+  for (const json &r : f.results) {
+    std::optional<rt::TensorSig> s = tensorSig(r, "");
+    if (!s)
+      return std::nullopt;
+    sig.results.push_back(std::move(*s));
+  }
+  return sig;
+}
+
 std::string sigShape(const json &units, const Env &env) {
   std::vector<std::string> parts;
   for (const json &u : units) {
@@ -1890,10 +1974,18 @@ bool Interpreter::invoke(const std::string &entry, const std::vector<rt::TensorV
     // With the integer scalar inputs bound (`where pos < MaxSeq`), before
     // anything runs.
     m.checkConstraints(*f, m.withValueParams(*f, args, env), fmt::format("entry '{}'", entry));
-    // The results' sizes against the call's limit, as rt::checkEntryInputs
-    // checks a compiled entry's, before anything runs.
+    // The runtime's own input check, as a compiled call of this entry goes
+    // through it (after the checks above, whose messages name the
+    // interpreter's bindings): per-edge inputs against the relation's
+    // edges, the results' sizes against the call's limit, before anything
+    // runs. An entry runtime.json cannot state has its results' sizes
+    // checked alone.
+    std::optional<rt::EntrySig> sig = runtimeSig(*f, entry, m.root->env);
+    rt::EntryCall call;
+    if (sig && !rt::checkEntryInputs(*sig, ins, call, error))
+      return false;
     uint64_t resultBytes = 0;
-    for (size_t i = 0; i < f->results.size(); ++i) {
+    for (size_t i = 0; !sig && i < f->results.size(); ++i) {
       const json &t = f->results[i];
       if (t.value("kind", "") != "tensor")
         continue;
