@@ -160,7 +160,7 @@ public:
     }
     result_ = result;
     TypeRef t = checkBlock(d.body);
-    if (result && t && !returned_ && !same(*result, *t) &&
+    if (result && t && !returned_ && !passes(*result, *t) &&
         !(d.body.stmts.empty()))
       diag_.error(d.body.endLoc, fmt::format("'{}' must return {}, but its body yields {}",
                                              d.name.name, describe(*result), describe(*t)));
@@ -355,7 +355,7 @@ private:
       if (l.type) {
         TypeRef decl = a_.resolveType(*l.type, m_, env_);
         fits(*l.init, *decl);
-        if (!same(*decl, *t))
+        if (!same(*decl, *t) && !passes(*decl, *t))
           diag_.error(l.init->loc, fmt::format("'let' declares type {}, but the value has type {}",
                                                describe(*decl), describe(*t)));
         else if (!sameType(*decl, *t))
@@ -395,7 +395,7 @@ private:
       TypeRef t = r.value ? check(*r.value) : Type::none();
       if (result_ && r.value)
         fits(*r.value, *result_);
-      if (result_ && !same(*result_, *t))
+      if (result_ && !passes(*result_, *t))
         diag_.error(r.loc, fmt::format("return value has type {}, expected {}", describe(*t),
                                        describe(*result_)));
       else if (result_ && r.value && !sameType(*result_, *t))
@@ -560,12 +560,19 @@ private:
   }
 
   static inline const Dtype kI64{"i64", ""};
-  /// Whether argument type `a` may be passed for parameter type `p`: the
-  /// same type, or an index for an i64 (indices are i64 values, §8.1).
+  /// Whether a value of type `a` may stand where type `p` is expected (an
+  /// argument, a `let` with a type, a result): the same type, or an index
+  /// for an i64 (indices are i64 values, §8.1), also inside a tuple.
   bool passes(const Type &p, const Type &a) const {
     if (p.kind == Type::Kind::Scalar && a.kind == Type::Kind::Scalar && a.dtype.name == "index" &&
         !a.dtype.isVar())
       return p.dtype == kI64 || p.dtype.name == "index";
+    if (p.kind == Type::Kind::Tuple && a.kind == Type::Kind::Tuple && p.elems.size() == a.elems.size()) {
+      for (size_t i = 0; i < p.elems.size(); ++i)
+        if (!passes(*p.elems[i], *a.elems[i]))
+          return false;
+      return true;
+    }
     return same(p, a);
   }
 
@@ -891,6 +898,9 @@ private:
       return true;
     if (p.kind == Type::Kind::Scalar && a.kind == Type::Kind::Scalar && isLit(a.dtype))
       return true;
+    // A scalar is a rank-0 tensor (§5.1): `Tensor[S...; T]` takes it with S = [].
+    if (p.kind == Type::Kind::Tensor && a.kind == Type::Kind::Scalar)
+      return matchDtype(p.dtype, a.dtype, b, own) && matchShape(p.shape, {}, b, own);
     if (p.kind != a.kind)
       return false;
     switch (p.kind) {

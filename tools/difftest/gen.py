@@ -80,10 +80,10 @@ CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "
                "blockexpr", "while", "stepslice", "domonly", "idxcast", "tensorbody", "bool", "intlit",
                "trimean", "letannot", "litcast", "smallidx", "untypedcomp", "dimexpr_sig", "emptyred",
                "intdiv", "csr", "reducer", "stdreducer", "state", "ifstate", "blocks", "subarray",
-               "optsub", "optparam", "childcomp", "tanh_erf", "relmean", "multibind", "typedT"}
+               "optsub", "optparam", "childcomp", "tanh_erf", "relmean", "multibind", "typedT"} | set(FORMS)
 PROFILES = {
     "ci": CI_FEATURES,
-    "forms": CI_FEATURES | set(FORMS),
+    "forms": CI_FEATURES,
     "full": set(ALL_FEATURES),
     "none": set(),
 }
