@@ -35,13 +35,19 @@
 #include "linnet/Support/MlirDiagnostics.h"
 #include "linnet/Support/Timing.h"
 
+#include "llvm/IR/DataLayout.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -97,6 +103,27 @@ std::string libdevicePath() {
   if (*LINNET_CUDA_LIBDEVICE && llvm::sys::fs::exists(LINNET_CUDA_LIBDEVICE))
     return LINNET_CUDA_LIBDEVICE;
   return "";
+}
+
+/// NVPTX's data layout for this chip, from LLVM's own target (nullopt when
+/// this LLVM was built without it; the serializer then reports that).
+std::optional<std::string> nvptxDataLayout() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+  });
+  std::string error;
+  const char *triple = "nvptx64-nvidia-cuda";
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return std::nullopt;
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(triple, kChip, "+ptx80", {}, std::nullopt));
+  if (!tm)
+    return std::nullopt;
+  return tm->createDataLayout().getStringRepresentation();
 }
 
 /// Runs ptxas on `ptx`: the cubin's bytes and ptxas -v's report.
@@ -284,6 +311,12 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
   auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", kChip, "+ptx80",
                                           /*flags=*/nullptr, link.empty() ? nullptr : b.getArrayAttr(link));
   merged.setTargetsAttr(b.getArrayAttr({target}));
+  // The translation to LLVM IR creates each load and store with the ABI
+  // alignment of the module's data layout, and the serializer sets NVPTX's
+  // only afterwards: under the default layout (i64:32) every i64 (a row
+  // offset, a column index) was read as two 32-bit halves.
+  if (std::optional<std::string> layout = nvptxDataLayout())
+    merged->setAttr(LLVM::LLVMDialect::getDataLayoutAttrName(), b.getStringAttr(*layout));
 
   PassManager pm(ctx);
   support::enablePassTiming(pm);
