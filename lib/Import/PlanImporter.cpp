@@ -599,16 +599,34 @@ private:
     return std::nullopt;
   }
 
+  // A rank-0 tensor is a scalar (§5.1: `f32` and `Tensor[; f32]` are one
+  // type): a param, buffer or state of rank 0 is bound as a tensor<T> and
+  // read as its element, and a scalar goes where a rank-0 tensor is wanted.
   V scalarOf(const V &v) {
+    if (v.k == V::Tensor)
+      if (auto tt = dyn_cast<RankedTensorType>(v.v.getType()); tt && tt.getRank() == 0) {
+        V r = V::scalar(b_.create<tensor::ExtractOp>(loc_, v.v, ValueRange{}));
+        r.uns = v.uns;
+        return r;
+      }
     if (v.k != V::Scalar)
       fail(fmt::format("{}: expected a scalar operand", where_));
     return v;
   }
 
   Value tensorOf(const V &v) {
+    if (v.k == V::Scalar)
+      return b_.create<tensor::FromElementsOp>(loc_, RankedTensorType::get({}, v.v.getType()),
+                                               ValueRange{v.v});
     if (v.k != V::Tensor)
       fail(fmt::format("{}: expected a tensor operand", where_));
     return v.v;
+  }
+
+  /// A member's or state's tensor as a value: its element when it has rank 0.
+  V valueOf(Value t) {
+    V v = V::tensor(t);
+    return cast<RankedTensorType>(t.getType()).getRank() == 0 ? scalarOf(v) : v;
   }
 
   //===--------------------------------------------------------------===//
@@ -1345,12 +1363,12 @@ private:
         o.k = V::Opt;
         o.present = it != tensorVal_.end();
         if (o.present)
-          o.elems.push_back(V::tensor(it->second));
+          o.elems.push_back(valueOf(it->second));
         return {o};
       }
       if (it == tensorVal_.end())
         fail(fmt::format("{}: tensor '{}' is not in the build", where_, path));
-      return {V::tensor(it->second)};
+      return {valueOf(it->second)};
     }
     if (k == ir::kind::StateRead) {
       std::string base = op.operands.empty() ? f.self.value_or("") : operand(0).path;
@@ -1359,16 +1377,19 @@ private:
       if (it == stateVal_.end())
         fail(fmt::format("{}: state '{}' is not in the build", where_, path));
       observed_.insert(path);
-      return {V::tensor(it->second)};
+      return {valueOf(it->second)};
     }
     if (k == ir::kind::StateWrite) {
       std::string path = joinPath(f.self.value_or(""), op.attrs["member"]);
       if (!stateVal_.count(path))
         fail(fmt::format("{}: state '{}' is not in the build", where_, path));
       V v = operand(0);
-      if (v.k != V::Tensor)
+      if (v.k != V::Tensor && v.k != V::Scalar)
         fail(fmt::format("{}: only tensor state is supported", where_));
-      stateVal_[path] = convert(v.v, stateVal_[path].getType());
+      Type st = stateVal_[path].getType();
+      if (v.k == V::Scalar)
+        v = V::scalar(convert(v.v, cast<RankedTensorType>(st).getElementType()));
+      stateVal_[path] = convert(tensorOf(v), st);
       return {};
     }
     if (k == ir::kind::Call) {

@@ -1463,7 +1463,8 @@ struct Interpreter::Impl {
         }
       } else if (kind == "state") {
         DT dt = dtype(t["dtype"], self->env);
-        std::vector<int64_t> s = shape(t["shape"], self->env);
+        // A scalar state (`state n: f32`) is the rank-0 tensor (§5.1).
+        std::vector<int64_t> s = tk == "tensor" ? shape(t["shape"], self->env) : std::vector<int64_t>{};
         checkSize(fmt::format("state '{}{}'", prefix, name), s, dt);
         Val z = Val::tensor(dt, s, {});
         z.data = std::make_shared<const std::vector<Num>>(static_cast<size_t>(z.numElements()),

@@ -191,7 +191,7 @@ public:
       bool opt = optional || t->kind == Type::Kind::Optional;
       const Type &inner = t->kind == Type::Kind::Optional ? *t->elems[0] : *t;
       if (m.kind != ast::MemberKind::Sub) {
-        if (inner.kind != Type::Kind::Tensor)
+        if (inner.kind != Type::Kind::Tensor && inner.kind != Type::Kind::Scalar)
           continue; // reported by Sema
         ManifestEntry e{prefix + m.name, m.kind, inner.dtype, inner.shape, repeat, opt};
         for (const Unit &u : e.shape)

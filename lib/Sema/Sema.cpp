@@ -892,9 +892,11 @@ void Analyzer::resolveMembers(BlockInfo &b, const ast::BlockDecl &d, const Env &
     switch (md->memberKind) {
     case ast::MemberKind::Param:
     case ast::MemberKind::Buffer:
-      if (inner.kind != Type::Kind::Tensor && inner.kind != Type::Kind::Unknown)
-        diag_.error(md->type->loc, fmt::format("{} '{}' must have a tensor type "
-                                               "(Tensor[...; dtype]), found '{}'",
+      // A scalar type is the rank-0 tensor (§5.1): `param eps: f32`.
+      if (inner.kind != Type::Kind::Tensor && inner.kind != Type::Kind::Scalar &&
+          inner.kind != Type::Kind::Unknown)
+        diag_.error(md->type->loc, fmt::format("{} '{}' must have a tensor or scalar type "
+                                               "(Tensor[...; dtype] or a dtype), found '{}'",
                                                kw, md->name.name, t->str()));
       break;
     case ast::MemberKind::State:
@@ -902,9 +904,10 @@ void Analyzer::resolveMembers(BlockInfo &b, const ast::BlockDecl &d, const Env &
         diag_.error(md->type->loc, fmt::format("state '{}' cannot be optional: a state member "
                                                "always exists, found '{}'",
                                                md->name.name, t->str()));
-      else if (t->kind != Type::Kind::Tensor && t->kind != Type::Kind::Unknown)
-        diag_.error(md->type->loc, fmt::format("state '{}' must have a tensor type whose shape "
-                                               "the block's generics fix, found '{}'",
+      else if (t->kind != Type::Kind::Tensor && t->kind != Type::Kind::Scalar &&
+               t->kind != Type::Kind::Unknown)
+        diag_.error(md->type->loc, fmt::format("state '{}' must have a tensor or scalar type "
+                                               "whose shape the block's generics fix, found '{}'",
                                                md->name.name, t->str()));
       else if (initNone)
         diag_.error(md->init->loc, fmt::format("state '{}' cannot be 'none': state cannot be "
@@ -1100,6 +1103,9 @@ TypeRef linnet::sema::substType(const TypeRef &t, const Bindings &b) {
   auto r = std::make_shared<Type>(*t);
   r->dtype = substDtype(t->dtype, b);
   r->shape = substShape(t->shape, b);
+  // A shape pack bound to no axes leaves a rank-0 tensor: the scalar (§5.1).
+  if (r->kind == Type::Kind::Tensor && r->shape.empty())
+    return Type::scalar(r->dtype);
   r->size = substDim(t->size, b);
   for (TypeRef &e : r->elems)
     e = substType(e, b);

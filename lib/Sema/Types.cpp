@@ -35,7 +35,12 @@ TypeRef Type::scalar(Dtype d) {
   t->dtype = std::move(d);
   return t;
 }
+// A tensor of rank 0 is its dtype's scalar (§5.1: `f32` and `Tensor[; f32]`
+// are one type): one representation, so every rule that takes a scalar takes
+// both spellings, and the plan calls both a scalar.
 TypeRef Type::tensor(Shape s, Dtype d) {
+  if (s.empty())
+    return scalar(std::move(d));
   auto t = std::make_shared<Type>();
   t->kind = Kind::Tensor;
   t->shape = std::move(s);

@@ -37,7 +37,8 @@ ST = {np.float32: "F32", np.float64: "F64", np.int64: "I64", np.int32: "I32",
 def save_safetensors(tensors, path):
     header, blobs, off = {}, [], 0
     for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name])
+        # np.ascontiguousarray would make a 0-d array 1-d; a 0-d weight is shape [].
+        a = np.asarray(tensors[name]).copy(order="C")
         raw = a.tobytes()
         header[name] = {"dtype": ST[a.dtype.type], "shape": list(a.shape),
                         "data_offsets": [off, off + len(raw)]}
