@@ -83,8 +83,8 @@ WorkloadFacts factsFrom(ObjReader r) {
 
 void finalizeFacts(WorkloadFacts &f, int64_t distinctReadElements, int64_t elementReads) {
   f.reuse = distinctReadElements > 0 ? double(elementReads) / double(distinctReadElements) : 0;
-  int64_t bytes = f.readBytes.upper + f.writeBytes.upper;
-  f.arithmeticIntensity = bytes > 0 ? double(f.ops.upper) / double(bytes) : 0;
+  double bytes = double(f.readBytes.upper) + double(f.writeBytes.upper); // no int64 overflow
+  f.arithmeticIntensity = bytes > 0 ? double(f.ops.upper) / bytes : 0;
 }
 
 const Task *PortablePlan::task(const std::string &id) const {

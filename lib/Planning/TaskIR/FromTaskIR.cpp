@@ -41,6 +41,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -68,6 +69,18 @@ std::vector<std::string> strArray(Operation *op, StringRef name) {
       if (auto s = dyn_cast<StringAttr>(e))
         out.push_back(s.getValue().str());
   return out;
+}
+
+/// Work facts saturate at INT64_MAX instead of overflowing: a size past
+/// 64 bits is an error of its buffer (bufferBytes), and the facts of that
+/// plan are never used.
+int64_t satMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
 std::string locString(Location loc) {
@@ -701,11 +714,12 @@ private:
       b.use(t, wid, true);
       b.use(t, wid, false);
       Quantity mem;
+      auto add = [&](const Quantity &q) { mem = {satAdd(mem.lower, q.lower), satAdd(mem.upper, q.upper)}; };
       for (const std::string &id : t.reads)
-        mem = mem + b.buffer(id).bytes;
+        add(b.buffer(id).bytes);
       for (const std::string &id : t.writes)
         if (std::find(t.reads.begin(), t.reads.end(), id) == t.reads.end())
-          mem = mem + b.buffer(id).bytes;
+          add(b.buffer(id).bytes);
       t.resources.memoryBytes = mem;
     }
     // Interior rows overlap the halo exchange: no path joins them.
@@ -738,7 +752,7 @@ int64_t elementsOf(Type t, bool &dyn) {
     if (ShapedType::isDynamic(d))
       dyn = true;
     else
-      n *= d;
+      n = satMul(n, d);
   }
   return n;
 }
@@ -849,10 +863,9 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
     }
     Task &t2 = b.plan.tasks.back();
     Quantity mem;
-    for (const std::string &rid : t2.reads)
-      mem = mem + b.buffer(rid).bytes;
-    for (const std::string &wid : t2.writes)
-      mem = mem + b.buffer(wid).bytes;
+    for (const std::vector<std::string> *ids : {&t2.reads, &t2.writes})
+      for (const std::string &id : *ids)
+        mem = {satAdd(mem.lower, b.buffer(id).bytes.lower), satAdd(mem.upper, b.buffer(id).bytes.upper)};
     t2.resources.memoryBytes = mem;
     prev = id;
   };
@@ -871,9 +884,9 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
         dyn = true;
         n = 1;
       }
-      trips *= n;
+      trips = satMul(trips, n);
       if (iters[i] == utils::IteratorType::parallel)
-        parallel *= n;
+        parallel = satMul(parallel, n);
       dims.push_back(ShapedType::isDynamic(ranges[i]) ? "?" : std::to_string(n));
     }
     // Arithmetic per iteration (linalg.index and constants are free).
@@ -900,15 +913,15 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
     for (OpOperand *in : op.getDpsInputOperands()) {
       ins.push_back(in->get());
       int64_t e = elementsOf(in->get().getType(), dyn);
-      readBytes += e * elementBytes(in->get().getType());
-      distinct += e;
+      readBytes = satAdd(readBytes, satMul(e, elementBytes(in->get().getType())));
+      distinct = satAdd(distinct, e);
     }
     for (Value r : op->getResults()) {
       outs.push_back(r);
-      writeBytes += elementsOf(r.getType(), dyn) * elementBytes(r.getType());
+      writeBytes = satAdd(writeBytes, satMul(elementsOf(r.getType(), dyn), elementBytes(r.getType())));
     }
     WorkloadFacts f;
-    f.ops = Quantity::exact(trips * bodyOps);
+    f.ops = Quantity::exact(satMul(trips, bodyOps));
     f.readBytes = Quantity::exact(readBytes);
     f.writeBytes = Quantity::exact(writeBytes);
     std::string shape;
@@ -925,7 +938,7 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
                    std::to_string(bodyOps) + " body ops" + (reduces && mulAdd ? " (2·M·N·K)" : "") +
                    "; bytes = operand and result elements x element size" +
                    (dyn ? "; dynamic dims (entry generics) counted as 1: facts per unit of them" : "");
-    finalizeFacts(f, distinct, trips * int64_t(ins.size()));
+    finalizeFacts(f, distinct, satMul(trips, int64_t(ins.size())));
     addTask(op, what + " " + shape, std::move(f), ins, outs, parallel,
             reduces && mulAdd && dtypeOf(outs.empty() ? Type() : outs[0].getType()) == "f32");
   });
@@ -942,7 +955,7 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
           ++ops;
     });
     for (Value v : ins)
-      readBytes += elementsOf(v.getType(), dyn) * elementBytes(v.getType());
+      readBytes = satAdd(readBytes, satMul(elementsOf(v.getType(), dyn), elementBytes(v.getType())));
     f.ops = Quantity::exact(ops);
     f.readBytes = Quantity::exact(readBytes);
     f.writeBytes = Quantity::exact(0);
