@@ -33,7 +33,9 @@ std::string writeWeights() {
 
 TEST(Runtime, StatePersistsBetweenCallsAndGenericsBindFromInputs) {
   std::string weights = writeWeights(), err;
-  auto model = Model::load(AFFINE_ARTIFACT, {weights, nullptr}, err);
+  LoadOptions opts;
+  opts.weightsPath = weights;
+  auto model = Model::load(AFFINE_ARTIFACT, opts, err);
   ASSERT_TRUE(model) << err;
   OwnedTensor x = f32({1, 3}, {1, 2, 3});
   std::vector<OwnedTensor> out;
