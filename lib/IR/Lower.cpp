@@ -944,7 +944,18 @@ private:
           msg.push_back(expr(*tup->elements[i], h));
         }
       } else {
-        msg.push_back(expr(*r.body, bodyHint));
+        ValueId v = expr(*r.body, bodyHint);
+        json vt = valueType(v);
+        // A lift of several parameters takes the body's tuple element by
+        // element, however the tuple was written (a block ending in one, a
+        // `let`, a call): the region yields one value per parameter.
+        if (bodyHint.is_object() && bodyHint.value("kind", "") == "tuple" &&
+            vt.value("kind", "") == "tuple" && vt["elements"].size() == bodyHint["elements"].size()) {
+          for (size_t i = 0; i < vt["elements"].size(); ++i)
+            msg.push_back(emit(kind::TupleGet, {v}, {{"index", i}}, vt["elements"][i]));
+        } else {
+          msg.push_back(v);
+        }
       }
       pushOp({kind::Yield, msg, {}, json::object(), {}, {}});
     });

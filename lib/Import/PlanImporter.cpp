@@ -2477,7 +2477,13 @@ private:
       return v[0];
     };
     r.identity = [=, this] { return one(call(*parts[0], rf, {})); };
-    r.lift = [=, this](const std::vector<V> &m) { return one(call(*parts[1], rf, m)); };
+    r.lift = [=, this](const std::vector<V> &m) {
+      // The plan's reduce body yields one value per lift parameter.
+      if (m.size() != parts[1]->body.args.size())
+        fail(fmt::format("{}: reducer '{}': the body yields {} value{}, its lift takes {}", where_,
+                         name, m.size(), m.size() == 1 ? "" : "s", parts[1]->body.args.size()));
+      return one(call(*parts[1], rf, m));
+    };
     r.combine = [=, this](const V &a, const V &c) { return one(call(*parts[2], rf, {a, c})); };
     r.finalize = [=, this](const V &s) { return one(call(*parts[3], rf, {s})); };
     return r;
