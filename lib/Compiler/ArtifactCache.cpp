@@ -13,6 +13,7 @@
 #include "linnet/Sema/Program.h"
 #include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Digest.h"
+#include "linnet/Support/Input.h"
 #include "linnet/Syntax/Diagnostics.h"
 #include "linnet/Syntax/SourceManager.h"
 
@@ -113,15 +114,16 @@ const std::string &compilerIdentity() {
 }
 
 /// The SHA-256 of a file's bytes; nullopt when it cannot be read.
-std::optional<std::string> fileDigest(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+/// Read as every reader of user files is (Input.h): regular files only
+/// (a FIFO named as the binding would block the key), within the JSON limit.
+std::optional<std::string> fileDigest(const std::string &path, std::string *why = nullptr) {
+  std::string text, error;
+  if (!input::readFile(path, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, error)) {
+    if (why)
+      *why = error;
     return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    return std::nullopt;
-  return support::sha256Hex(ss.str());
+  }
+  return support::sha256Hex(text);
 }
 
 std::string modeText(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }
@@ -298,9 +300,11 @@ std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs
       key += "tensor " + n + "\n";
   }
   if (!o.binding.empty()) {
-    std::optional<std::string> d = fileDigest(o.binding);
+    std::string why;
+    std::optional<std::string> d = fileDigest(o.binding, &why);
     if (!d) {
-      errs << fmt::format("linnet {}: error: cannot read the binding manifest '{}'\n", command, o.binding);
+      errs << fmt::format("linnet {}: error: cannot read the binding manifest '{}': {}\n", command, o.binding,
+                          why);
       return std::nullopt;
     }
     key += "binding " + *d + "\n";

@@ -21,6 +21,7 @@
 #include "linnet/Planning/Products.h"
 
 #include "linnet/Support/AtomicFile.h"
+#include "linnet/Support/Input.h"
 #include "linnet/Compiler/ArtifactCache.h"
 #include "linnet/Compiler/Compiler.h"
 
@@ -284,8 +285,19 @@ int runCachedBuild() {
       std::cerr << "linnet build: error: --cached with the file '-' needs --source-name NAME\n";
       return 2;
     }
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    std::string err;
+    // Standard input is the one stream linnet reads on purpose: within the
+    // source limit, as a source file is.
+    std::string text, err;
+    uint64_t limit = input::maxSourceBytes();
+    for (char chunk[65536]; std::cin.read(chunk, sizeof chunk) || std::cin.gcount() > 0;) {
+      text.append(chunk, static_cast<size_t>(std::cin.gcount()));
+      if (text.size() > limit) {
+        std::cerr << fmt::format("linnet build: error: standard input: larger than the {} byte limit (set "
+                                 "LINNET_MAX_SOURCE_BYTES to raise it)\n",
+                                 limit);
+        return 1;
+      }
+    }
     std::optional<std::string> path = compiler::cachedSource(text, gBuild.sourceName, err);
     if (!path) {
       std::cerr << fmt::format("linnet build: error: {}\n", err);
