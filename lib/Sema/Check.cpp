@@ -1344,6 +1344,11 @@ private:
           return checkCallTo(*static_cast<FunctionInfo *>(jt->second.ptr), {}, c, "");
         }
       }
+      if (enumVariantValue(*f)) {
+        for (const ast::ExprPtr &x : c.args)
+          check(*x);
+        return Type::unknown();
+      }
       TypeRef base = check(*f->base);
       if (base->kind == Type::Kind::Optional && base->elems[0]->kind == Type::Kind::Block) {
         diag_.error(f->base->loc, fmt::format("'{}' is an optional sub block ({}): read it with "
@@ -1458,7 +1463,34 @@ private:
     return Type::tensor(out, base->dtype);
   }
 
+  /// `Enum.Variant` (or `Enum.Variant(...)`) written as a value: reported,
+  /// since the language has no enum values in expressions (§3.4): a variant
+  /// is written only as a `match` pattern. True when `f` is one.
+  bool enumVariantValue(const ast::FieldExpr &f) {
+    auto *bn = llvm::dyn_cast<ast::NameExpr>(f.base.get());
+    if (!bn || lookupLocal(bn->name) || (fn_ && fn_->block && fn_->block->member(bn->name)) ||
+        env_.find(bn->name))
+      return false;
+    auto it = m_.scope.find(bn->name);
+    if (it == m_.scope.end() || it->second.kind != Symbol::Kind::Enum)
+      return false;
+    auto *e = static_cast<const EnumInfo *>(it->second.ptr);
+    bool known = false;
+    for (const auto &[name, payload] : e->variants)
+      known |= name == f.field.name;
+    if (!known)
+      diag_.error(f.field.loc, fmt::format("enum '{}' has no variant '{}'", e->name, f.field.name));
+    else
+      diag_.error(bn->loc, fmt::format("'{}.{}' is an enum variant, which cannot be written as a value: "
+                                     "enum variants appear only as 'match' patterns (§3.4); pass "
+                                     "what the variant selects (a number, a bool) instead",
+                                     e->name, f.field.name));
+    return true;
+  }
+
   TypeRef checkField(const ast::FieldExpr &f) {
+    if (enumVariantValue(f))
+      return Type::unknown();
     if (auto *bn = llvm::dyn_cast<ast::NameExpr>(f.base.get()); bn && !lookupLocal(bn->name) &&
                                                                 !(fn_ && fn_->block && fn_->block->member(bn->name))) {
       auto it = m_.scope.find(bn->name);
