@@ -89,6 +89,8 @@ std::vector<InputFile> currentInputs() {
   std::vector<InputFile> all;
   for (const Scope &s : gScopes)
     all.insert(all.end(), s.files.begin(), s.files.end());
+  for (const std::string &source : input::sourcesRead())
+    all.push_back(identify(source));
   return all;
 }
 

@@ -22,6 +22,7 @@ std::optional<uint32_t> SourceManager::addFile(const std::string &path,
     error = "larger than 4 GiB";
     return std::nullopt;
   }
+  input::noteSourceRead(path);
   return addBuffer(path, std::move(text));
 }
 

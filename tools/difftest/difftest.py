@@ -402,8 +402,20 @@ def find_linnet(arg):
     sys.exit("difftest: error: no linnet binary (pass --linnet PATH or build the 'linnet' target)")
 
 
+# Features a target refuses by design (a located refusal, not a wrong
+# answer), with the reason; left out of every profile on that target.
+CUDA_REFUSES = {
+    "runwhile": "a run-time while loop carrying a tensor stays host code, which the cuda "
+                "target cannot yet feed from the device (docs/cuda-abi.md)",
+}
+TARGET_REFUSES = {"cuda": CUDA_REFUSES, "cuda-emulate": CUDA_REFUSES}
+
+
 def features_of(args):
     fs = set(gen.PROFILES[args.profile])
+    target = "cuda" if getattr(args, "device_cases", None) else getattr(args, "target", "cpu")
+    for f in TARGET_REFUSES.get(target, {}):
+        fs.discard(f)
     for f in args.with_ or []:
         fs |= set(f.split(","))
     for f in args.without or []:

@@ -16,6 +16,7 @@
 #include "RunCommand.h"
 #include "linnet/Config.h"
 #include "linnet/Support/AtomicFile.h"
+#include "linnet/Support/Input.h"
 #include "linnet/Support/Timing.h"
 #include "linnet/Syntax/ASTDumper.h"
 #include "linnet/Syntax/Parser.h"
@@ -449,6 +450,8 @@ static int linnetMain(int argc, char **argv) {
 // so that those limits hold in every build, sanitized ones included, whose
 // frames are several times larger.
 int main(int argc, char **argv) {
+  // Every source a command reads is one of its inputs (Input.h).
+  linnet::input::recordSourceReads(true);
   int rc = 0;
   llvm::thread worker(std::optional<unsigned>(256u << 20), [&] { rc = linnetMain(argc, argv); });
   worker.join();

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -30,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -104,6 +106,38 @@ inline int openRegular(const std::string &path, struct stat &st, std::string &er
   if (flags >= 0)
     (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return fd;
+}
+
+/// The source files a process has read are inputs of everything it writes:
+/// the linnet command line turns recording on (recordSourceReads), the
+/// SourceManager notes every module it reads, and the output guard
+/// (support::checkOutput) refuses to write over any of them -- a module the
+/// model imports included, which no option names. Off in the Python
+/// binding, a long-lived process.
+namespace detail {
+struct SourceReads {
+  std::mutex mutex;
+  bool on = false;
+  std::vector<std::string> paths;
+};
+inline SourceReads &sourceReads() {
+  static SourceReads r;
+  return r;
+}
+} // namespace detail
+inline void recordSourceReads(bool on) {
+  std::lock_guard<std::mutex> lock(detail::sourceReads().mutex);
+  detail::sourceReads().on = on;
+}
+inline void noteSourceRead(const std::string &path) {
+  detail::SourceReads &r = detail::sourceReads();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.on && std::find(r.paths.begin(), r.paths.end(), path) == r.paths.end())
+    r.paths.push_back(path);
+}
+inline std::vector<std::string> sourcesRead() {
+  std::lock_guard<std::mutex> lock(detail::sourceReads().mutex);
+  return detail::sourceReads().paths;
 }
 
 /// Reads all of regular file `path` into `text`, refusing anything else
