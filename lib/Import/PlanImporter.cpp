@@ -94,6 +94,7 @@ struct V {
 struct Frame {
   std::string fn; // function name, for errors
   std::map<std::string, DimV> dims;
+  std::map<std::string, std::vector<DimV>> packs; // shape generics (`S: shape`), as dims
   std::map<std::string, std::string> dtypes;
   std::optional<std::string> self; // canonical path of the receiver
   std::unordered_map<ir::ValueId, V> env;
@@ -373,11 +374,23 @@ private:
       return b_.getIndexType();
     if (kind == "tensor") {
       SmallVector<int64_t> shape;
-      for (const json &u : t["shape"]) {
-        DimV d = dim(u, f);
+      auto add = [&](const DimV &d) {
         shape.push_back(d.c ? *d.c : ShapedType::kDynamic);
         if (!d.c && dynDims)
           dynDims->push_back(d.v);
+      };
+      for (const json &u : t["shape"]) {
+        // A shape generic (`Tensor[S...; T]`) stands for the dims it was
+        // bound to at the call.
+        if (u.is_object() && u.contains("pack")) {
+          auto p = f.packs.find(u["pack"].get<std::string>());
+          if (p == f.packs.end())
+            fail(fmt::format("{}: shape generic '{}' is not bound", where_, u.value("name", "?")));
+          for (const DimV &d : p->second)
+            add(d);
+          continue;
+        }
+        add(dim(u, f));
       }
       return RankedTensorType::get(shape, elemType(dtypeName(t["dtype"], f)));
     }
@@ -612,6 +625,48 @@ private:
     if (v.k != V::Scalar)
       fail(fmt::format("{}: expected a scalar operand", where_));
     return v;
+  }
+
+  /// `resT` computed element by element: `body` gets each operand's element
+  /// (a tensor operand's at the position, a scalar operand as it is) and
+  /// returns the result's. Tensor operands have `resT`'s shape.
+  V elementwise(RankedTensorType resT, const std::vector<V> &xs,
+                const std::function<Value(ArrayRef<Value>)> &body) {
+    int64_t n = resT.getRank();
+    SmallVector<Value> inputs, dyn;
+    for (const V &x : xs)
+      if (x.k == V::Tensor && cast<RankedTensorType>(x.v.getType()).getRank() == n)
+        inputs.push_back(x.v);
+    if (inputs.empty())
+      fail(fmt::format("{}: an elementwise operation without a tensor operand", where_));
+    for (int64_t i = 0; i < n; ++i)
+      if (resT.isDynamicDim(i))
+        dyn.push_back(b_.create<tensor::DimOp>(loc_, inputs[0], i));
+    Value init = b_.create<tensor::EmptyOp>(loc_, resT.getShape(), resT.getElementType(), dyn);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(n, &ctx_);
+    SmallVector<AffineMap> maps(inputs.size() + 1, id);
+    SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
+    auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{resT}, inputs, ValueRange{init}, maps, its);
+    SmallVector<Type> argTypes;
+    SmallVector<Location> locs;
+    for (Value in : inputs) {
+      argTypes.push_back(cast<RankedTensorType>(in.getType()).getElementType());
+      locs.push_back(loc_);
+    }
+    argTypes.push_back(resT.getElementType());
+    locs.push_back(loc_);
+    OpBuilder::InsertionGuard g(b_);
+    Block *blk = b_.createBlock(&gen.getRegion(), {}, argTypes, locs);
+    b_.setInsertionPointToStart(blk);
+    SmallVector<Value> elems;
+    size_t next = 0;
+    for (const V &x : xs)
+      elems.push_back(x.k == V::Tensor && cast<RankedTensorType>(x.v.getType()).getRank() == n
+                          ? blk->getArgument(next++)
+                          : scalarOf(x).v);
+    Value y = body(elems);
+    b_.create<linalg::YieldOp>(loc_, convert(y, resT.getElementType()));
+    return V::tensor(gen.getResult(0));
   }
 
   Value tensorOf(const V &v) {
@@ -902,8 +957,12 @@ private:
       const json &v = it.value();
       if (v.is_string() || (v.is_object() && v.contains("var")))
         callee.dtypes[it.key()] = dtypeName(v, caller);
-      else if (v.is_array())
-        fail(fmt::format("{}: shape generics are not supported by the CPU backend yet", where_));
+      else if (v.is_array()) {
+        std::vector<DimV> pack;
+        for (const json &d : v)
+          pack.push_back(dim(d, caller));
+        callee.packs[it.key()] = std::move(pack);
+      }
       else if (!v.is_null())
         callee.dims[it.key()] = dim(v, caller);
     }
@@ -949,8 +1008,9 @@ private:
                                              const std::vector<V> &args) {
     const std::string self = *callee.self;
     // Calls are emitted at a function's top level only (not inside a loop,
-    // an scf.if or a linalg body).
-    if (!isa<func::FuncOp>(b_.getBlock()->getParentOp()))
+    // an scf.if or a linalg body). A shape generic's dims are not part of
+    // the specialization key: such a call is inlined.
+    if (!isa<func::FuncOp>(b_.getBlock()->getParentOp()) || !callee.packs.empty())
       return std::nullopt;
     for (const V &a : args)
       if (a.k != V::Scalar && a.k != V::Tensor)
@@ -1233,6 +1293,23 @@ private:
     if (k == ir::kind::Arith) {
       std::string o = op.attrs["op"];
       Type t = type(rt, f);
+      // Arithmetic on whole tensors (same shape, or a tensor and a scalar,
+      // which check accepts): the scalar operation at every element.
+      if (auto tt = dyn_cast<RankedTensorType>(t); tt && tt.getRank() > 0) {
+        std::vector<V> xs;
+        for (size_t i = 0; i < op.operands.size(); ++i)
+          xs.push_back(operand(i));
+        bool uns = isUnsigned(rt, f);
+        return {elementwise(tt, xs, [&](ArrayRef<Value> e) -> Value {
+          Type et = tt.getElementType();
+          if (o == "neg")
+            return isFloat(et) ? Value(b_.create<arith::NegFOp>(loc_, convert(e[0], et)))
+                               : Value(b_.create<arith::SubIOp>(loc_, constant(et, 0), convert(e[0], et)));
+          if (o == "not")
+            return b_.create<arith::XOrIOp>(loc_, convert(e[0], et), constant(et, 1));
+          return binary(o, e[0], e[1], et, false, uns);
+        })};
+      }
       if (o == "neg" || o == "not") {
         V x = scalarOf(operand(0));
         if (o == "not")
@@ -1252,6 +1329,20 @@ private:
       return {V::scalar(binary(o, x.v, y.v, t, false, isUnsigned(rt, f)))};
     }
     if (k == ir::kind::Cmp) {
+      if (auto tt = dyn_cast<RankedTensorType>(type(rt, f)); tt && tt.getRank() > 0) {
+        std::string p = op.attrs["pred"];
+        V a = operand(0), c = operand(1);
+        bool uns = a.uns || c.uns;
+        return {elementwise(tt, {a, c}, [&](ArrayRef<Value> e) -> Value {
+          Type at = e[0].getType(), ct = e[1].getType();
+          // A literal operand adopts the other's type, as in scalar code.
+          Value l = e[0], r = e[1];
+          if (at != ct)
+            (isa<RankedTensorType>(a.v.getType()) ? r : l) =
+                convert(isa<RankedTensorType>(a.v.getType()) ? r : l, isa<RankedTensorType>(a.v.getType()) ? at : ct);
+          return compare(p, l, r, uns);
+        })};
+      }
       V x = scalarOf(operand(0)), y = scalarOf(operand(1));
       std::string p = op.attrs["pred"];
       if (x.c && y.c && !x.uns && !y.uns && isIntLike(x.v.getType()) && isIntLike(y.v.getType())) {
