@@ -295,6 +295,25 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     return flush(group);
   }
 
+  /// `t` in the language's words: `Tensor[4, ?; f32]` for a memref.
+  static std::string userType(Type t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (auto m = dyn_cast<MemRefType>(t)) {
+      os << "Tensor[";
+      llvm::interleaveComma(m.getShape(), os, [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      });
+      os << "; " << m.getElementType() << "]";
+    } else {
+      os << t;
+    }
+    return s;
+  }
+
   /// The ops of `group` (in order) become one kernel of one thread, placed
   /// after the last of them.
   LogicalResult flush(SmallVector<Operation *> &group) {
@@ -310,9 +329,13 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
         for (Operation *user : r.getUsers())
           if (!llvm::is_contained(group, user) &&
               !llvm::any_of(group, [&](Operation *g) { return g->isAncestor(user); })) {
+            // Reported where the value is made (a run-time loop carrying a
+            // tensor): its user is often code the lowering added, unlocated.
             if (!r.getType().isIntOrIndexOrFloat())
-              return user->emitError("the cuda target cannot yet use a value of type ")
-                     << r.getType() << " computed on the device in host code";
+              return op->emitError("the cuda target cannot yet bring a tensor (")
+                     << userType(r.getType())
+                     << ") computed on the device back to host code, as a loop with a run-time "
+                        "bound that carries one needs (the cpu target compiles it)";
             if (!llvm::is_contained(escaping, r))
               escaping.push_back(r);
           }
