@@ -627,6 +627,22 @@ private:
     return v;
   }
 
+  /// The body block of `gen`: one argument per input's element and the
+  /// output's, the builder at its start (the caller holds the guard).
+  Block *genericBody(linalg::GenericOp gen, ValueRange inputs, Type outElem) {
+    SmallVector<Type> argTypes;
+    SmallVector<Location> locs;
+    for (Value in : inputs) {
+      argTypes.push_back(cast<RankedTensorType>(in.getType()).getElementType());
+      locs.push_back(loc_);
+    }
+    argTypes.push_back(outElem);
+    locs.push_back(loc_);
+    Block *blk = b_.createBlock(&gen.getRegion(), {}, argTypes, locs);
+    b_.setInsertionPointToStart(blk);
+    return blk;
+  }
+
   /// `resT` computed element by element: `body` gets each operand's element
   /// (a tensor operand's at the position, a scalar operand as it is) and
   /// returns the result's. Tensor operands have `resT`'s shape.
@@ -647,17 +663,8 @@ private:
     SmallVector<AffineMap> maps(inputs.size() + 1, id);
     SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
     auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{resT}, inputs, ValueRange{init}, maps, its);
-    SmallVector<Type> argTypes;
-    SmallVector<Location> locs;
-    for (Value in : inputs) {
-      argTypes.push_back(cast<RankedTensorType>(in.getType()).getElementType());
-      locs.push_back(loc_);
-    }
-    argTypes.push_back(resT.getElementType());
-    locs.push_back(loc_);
     OpBuilder::InsertionGuard g(b_);
-    Block *blk = b_.createBlock(&gen.getRegion(), {}, argTypes, locs);
-    b_.setInsertionPointToStart(blk);
+    Block *blk = genericBody(gen, inputs, resT.getElementType());
     SmallVector<Value> elems;
     size_t next = 0;
     for (const V &x : xs)
@@ -2381,17 +2388,8 @@ private:
     SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
     its.append(rds.size(), utils::IteratorType::reduction);
     auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{resT}, inputs, ValueRange{init}, maps, its);
-    SmallVector<Type> argTypes;
-    SmallVector<Location> locs;
-    for (Value in : inputs) {
-      argTypes.push_back(cast<RankedTensorType>(in.getType()).getElementType());
-      locs.push_back(loc_);
-    }
-    argTypes.push_back(et);
-    locs.push_back(loc_);
     OpBuilder::InsertionGuard g(b_);
-    Block *blk = b_.createBlock(&gen.getRegion(), {}, argTypes, locs);
-    b_.setInsertionPointToStart(blk);
+    Block *blk = genericBody(gen, inputs, et);
     for (size_t i = 0; i < reads.size(); ++i)
       preset_[reads[i]] = V::scalar(blk->getArgument(i));
     std::vector<V> args;

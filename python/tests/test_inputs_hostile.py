@@ -10,19 +10,7 @@ import linnet
 from linnet import _compiler
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MLP = os.path.join(ROOT, "examples", "mlp.ln")
 ROWSUM = os.path.join(ROOT, "test", "Runtime", "Inputs", "rowsum.ln")
-
-
-@pytest.fixture(scope="module")
-def mlp(tmp_path_factory):
-    art = _compiler.build_file(MLP, root="MLP", dims={"In": 3, "Hidden": 5, "Out": 2})
-    w = str(tmp_path_factory.mktemp("w") / "w.safetensors")
-    rng = np.random.default_rng(0)
-    weights = {"fc1.weight": rng.standard_normal((5, 3)).astype(np.float32),
-               "fc2.weight": rng.standard_normal((2, 5)).astype(np.float32)}
-    linnet._core.write_safetensors(w, weights)
-    return art, w, weights
 
 
 def test_big_endian_inputs_are_converted(mlp):
