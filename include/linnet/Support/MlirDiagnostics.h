@@ -13,6 +13,7 @@
 #ifndef LINNET_SUPPORT_MLIRDIAGNOSTICS_H
 #define LINNET_SUPPORT_MLIRDIAGNOSTICS_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
