@@ -1132,6 +1132,11 @@ def fold_lse(vals):
         return -np.inf
     t = type(vals[0])
     m = max(vals)
+    if np.isinf(m):
+        # All -inf (an empty log-sum), or a +inf among them: torch.logsumexp's
+        # -inf and +inf, which linnet's std.math.logsumexp gives too; the
+        # shifted form would be nan.
+        return t(m)
     with np.errstate(invalid="ignore"):
         return t(m + np.log(sum(np.exp(np.float64(v) - np.float64(m)) for v in vals)))
 

@@ -353,7 +353,9 @@ MATH = {
     "gelu": (1, lambda x: type(x)(0.5) * x * (type(x)(1) + type(x)(_erf(x * type(x)(0.7071067811865476))))),
     "gelu_tanh": (1, lambda x: type(x)(0.5) * x * (type(x)(1) + np.tanh(
         type(x)(0.7978845608028654) * (x + type(x)(0.044715) * x * x * x)))),
-    "max": (2, max), "min": (2, min),
+    # NaN propagates, as linnet's max/min (and torch.maximum) do; Python's
+    # max(0.5, nan) would keep 0.5.
+    "max": (2, np.maximum), "min": (2, np.minimum),
 }
 
 
