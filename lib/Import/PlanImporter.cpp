@@ -1340,14 +1340,11 @@ private:
         std::string p = op.attrs["pred"];
         V a = operand(0), c = operand(1);
         bool uns = a.uns || c.uns;
+        // Both sides are compared in the tensor operand's dtype (a scalar
+        // literal adopts it, as in scalar code).
+        Type et = cast<RankedTensorType>((a.k == V::Tensor ? a : c).v.getType()).getElementType();
         return {elementwise(tt, {a, c}, [&](ArrayRef<Value> e) -> Value {
-          Type at = e[0].getType(), ct = e[1].getType();
-          // A literal operand adopts the other's type, as in scalar code.
-          Value l = e[0], r = e[1];
-          if (at != ct)
-            (isa<RankedTensorType>(a.v.getType()) ? r : l) =
-                convert(isa<RankedTensorType>(a.v.getType()) ? r : l, isa<RankedTensorType>(a.v.getType()) ? at : ct);
-          return compare(p, l, r, uns);
+          return compare(p, convert(e[0], et), convert(e[1], et), uns);
         })};
       }
       V x = scalarOf(operand(0)), y = scalarOf(operand(1));
