@@ -289,6 +289,15 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
           return failure();
         continue;
       }
+      // A call (its callee's kernels read and write memory) and a
+      // deallocation stay on the host in program order: the kernel of the
+      // ops before them is placed before them, not after the next ones (a
+      // state written, then read by a called function's kernel).
+      if (isa<func::CallOp, memref::DeallocOp>(op)) {
+        if (failed(flush(group)))
+          return failure();
+        continue;
+      }
       if (usesGroup || touchesMemory(&op) || (op.getNumRegions() > 0 && containsParallel(&op)))
         group.push_back(&op);
     }
