@@ -512,7 +512,7 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
         c = it->second[k++];
     }
     if (c && c->kind == "library") {
-      r.spec = "cpu-linalg." + c->role;
+      r.spec = t.kind().str() + "-linalg." + c->role;
       r.kind = "library";
       r.capability = "library-class.gemm";
       r.routine = c->routine;
@@ -522,7 +522,7 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
       continue;
     }
     if (c)
-      r.spec = "cpu-linalg." + c->role;
+      r.spec = t.kind().str() + "-linalg." + c->role;
     r.kind = "generated";
     r.capability = "generated.dense-row";
     r.routine = c ? c->routine : "";

@@ -223,6 +223,8 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
   pm.addPass(createLinnetCPUGenerateHaloKernels());
   pm.addPass(createGfLowerKernelToLoops());
   if (options.linalgAsLoops) {
+    if (options.beforeLinalgLoops)
+      options.beforeLinalgLoops(pm);
     pm.addPass(createConvertLinalgToParallelLoopsPass());
     return;
   }

@@ -87,6 +87,10 @@ void buildMapPipeline(OpPassManager &pm) {
   pm.addPass(createLinnetCUDAMapToGPU());
 }
 
+/// Memref-level linalg ops the target writes itself before the rest
+/// become parallel loops.
+void buildLinalgPipeline(OpPassManager &pm) { pm.addPass(createLinnetCUDASplitReductions()); }
+
 std::string ptxasPath() {
   if (const char *env = std::getenv("LINNET_PTXAS"); env && *env)
     return env;
@@ -362,11 +366,13 @@ void registerCUDAPipelines() {
       [](OpPassManager &pm) { cpu::buildBufferizePipeline(pm, /*laneSplit=*/true); });
   PassPipelineRegistration<>(
       "linnet-cuda-lower-to-loops",
-      "linnet build --target cuda's stage 03: scheduled gf kernels and linalg as plain parallel loops",
+      "linnet build --target cuda's stage 03: scheduled gf kernels, sums split over lanes "
+      "(-linnet-cuda-split-reductions) and the rest of linalg as plain parallel loops",
       [](OpPassManager &pm) {
         cpu::CodegenOptions options;
         options.linalgAsLoops = true;
         options.implementation = cpu::ImplementationPolicy::Generated;
+        options.beforeLinalgLoops = buildLinalgPipeline;
         cpu::buildLowerToLoopsPipeline(pm, options);
       });
   PassPipelineRegistration<>(
@@ -417,6 +423,7 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   options.runTaskPipeline = false;
   options.linalgAsLoops = true;
   options.implementation = cpu::ImplementationPolicy::Generated;
+  options.beforeLinalgLoops = buildLinalgPipeline;
   // Emulated kernels run their blocks on host threads; the host code of a
   // device build only launches.
   options.parallel = request.emulate && request.parallel;
@@ -502,8 +509,19 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
                     cubinFile = "kernels" + request.fileSuffix + ".cubin",
                     tableFile = "kernels" + request.fileSuffix + ".json";
   lib.bufferizedIR = std::move(bufferizedIR);
+  // What -linnet-cuda-split-reductions chose for each contraction, in
+  // program order; the host code's own linalg (none on this target) after.
+  if (auto recorded = module->getAttrOfType<ArrayAttr>("linnet.cuda.implementations"))
+    for (Attribute a : recorded) {
+      auto d = cast<DictionaryAttr>(a);
+      auto text = [&](StringRef name) {
+        auto v = d.getAs<StringAttr>(name);
+        return v ? v.getValue().str() : std::string();
+      };
+      lib.choices.push_back({text("function"), text("op"), text("role"), "generated", text("routine"), "", ""});
+    }
   for (const cpu::ImplementationChoice &c : choices)
-    lib.choices.push_back({c.function, c.op, c.role, "generated", c.routine, "", ""});
+    lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine, "", ""});
   lib.files.push_back({ptxFile, device->ptx});
   if (!device->cubin.empty())
     lib.files.push_back({cubinFile, device->cubin});

@@ -72,6 +72,9 @@ struct CodegenOptions {
   /// -convert-linalg-to-parallel-loops) instead of the CPU's tiled,
   /// vectorized or BLAS kernels: the CUDA target maps those loops to a grid.
   bool linalgAsLoops = false;
+  /// With linalgAsLoops: passes another target runs on the memref-level
+  /// linalg ops first (the CUDA target's reductions split over lanes).
+  std::function<void(mlir::OpPassManager &)> beforeLinalgLoops;
   /// Host allocations call `_mlir_memref_to_llvm_alloc`/`_free` (which a
   /// runtime supplies: the CUDA runtime's device memory) instead of malloc.
   bool genericAllocation = false;

@@ -96,4 +96,39 @@ def LinnetCUDALowerLaunches : Pass<"linnet-cuda-lower-launches", "::mlir::Module
                            "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
+def LinnetCUDASplitReductions : Pass<"linnet-cuda-split-reductions", "::mlir::ModuleOp"> {
+  let summary = "Sum reductions read along their reduced axis: one warp an output, lanes over the axis";
+  let description = [{
+    Runs on memref-level linalg ops before they become loops. A linalg op
+    that sums (its body yields `out + g` with `arith.addf` or `arith.addi`,
+    `out` used nowhere else) over at least `min-extent` reduced elements,
+    whose largest input is laid out with a reduced axis innermost (a linear
+    layer's `W[n, k]` summed over `k`, the keys of attention scores), would
+    read memory with a stride across the threads of a warp as one thread
+    an output: it becomes a lane-split tile instead, the form
+    -linnet-cuda-map-to-gpu maps to one block of `rows * 32` threads:
+
+    - phase one (`linnet.lanes`): output `o` of the tile and lane `l` sum
+      the terms `l`, `l + 32`, ... of the (linearized, last axis fastest)
+      reduction, starting from the first term itself, into a partial in the
+      tile's scratch (`linnet.workgroup`: shared memory on the device);
+    - phase two: each output adds its lanes' partials to its initial value
+      in lane order (a fixed order: the same result every run).
+
+    Adjacent lanes read adjacent elements: a warp's loads are coalesced.
+    The sum is reassociated (lanes, then lanes in order), as a BLAS would;
+    f16 and bf16 sums keep the sequential loop until the numerics policy
+    says they accumulate in f32. Each op split is recorded in the module's
+    `linnet.cuda.implementations` (routine `warp-split`).
+  }];
+  let options = [
+    Option<"minExtent", "min-extent", "int64_t", /*default=*/"64",
+           "fewest reduced elements (when static) worth splitting over a warp">,
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "outputs a block takes: one warp each">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // LINNET_TARGET_CUDA_PASSES_TD
