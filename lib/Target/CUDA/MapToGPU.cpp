@@ -27,9 +27,13 @@ namespace {
 
 Value cst(OpBuilder &b, Location loc, int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
 
+/// True when `op` holds device work of its own: a parallel loop, or a
+/// kernel already placed (a relation tile mapped first).
 bool containsParallel(Operation *op) {
   bool found = false;
-  op->walk([&](scf::ParallelOp) {
+  op->walk([&](Operation *inner) {
+    if (!isa<scf::ParallelOp, gpu::LaunchOp>(inner))
+      return WalkResult::advance();
     found = true;
     return WalkResult::interrupt();
   });
@@ -249,9 +253,18 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
           return failure();
         continue;
       }
-      bool usesGroup = llvm::any_of(op.getOperands(), [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        return def && llvm::is_contained(group, def);
+      if (op.hasAttr("linnet.cuda.host_read") || isa<gpu::LaunchOp>(op))
+        continue; // a kernel or its read-back, already placed
+      // Operands of the op or of any op nested in it (a host loop whose
+      // body reads a scalar the group computes).
+      bool usesGroup = false;
+      op.walk([&](Operation *inner) {
+        for (Value v : inner->getOperands())
+          if (Operation *def = v.getDefiningOp(); def && llvm::is_contained(group, def)) {
+            usesGroup = true;
+            return WalkResult::interrupt();
+          }
+        return WalkResult::advance();
       });
       // Parallel loops, copies and the host control flow around them stay
       // on the host; a scalar they take from the kernel of the ops before
@@ -278,8 +291,6 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
             return failure();
         continue;
       }
-      if (op.hasAttr("linnet.cuda.host_read") || isa<gpu::LaunchOp>(op))
-        continue; // a kernel or its read-back, already placed
       // A view or an allocation whose offset or size the kernel before
       // computes (a slice at a position read from an input): the scalar
       // comes back to the host, the view or allocation stays there.

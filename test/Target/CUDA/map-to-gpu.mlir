@@ -1,0 +1,68 @@
+// RUN: linnet-opt -linnet-cuda-map-to-gpu %s | FileCheck %s
+
+// A scalar the kernel computes, read in the body of a pure host loop (no
+// operand of the loop itself): the loop joins the kernel, it does not stay
+// on the host ahead of the value it reads.
+// CHECK-LABEL: func.func @scalar_in_loop_body
+// CHECK: gpu.launch
+// CHECK: %[[M:.*]] = memref.load %arg0
+// CHECK: scf.for
+// CHECK: arith.minsi %{{.*}}, %[[M]]
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+
+// A call ends the kernel of the ops before it: the state is written before
+// the callee's kernels read it, and what follows is a kernel of its own.
+// CHECK-LABEL: func.func @call_ends_kernel
+// CHECK: gpu.launch
+// CHECK: memref.store %cst, %arg0
+// CHECK: gpu.terminator
+// CHECK: call @callee(%arg0)
+// CHECK: gpu.launch
+// CHECK: memref.load %arg0
+// CHECK: gpu.terminator
+
+// Host control flow around a parallel loop stays on the host; the loop
+// inside becomes the kernel (a library call's fallback, -linnet-cuda-bind-library).
+// CHECK-LABEL: func.func @guarded
+// CHECK: scf.if %arg0 {
+// CHECK: gpu.launch
+// CHECK: memref.store
+// CHECK: gpu.terminator
+func.func private @callee(memref<1xf32>)
+func.func @scalar_in_loop_body(%x: memref<4xi32>, %y: memref<1xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %big = arith.constant 2147483647 : i32
+  %m = memref.load %x[%c0] : memref<4xi32>
+  %min = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %big) -> (i32) {
+    %n = arith.minsi %acc, %m : i32
+    scf.yield %n : i32
+  }
+  memref.store %min, %y[%c0] : memref<1xi32>
+  return
+}
+func.func @call_ends_kernel(%s: memref<1xf32>, %out: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  memref.store %one, %s[%c0] : memref<1xf32>
+  call @callee(%s) : (memref<1xf32>) -> ()
+  %v = memref.load %s[%c0] : memref<1xf32>
+  memref.store %v, %out[%c0] : memref<1xf32>
+  return
+}
+func.func @guarded(%fallback: i1, %x: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.if %fallback {
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      memref.store %zero, %x[%i] : memref<8xf32>
+    }
+  }
+  return
+}
