@@ -89,7 +89,12 @@ void buildMapPipeline(OpPassManager &pm) {
 
 /// Memref-level linalg ops the target writes itself before the rest
 /// become parallel loops.
-void buildLinalgPipeline(OpPassManager &pm) { pm.addPass(createLinnetCUDASplitReductions()); }
+void buildLinalgPipeline(OpPassManager &pm, const std::string &implementation) {
+  LinnetCUDABindLibraryOptions bind;
+  bind.implementation = implementation;
+  pm.addPass(createLinnetCUDABindLibrary(bind));
+  pm.addPass(createLinnetCUDASplitReductions());
+}
 
 std::string ptxasPath() {
   if (const char *env = std::getenv("LINNET_PTXAS"); env && *env)
@@ -191,6 +196,8 @@ typedef struct linnet_cuda_host_table {
   void (*copy_to_host)(void *session, void *dst, uint64_t src, int64_t bytes);
   void *(*alloc)(void *session, uint64_t bytes);
   void (*release)(void *session, void *ptr);
+  int32_t (*sgemm)(void *session, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, uint64_t a,
+                   int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc); /* version 2 */
 } linnet_cuda_host_table;
 linnet_cuda_host_table linnet_cuda_host; /* kHostTableSymbol, Abi.h's HostTable */
 static void linnet_cuda_unbound(void) {
@@ -218,6 +225,44 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {
 void _mlir_memref_to_llvm_free(void *ptr) {
   if (!linnet_cuda_host.release) linnet_cuda_unbound();
   linnet_cuda_host.release(linnet_cuda_host.session, ptr);
+}
+int32_t linnet_cuda_sgemm(int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
+                          int64_t b, int64_t ldb, float beta, int64_t c, int64_t ldc) {
+  if (linnet_cuda_host.version < 2 || !linnet_cuda_host.sgemm)
+    return 1; /* no library: the generated kernel runs */
+  return linnet_cuda_host.sgemm(linnet_cuda_host.session, transa, transb, m, n, k, (uint64_t)a, lda, (uint64_t)b,
+                                ldb, beta, (uint64_t)c, ldc);
+}
+)C";
+}
+
+/// The emulated build's `linnet_cuda_sgemm` (--emulate): cuBLAS's sgemm in
+/// its column-major convention on host memory, so the host code's call
+/// (operands swapped, leading dimensions, transposes) is checked against
+/// the interpreter without a GPU. LINNET_EMULATE_NO_CUBLAS=1 makes it
+/// decline, as a runtime without cuBLAS does: the fallback kernels run.
+const char *emulationShimSource() {
+  return R"C(
+#include <stdint.h>
+#include <stdlib.h>
+int32_t linnet_cuda_sgemm(int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
+                          int64_t b, int64_t ldb, float beta, int64_t c, int64_t ldc) {
+  const char *off = getenv("LINNET_EMULATE_NO_CUBLAS");
+  if (off && *off && *off != '0')
+    return 1;
+  const float *A = (const float *)(intptr_t)a, *B = (const float *)(intptr_t)b;
+  float *C = (float *)(intptr_t)c;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      float sum = 0.0f;
+      for (int64_t l = 0; l < k; ++l) {
+        float x = transa ? A[l + i * lda] : A[i + l * lda];
+        float y = transb ? B[j + l * ldb] : B[l + j * ldb];
+        sum += x * y;
+      }
+      C[i + j * ldc] = sum + beta * C[i + j * ldc];
+    }
+  return 0;
 }
 )C";
 }
@@ -372,7 +417,7 @@ void registerCUDAPipelines() {
         cpu::CodegenOptions options;
         options.linalgAsLoops = true;
         options.implementation = cpu::ImplementationPolicy::Generated;
-        options.beforeLinalgLoops = buildLinalgPipeline;
+        options.beforeLinalgLoops = [](OpPassManager &p) { buildLinalgPipeline(p, "auto"); };
         cpu::buildLowerToLoopsPipeline(pm, options);
       });
   PassPipelineRegistration<>(
@@ -423,13 +468,12 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   options.runTaskPipeline = false;
   options.linalgAsLoops = true;
   options.implementation = cpu::ImplementationPolicy::Generated;
-  options.beforeLinalgLoops = buildLinalgPipeline;
+  options.beforeLinalgLoops = [&](OpPassManager &p) { buildLinalgPipeline(p, request.implementation); };
   // Emulated kernels run their blocks on host threads; the host code of a
   // device build only launches.
   options.parallel = request.emulate && request.parallel;
   options.genericAllocation = !request.emulate;
-  if (!request.emulate)
-    options.extraShim = hostShimSource();
+  options.extraShim = request.emulate ? emulationShimSource() : hostShimSource();
   options.dumpIRDir = request.dumpIRDir;
   options.firstDumpStage = request.firstDumpStage + 1;
   std::optional<DeviceCode> device;
@@ -518,7 +562,9 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
         auto v = d.getAs<StringAttr>(name);
         return v ? v.getValue().str() : std::string();
       };
-      lib.choices.push_back({text("function"), text("op"), text("role"), "generated", text("routine"), "", ""});
+      bool library = text("kind") == "library";
+      lib.choices.push_back({text("function"), text("op"), text("role"), library ? "library" : "generated",
+                             text("routine"), library ? "cublas" : "", library ? kCublasSoname : ""});
     }
   for (const cpu::ImplementationChoice &c : choices)
     lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine, "", ""});

@@ -318,10 +318,16 @@ struct SplitReductionsPass : public impl::LinnetCUDASplitReductionsBase<SplitRed
       }
       std::string detail = s ? llvm::formatv("loops={0} rows={1} lanes={2}", shapeText(op), int64_t(rows), kLanes).str()
                              : llvm::formatv("loops={0}", shapeText(op)).str();
+      StringRef generated = s ? "warp-split" : "thread-per-output";
+      // A product bound to a library (-linnet-cuda-bind-library) is that
+      // routine, with this kernel as its fallback.
+      auto library = op->getAttrOfType<StringAttr>("linnet.cuda.library");
+      if (library)
+        detail += " fallback=" + generated.str();
       record.push_back(DictionaryAttr::get(
           ctx, {named("function", fn ? fn.getSymName() : ""), named("op", op->getName().getStringRef()),
-                named("role", role), named("routine", s ? "warp-split" : "thread-per-output"),
-                named("detail", detail)}));
+                named("role", role), named("kind", library ? "library" : "generated"),
+                named("routine", library ? library.getValue() : generated), named("detail", detail)}));
       if (s)
         rewrite(*s, rows);
     }

@@ -11,7 +11,7 @@
 // k = l, l + 32, ... (its first term starts the partial), the partials in
 // shared scratch, then each output adds its lanes in order to its initial
 // value.
-// CHECK: module attributes {linnet.cuda.implementations = [{detail = "loops=?x256x512 rows=8 lanes=32", function = "linear", op = "linalg.generic", role = "matmul", routine = "warp-split"}, {detail = "loops=4x256x512", function = "columns", op = "linalg.generic", role = "matmul", routine = "thread-per-output"}, {detail = "loops=4x8x16", function = "kept", op = "linalg.generic", role = "matmul", routine = "thread-per-output"}, {detail = "loops=4x8x512", function = "kept", op = "linalg.generic", role = "matmul", routine = "thread-per-output"}, {detail = "loops=64x96 rows=8 lanes=32", function = "count", op = "linalg.generic", role = "reduction", routine = "warp-split"}]}
+// CHECK: module attributes {linnet.cuda.implementations = [{detail = "loops=?x256x512 rows=8 lanes=32", function = "linear", kind = "generated", op = "linalg.generic", role = "matmul", routine = "warp-split"}, {detail = "loops=4x256x512", function = "columns", kind = "generated", op = "linalg.generic", role = "matmul", routine = "thread-per-output"}, {detail = "loops=4x8x16", function = "kept", kind = "generated", op = "linalg.generic", role = "matmul", routine = "thread-per-output"}, {detail = "loops=4x8x512", function = "kept", kind = "generated", op = "linalg.generic", role = "matmul", routine = "thread-per-output"}, {detail = "loops=64x96 rows=8 lanes=32", function = "count", kind = "generated", op = "linalg.generic", role = "reduction", routine = "warp-split"}]}
 // CHECK-LABEL: func.func @linear
 // CHECK-NOT: linalg.generic
 // CHECK: %[[TERMS:.*]] = arith.muli %{{.*}}, %c512

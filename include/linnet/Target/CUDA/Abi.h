@@ -19,7 +19,10 @@ inline constexpr const char *kChip = "sm_90a";
 inline constexpr const char *kKernelTableSchema = "linnet.cuda-kernels/1";
 /// The host table's symbol in model.so and its layout version.
 inline constexpr const char *kHostTableSymbol = "linnet_cuda_host";
-inline constexpr uint64_t kHostTableVersion = 1;
+inline constexpr uint64_t kHostTableVersion = 2;
+/// The cuBLAS the runtime loads for `linnet_cuda_sgemm` ($LINNET_CUBLAS
+/// overrides; `none` disables it), as the concrete plan names it.
+inline constexpr const char *kCublasSoname = "libcublas.so.13";
 
 /// The host table model.so defines (its host shim calls through it). The
 /// runtime fills it after loading the library.
@@ -31,6 +34,12 @@ struct HostTable {
   void (*copyToHost)(void *session, void *dst, uint64_t src, int64_t bytes);
   void *(*alloc)(void *session, uint64_t bytes);
   void (*release)(void *session, void *ptr);
+  /// Version 2. cuBLAS's sgemm in its column-major convention, alpha = 1,
+  /// on the session's stream: C = A' B' + beta C with A' = A or A^T
+  /// (transa), B' likewise. Returns non-zero, having done nothing, where
+  /// the runtime has no cuBLAS: the host code runs its generated kernel.
+  int32_t (*sgemm)(void *session, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, uint64_t a,
+                   int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc);
 };
 
 } // namespace linnet::cuda

@@ -12,11 +12,18 @@
 #ifndef LINNET_TARGET_CUDA_CUDARUNTIME_H
 #define LINNET_TARGET_CUDA_CUDARUNTIME_H
 
+#include <string>
+
 namespace linnet::cuda {
 
 /// Registers the CUDA ABI with the runtime (rt::registerDeviceBackend);
 /// idempotent. Programs that load artifacts call it once at start.
 void registerCudaRuntime();
+
+/// The cuBLAS the runtime's library calls use: the file it was loaded
+/// from, or empty with why not in `why` (artifacts then run their
+/// generated kernels in place of the calls).
+std::string cublasLibrary(std::string &why);
 
 } // namespace linnet::cuda
 

@@ -131,4 +131,28 @@ def LinnetCUDASplitReductions : Pass<"linnet-cuda-split-reductions", "::mlir::Mo
                            "::mlir::memref::MemRefDialect"];
 }
 
+def LinnetCUDABindLibrary : Pass<"linnet-cuda-bind-library", "::mlir::ModuleOp"> {
+  let summary = "f32 matrix products to cuBLAS's sgemm, with the generated kernel as the fallback";
+  let description = [{
+    Runs on memref-level linalg ops before -linnet-cuda-split-reductions.
+    Where the implementation policy allows a library (`auto`, `blas`), a
+    two-dimensional f32 product C[m, n] += A[m, k] B[k, n] (either operand
+    possibly transposed, unit inner strides, neither m nor n a static 1: a
+    matrix-vector product stays the generated warp-split kernel) becomes a
+    call of the host runtime's `linnet_cuda_sgemm` in cuBLAS's
+    column-major convention (C^T = B^T A^T, beta = 1: C holds its initial
+    value), followed by the op itself under `scf.if` on the call's result:
+    a runtime without cuBLAS (a machine with the CUDA driver only) returns
+    non-zero and the generated kernel runs instead. The op keeps
+    `linnet.cuda.library = "cublasSgemm"`, which the concrete plan records
+    as the implementation.
+  }];
+  let options = [
+    Option<"implementation", "implementation", "std::string", "\"auto\"",
+           "auto | generated | blas: whether matrix products may bind to cuBLAS">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // LINNET_TARGET_CUDA_PASSES_TD

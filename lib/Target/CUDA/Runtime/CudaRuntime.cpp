@@ -20,13 +20,72 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
+#include <type_traits>
 
 namespace linnet::cuda {
 namespace {
 
 using drv::CUdeviceptr;
+
+/// cuBLAS, loaded once per process with dlopen ($LINNET_CUBLAS, else
+/// libcublas.so.13 or .12): it is not part of the CUDA driver, so a machine
+/// may well lack it, and the artifacts' library calls then fall back to
+/// their generated kernels (docs/cuda-abi.md, "Library calls").
+struct Cublas {
+  using Handle = void *;
+  int (*create)(Handle *) = nullptr;
+  int (*destroy)(Handle) = nullptr;
+  int (*setStream)(Handle, void *) = nullptr;
+  int (*sgemm)(Handle, int, int, int, int, int, const float *, const float *, int, const float *, int,
+               const float *, float *, int) = nullptr;
+  std::string path, error;
+
+  static const Cublas &get() {
+    static const Cublas lib = load();
+    return lib;
+  }
+  bool available() const { return sgemm != nullptr; }
+
+private:
+  static Cublas load() {
+    Cublas c;
+    std::vector<std::string> names;
+    if (const char *env = std::getenv("LINNET_CUBLAS"); env && *env) {
+      if (std::string(env) == "none") {
+        c.error = "disabled by LINNET_CUBLAS=none";
+        return c;
+      }
+      names.push_back(env);
+    } else {
+      names = {kCublasSoname, "libcublas.so.12", "libcublas.so"};
+    }
+    void *h = nullptr;
+    for (const std::string &n : names)
+      if ((h = ::dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))) {
+        c.path = n;
+        break;
+      }
+    if (!h) {
+      const char *why = ::dlerror();
+      c.error = fmt::format("cannot load {}: {}", names.front(), why ? why : "not found");
+      return c;
+    }
+    auto sym = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(h, name));
+      return fn != nullptr;
+    };
+    if (!sym(c.create, "cublasCreate_v2") || !sym(c.destroy, "cublasDestroy_v2") ||
+        !sym(c.setStream, "cublasSetStream_v2") || !sym(c.sgemm, "cublasSgemm_v2")) {
+      c.error = c.path + " lacks the cuBLAS v2 entry points";
+      c.sgemm = nullptr;
+    }
+    return c;
+  }
+};
 
 class CudaSession final : public rt::DeviceSession {
 public:
@@ -105,14 +164,18 @@ public:
       }
     }
     s->host_ = host;
-    *host = HostTable{kHostTableVersion, s.get(), &CudaSession::launchHook, &CudaSession::copyHook,
-                      &CudaSession::allocHook, &CudaSession::releaseHook};
+    *host = HostTable{kHostTableVersion,      s.get(),
+                      &CudaSession::launchHook, &CudaSession::copyHook,
+                      &CudaSession::allocHook,  &CudaSession::releaseHook,
+                      &CudaSession::sgemmHook};
     return s;
   }
 
   ~CudaSession() override {
     if (host_)
       *host_ = HostTable{};
+    if (blas_)
+      Cublas::get().destroy(blas_);
     for (CUdeviceptr p : bound_)
       device_->release(p);
   }
@@ -240,10 +303,40 @@ private:
       s->device_->release(CUdeviceptr(reinterpret_cast<uintptr_t>(ptr)));
   }
 
+  /// cuBLAS's sgemm on the session's stream (the host table's `sgemm`):
+  /// 1 where this machine has no cuBLAS or a size does not fit its int
+  /// arguments (the host code then runs the generated kernel), 0 when
+  /// enqueued; a failure of cuBLAS itself fails the call.
+  static int32_t sgemmHook(void *session, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k,
+                           uint64_t a, int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc) {
+    auto *s = static_cast<CudaSession *>(session);
+    const Cublas &lib = Cublas::get();
+    constexpr int64_t kMax = std::numeric_limits<int>::max();
+    if (!lib.available() || !s->sticky_.empty() || m > kMax || n > kMax || k > kMax || lda > kMax ||
+        ldb > kMax || ldc > kMax)
+      return 1;
+    if (!s->blas_) {
+      if (int rc = lib.create(&s->blas_); rc != 0) {
+        s->blas_ = nullptr;
+        return 1; // no handle (no memory for its workspace): the kernel runs
+      }
+      lib.setStream(s->blas_, s->device_->stream());
+    }
+    const float alpha = 1.0f;
+    int rc = lib.sgemm(s->blas_, transa ? 1 : 0, transb ? 1 : 0, int(m), int(n), int(k), &alpha,
+                       reinterpret_cast<const float *>(a), int(std::max<int64_t>(lda, 1)),
+                       reinterpret_cast<const float *>(b), int(std::max<int64_t>(ldb, 1)), &beta,
+                       reinterpret_cast<float *>(c), int(std::max<int64_t>(ldc, 1)));
+    if (rc != 0)
+      s->fail(fmt::format("cublasSgemm failed (status {}) for m={} n={} k={}", rc, m, n, k));
+    return 0;
+  }
+
   /// The status word of run-time checks: {failed check id, value, bound, 0}.
   static constexpr size_t kStatusBytes = 4 * sizeof(int64_t);
   std::unique_ptr<Device> device_;
   HostTable *host_ = nullptr;
+  Cublas::Handle blas_ = nullptr;
   void *hostStatus_ = nullptr;
   CUdeviceptr deviceStatus_ = 0;
   std::vector<CUdeviceptr> bound_;
@@ -252,6 +345,12 @@ private:
 };
 
 } // namespace
+
+std::string cublasLibrary(std::string &why) {
+  const Cublas &lib = Cublas::get();
+  why = lib.error;
+  return lib.available() ? lib.path : std::string();
+}
 
 void registerCudaRuntime() {
   static std::once_flag once;

@@ -1,0 +1,154 @@
+//===- BindLibrary.cpp - f32 matrix products to cuBLAS, with a fallback ----===//
+//
+// Passes.td, LinnetCUDABindLibrary. The artifact must run where only the
+// CUDA driver is installed (cuBLAS is not part of it), so the library call
+// is a choice made at run time: the host runtime's `linnet_cuda_sgemm`
+// returns non-zero when it has no cuBLAS, and the generated kernel, kept
+// under scf.if, runs then. The emulated build (--emulate) defines the
+// same entry point on the CPU in the same column-major convention, so the
+// arguments written here are checked against the interpreter without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+
+using namespace mlir;
+
+namespace linnet::cuda {
+
+#define GEN_PASS_DEF_LINNETCUDABINDLIBRARY
+#include "linnet/Target/CUDA/Passes.h.inc"
+
+namespace {
+
+constexpr llvm::StringLiteral kSgemm = "linnet_cuda_sgemm";
+
+/// The position of loop `dim` among the results of operand `operand`'s map.
+int resultPos(linalg::LinalgOp op, unsigned operand, unsigned dim) {
+  AffineMap m = op.getIndexingMapsArray()[operand];
+  for (unsigned i = 0; i < m.getNumResults(); ++i)
+    if (auto d = dyn_cast<AffineDimExpr>(m.getResult(i)); d && d.getPosition() == dim)
+      return int(i);
+  return -1;
+}
+
+bool unitInnerStride(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || type.getRank() != 2 || !type.getElementType().isF32())
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(getStridesAndOffset(type, strides, offset)) && strides.back() == 1;
+}
+
+struct Gemm {
+  unsigned m, n, k;
+  bool transA, transB; // A stored (k, m), B stored (n, k)
+};
+
+std::optional<Gemm> match(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 || dims->n.size() != 1 || dims->k.size() != 1)
+    return std::nullopt;
+  for (Value v : op->getOperands())
+    if (!unitInnerStride(v))
+      return std::nullopt;
+  // mul, add, yield: a body that converts or negates is not an sgemm.
+  if (op.getBlock()->getOperations().size() != 3)
+    return std::nullopt;
+  Gemm g{dims->m[0], dims->n[0], dims->k[0], false, false};
+  if (resultPos(op, 2, g.m) != 0 || resultPos(op, 2, g.n) != 1)
+    return std::nullopt;
+  int am = resultPos(op, 0, g.m), ak = resultPos(op, 0, g.k), bk = resultPos(op, 1, g.k),
+      bn = resultPos(op, 1, g.n);
+  if (am < 0 || ak < 0 || bk < 0 || bn < 0)
+    return std::nullopt;
+  g.transA = am == 1;
+  g.transB = bk == 1;
+  // A matrix-vector product (a static unit m or n) stays the warp-split
+  // kernel, which reads the matrix once at the memory's speed.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges[g.m] == 1 || ranges[g.n] == 1)
+    return std::nullopt;
+  return g;
+}
+
+func::FuncOp declareSgemm(ModuleOp module) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(kSgemm))
+    return f;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
+  // (transa, transb, m, n, k, A, lda, B, ldb, beta, C, ldc) -> status
+  auto type = b.getFunctionType({i32, i32, i64, i64, i64, i64, i64, i64, i64, f32, i64, i64}, {i32});
+  auto f = b.create<func::FuncOp>(module.getLoc(), kSgemm, type);
+  f.setPrivate();
+  return f;
+}
+
+/// The address of element 0 of a 2-D view and its leading dimension.
+std::pair<Value, Value> addressAndLd(OpBuilder &b, Location loc, Value memref) {
+  auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+  Value bytes = b.create<arith::MulIOp>(loc, meta.getOffset(), b.create<arith::ConstantIndexOp>(loc, 4));
+  Value address = b.create<arith::AddIOp>(loc, base, bytes);
+  Type i64 = b.getI64Type();
+  return {b.create<arith::IndexCastOp>(loc, i64, address),
+          b.create<arith::IndexCastOp>(loc, i64, meta.getStrides()[0])};
+}
+
+void bind(linalg::LinalgOp op, const Gemm &g) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1], C = op.getDpsInits()[0];
+  Type i64 = b.getI64Type();
+  auto dim = [&](Value v, unsigned d) {
+    return b.create<arith::IndexCastOp>(loc, i64, b.create<memref::DimOp>(loc, v, d)).getResult();
+  };
+  Value M = dim(C, 0), N = dim(C, 1), K = dim(A, g.transA ? 0 : 1);
+  auto [pa, lda] = addressAndLd(b, loc, A);
+  auto [pb, ldb] = addressAndLd(b, loc, B);
+  auto [pc, ldc] = addressAndLd(b, loc, C);
+  auto i32c = [&](int v) { return b.create<arith::ConstantIntOp>(loc, v, 32).getResult(); };
+  Value beta = b.create<arith::ConstantFloatOp>(loc, APFloat(1.0f), b.getF32Type());
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B's
+  // operand first, m and n swapped; a row-major (k, n) B is a column-major
+  // (n, k) matrix, untransposed.
+  func::FuncOp sgemm = declareSgemm(op->getParentOfType<ModuleOp>());
+  auto call = b.create<func::CallOp>(
+      loc, sgemm,
+      ValueRange{i32c(g.transB ? 1 : 0), i32c(g.transA ? 1 : 0), N, M, K, pb, ldb, pa, lda, beta, pc, ldc});
+  Value fallback = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, call.getResult(0), i32c(0));
+  auto guard = b.create<scf::IfOp>(loc, fallback, /*withElse=*/false);
+  op->moveBefore(guard.thenBlock()->getTerminator());
+  op->setAttr("linnet.cuda.library", b.getStringAttr("cublasSgemm"));
+}
+
+struct BindLibraryPass : public impl::LinnetCUDABindLibraryBase<BindLibraryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (implementation != "auto" && implementation != "generated" && implementation != "blas") {
+      getOperation().emitError("-linnet-cuda-bind-library: unknown implementation policy '")
+          << implementation << "' (auto | generated | blas)";
+      return signalPassFailure();
+    }
+    if (implementation == "generated")
+      return;
+    SmallVector<std::pair<linalg::LinalgOp, Gemm>> gemms;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (auto g = match(op))
+        gemms.push_back({op, *g});
+    });
+    for (auto &[op, g] : gemms)
+      bind(op, g);
+  }
+};
+
+} // namespace
+} // namespace linnet::cuda
