@@ -97,9 +97,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     std::cout << fmt::format("GPU: {} (sm_{}{})\n", device->name(), device->ccMajor(), device->ccMinor());
-    std::string why, cublas = cuda::cublasLibrary(why);
-    std::cout << (cublas.empty() ? "cuBLAS: none (" + why + "): matrix products run their generated kernels\n"
-                                 : "cuBLAS: " + cublas + "\n");
+    std::cout << cuda::describeLibraries() << "\n";
     return 0;
   }
   cuda::registerCudaRuntime();

@@ -20,10 +20,10 @@ namespace linnet::cuda {
 /// idempotent. Programs that load artifacts call it once at start.
 void registerCudaRuntime();
 
-/// The cuBLAS the runtime's library calls use: the file it was loaded
-/// from, or empty with why not in `why` (artifacts then run their
-/// generated kernels in place of the calls).
-std::string cublasLibrary(std::string &why);
+/// One line on the libraries the runtime's library calls use: the file
+/// each was loaded from, or why not (artifacts then run their generated
+/// kernels in place of the calls).
+std::string describeLibraries();
 
 } // namespace linnet::cuda
 

@@ -346,10 +346,10 @@ private:
 
 } // namespace
 
-std::string cublasLibrary(std::string &why) {
+std::string describeLibraries() {
   const Cublas &lib = Cublas::get();
-  why = lib.error;
-  return lib.available() ? lib.path : std::string();
+  return lib.available() ? "cuBLAS: " + lib.path
+                         : "cuBLAS: none (" + lib.error + "): matrix products run their generated kernels";
 }
 
 void registerCudaRuntime() {
