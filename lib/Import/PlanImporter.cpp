@@ -2050,6 +2050,10 @@ private:
         return b_.create<tensor::InsertSliceOp>(loc_, e, acc, offs, sizes, strides);
       }
       auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), dimValue(ds[i]), cIndex(1), ValueRange{acc});
+      // A comprehension's elements are independent by the language's rule:
+      // a target may run the iterations in parallel (the CUDA target's
+      // threads), each inserting its own element.
+      loop->setAttr("linnet.elements", b_.getUnitAttr());
       OpBuilder::InsertionGuard g(b_);
       b_.setInsertionPointToStart(loop.getBody());
       ivs.push_back(loop.getInductionVar());

@@ -106,6 +106,10 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A comprehension's element loop runs its iterations in parallel
+    // before anything inside it is mapped: each element a thread.
+    if (laneTilesOnly)
+      parallelizeElementLoops(module);
     // Lane tiles first, where the host runs them: inside a function's body
     // and host control flow that carries no values (what mapRegion leaves
     // on the host); one inside other work runs whole in that work's kernel.
@@ -180,6 +184,50 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     for (scf::ParallelOp par : llvm::reverse(nested))
       if (par.getNumResults() == 0)
         sequentialize(par);
+  }
+
+  /// A host-level `scf.for` the importer marked `linnet.elements` (the
+  /// element loop of a comprehension whose elements are tensors or computed
+  /// by loops: attention's heads, each reducing over the KV cache) becomes
+  /// an `scf.parallel`: its iterations write disjoint elements by the
+  /// language's rule. Kept a loop where a thread could not run an
+  /// iteration: a call, a buffer of run-time size or more than 64 KiB of
+  /// buffers allocated inside, or work already given a schedule of its own.
+  void parallelizeElementLoops(ModuleOp module) {
+    SmallVector<scf::ForOp> loops;
+    module.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+      if (!loop->hasAttr("linnet.elements") || loop.getNumResults() != 0)
+        return WalkResult::advance();
+      for (Operation *up = loop->getParentOp(); !isa<func::FuncOp>(up); up = up->getParentOp())
+        if (isa<scf::ParallelOp, gpu::LaunchOp>(up) || up->getNumResults() > 0)
+          return WalkResult::skip();
+      int64_t privateBytes = 0;
+      WalkResult blocked = loop.getBody()->walk([&](Operation *op) {
+        if (isa<func::CallOp, gpu::LaunchOp>(op) || op->hasAttr("linnet.schedule") || op->hasAttr("linnet.lanes"))
+          return WalkResult::interrupt();
+        if (auto a = dyn_cast<memref::AllocOp>(op)) {
+          MemRefType t = a.getType();
+          if (!t.hasStaticShape() || !t.getElementType().isIntOrIndexOrFloat())
+            return WalkResult::interrupt();
+          unsigned bits = t.getElementType().isIndex() ? 64 : t.getElementTypeBitWidth();
+          privateBytes += t.getNumElements() * std::max<int64_t>(bits / 8, 1);
+        }
+        return WalkResult::advance();
+      });
+      if (!blocked.wasInterrupted() && privateBytes <= 64 * 1024)
+        loops.push_back(loop);
+      return WalkResult::skip(); // an inner element loop runs in its thread
+    });
+    for (scf::ForOp loop : loops) {
+      OpBuilder b(loop);
+      auto par = b.create<scf::ParallelOp>(loop.getLoc(), ValueRange{loop.getLowerBound()},
+                                           ValueRange{loop.getUpperBound()}, ValueRange{loop.getStep()});
+      Block *body = par.getBody();
+      body->getOperations().splice(body->begin(), loop.getBody()->getOperations(),
+                                   loop.getBody()->begin(), std::prev(loop.getBody()->end()));
+      loop.getInductionVar().replaceAllUsesWith(par.getInductionVars()[0]);
+      loop.erase();
+    }
   }
 
   /// A buffer allocated inside a kernel (a comprehension nested in a

@@ -1,4 +1,5 @@
 // RUN: linnet-opt -linnet-cuda-map-to-gpu %s | FileCheck %s
+// RUN: linnet-opt -linnet-cuda-map-to-gpu=lane-tiles-only=true -linnet-cuda-map-to-gpu %s | FileCheck %s --check-prefix=ELEMENTS
 
 // A scalar the kernel computes, read in the body of a pure host loop (no
 // operand of the loop itself): the loop joins the kernel, it does not stay
@@ -64,5 +65,50 @@ func.func @guarded(%fallback: i1, %x: memref<8xf32>) {
       memref.store %zero, %x[%i] : memref<8xf32>
     }
   }
+  return
+}
+
+// A comprehension's element loop (`linnet.elements`, the importer's mark:
+// one attention head's context vector an iteration) runs its iterations in
+// parallel, each a thread with its own scratch (stack memory).
+// ELEMENTS-LABEL: func.func @elements
+// ELEMENTS-NOT: scf.for %{{.*}} = %c0 to %c8
+// ELEMENTS: gpu.launch
+// ELEMENTS: memref.alloca() : memref<64xf32>
+// ELEMENTS: scf.if
+// ELEMENTS: scf.for
+// ELEMENTS: memref.store
+// An element loop that calls a function stays a host loop.
+// ELEMENTS-LABEL: func.func @elements_kept
+// ELEMENTS: scf.for %{{.*}} = %c0 to %c8 step %c1 {
+// ELEMENTS: call @callee
+// ELEMENTS: } {linnet.elements}
+func.func @elements(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.for %h = %c0 to %c8 step %c1 {
+    %tmp = memref.alloc() : memref<64xf32>
+    scf.for %d = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%h, %d] : memref<8x64xf32>
+      %w = arith.mulf %v, %v : f32
+      memref.store %w, %tmp[%d] : memref<64xf32>
+    }
+    scf.for %d = %c0 to %c64 step %c1 {
+      %v = memref.load %tmp[%d] : memref<64xf32>
+      memref.store %v, %y[%h, %d] : memref<8x64xf32>
+    }
+    memref.dealloc %tmp : memref<64xf32>
+  } {linnet.elements}
+  return
+}
+func.func @elements_kept(%s: memref<1xf32>, %y: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %h = %c0 to %c8 step %c1 {
+    func.call @callee(%s) : (memref<1xf32>) -> ()
+  } {linnet.elements}
   return
 }
