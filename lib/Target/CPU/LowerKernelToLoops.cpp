@@ -281,70 +281,139 @@ LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
 
   // A lane takes every `lanes`-th neighbor from its own.
   Value step = c1;
+  int64_t stride = 1;
   if (lane) {
     lo = b.create<arith::AddIOp>(loc, lo, lane);
     step = indexConst(b, loc, lanes);
+    stride = lanes;
   }
   LogicalResult status = success();
-  auto loop = b.create<scf::ForOp>(
-      loc, lo, hi, step, init,
-      [&](OpBuilder &lb, Location l, Value iv, ValueRange state) {
-        Value edge, src;
-        if (traversal == gf::Traversal::CsrRow) {
-          edge = iv;
-          src = toIndex(lb, l,
-                        lb.create<memref::LoadOp>(l, buffers.lookup(topology[1]), iv));
-        } else {
-          src = iv;
-          edge = lb.create<arith::AddIOp>(l, rowBase, iv);
-        }
-        SmallVector<Value> regionArgs(args);
-        for (auto [i, input] : llvm::enumerate(launch.getInputs())) {
-          StringRef role = cast<StringAttr>(roles[i]).getValue();
-          if (role == "src")
-            regionArgs[i] = loadEntity(lb, l, buffers.lookup(input), src);
-          else if (role == "edge")
-            regionArgs[i] = loadEntity(lb, l, buffers.lookup(input), edge);
-        }
-        SmallVector<Value> next;
-        auto messages = inlineRegion(lb, launch.getBodies()[0], regionArgs);
-        if (failed(messages)) {
-          status = failure();
-          lb.create<scf::YieldOp>(l, state);
-          return;
-        }
-        unsigned msgAt = 0, stateAt = 0;
-        for (gf::ReducerOp r : reducers) {
-          unsigned nm = r.getMessageTypes().size(), ns = r.getStateTypes().size();
-          auto lifted = inlineRegion(
-              lb, r.getLift(), ArrayRef<Value>(*messages).slice(msgAt, nm));
-          if (failed(lifted)) {
-            status = failure();
-            break;
-          }
-          SmallVector<Value> pair(state.slice(stateAt, ns));
-          llvm::append_range(pair, *lifted);
-          auto combined = inlineRegion(lb, r.getCombine(), pair);
-          if (failed(combined)) {
-            status = failure();
-            break;
-          }
-          llvm::append_range(next, *combined);
-          msgAt += nm;
-          stateAt += ns;
-        }
-        lb.create<scf::YieldOp>(l, failed(status) ? SmallVector<Value>(state)
-                                                  : next);
-      });
+  // One neighbor reduced into the state: `src` is its source (for CSR
+  // the column index, loaded by the caller), `iv` its position.
+  auto reduceOne = [&](OpBuilder &lb, Location l, Value iv, Value src, ValueRange state) {
+    Value edge = iv;
+    if (traversal != gf::Traversal::CsrRow) {
+      src = iv;
+      edge = lb.create<arith::AddIOp>(l, rowBase, iv);
+    }
+    SmallVector<Value> regionArgs(args);
+    for (auto [i, input] : llvm::enumerate(launch.getInputs())) {
+      StringRef role = cast<StringAttr>(roles[i]).getValue();
+      if (role == "src")
+        regionArgs[i] = loadEntity(lb, l, buffers.lookup(input), src);
+      else if (role == "edge")
+        regionArgs[i] = loadEntity(lb, l, buffers.lookup(input), edge);
+    }
+    SmallVector<Value> next;
+    auto messages = inlineRegion(lb, launch.getBodies()[0], regionArgs);
+    if (failed(messages)) {
+      status = failure();
+      return SmallVector<Value>(state);
+    }
+    unsigned msgAt = 0, stateAt = 0;
+    for (gf::ReducerOp r : reducers) {
+      unsigned nm = r.getMessageTypes().size(), ns = r.getStateTypes().size();
+      auto lifted = inlineRegion(lb, r.getLift(), ArrayRef<Value>(*messages).slice(msgAt, nm));
+      if (failed(lifted)) {
+        status = failure();
+        return SmallVector<Value>(state);
+      }
+      SmallVector<Value> pair(state.slice(stateAt, ns));
+      llvm::append_range(pair, *lifted);
+      auto combined = inlineRegion(lb, r.getCombine(), pair);
+      if (failed(combined)) {
+        status = failure();
+        return SmallVector<Value>(state);
+      }
+      llvm::append_range(next, *combined);
+      msgAt += nm;
+      stateAt += ns;
+    }
+    return next;
+  };
+  bool csr = traversal == gf::Traversal::CsrRow;
+  auto column = [&](OpBuilder &lb, Location l, Value iv) -> Value {
+    return csr ? toIndex(lb, l, lb.create<memref::LoadOp>(l, buffers.lookup(topology[1]), iv)) : Value();
+  };
+  // The column index at `e`, or 0 past the row's end (a prefetch).
+  auto columnIfInRow = [&](OpBuilder &lb, Location l, Value e) -> Value {
+    auto inRow = lb.create<scf::IfOp>(l, lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, e, hi),
+                                      [&](OpBuilder &tb, Location tl) { tb.create<scf::YieldOp>(tl, column(tb, tl, e)); },
+                                      [&](OpBuilder &eb, Location el) {
+                                        eb.create<scf::YieldOp>(el, ValueRange{indexConst(eb, el, 0)});
+                                      });
+    return inRow.getResult(0);
+  };
+  auto plainLoop = [&](OpBuilder &pb, Location pl, Value from, ValueRange state) {
+    return pb.create<scf::ForOp>(pl, from, hi, step, state,
+                                 [&](OpBuilder &lb, Location l, Value iv, ValueRange st) {
+                                   lb.create<scf::YieldOp>(l, reduceOne(lb, l, iv, column(lb, l, iv), st));
+                                 });
+  };
+
+  // The schedule, where the target maps it (lane-split: the CUDA target).
+  // schedule_kind "bounded-*": the relation's degree_max bounds a lane's
+  // neighbors to `trips`; those steps are peeled as a loop of constant
+  // trip count (unrolled by LLVM), each guarded by the row's end, and the
+  // rest, empty when the fact holds, stays a loop: the same sum either way.
+  // pipeline_stages S > 1 (chunked rows): each lane keeps the column
+  // indices of its next S - 1 neighbors in flight, loaded before the
+  // neighbor in hand is gathered and reduced (the gather's address no
+  // longer waits on the index load).
+  int64_t stages = 1, trips = 0;
+  if (laneSplit && csr) {
+    stages = std::clamp<int64_t>(launch.getPipelineStages().value_or(1), 1, 4);
+    std::optional<StringRef> kind = launch.getScheduleKind();
+    if (kind && kind->starts_with("bounded") && launch.getDegreeMax()) {
+      trips = (std::max<int64_t>(*launch.getDegreeMax(), 0) + stride - 1) / stride;
+      stages = 1;
+    }
+  }
+  scf::ForOp loop;
+  if (trips > 0) {
+    auto peeled = b.create<scf::ForOp>(
+        loc, indexConst(b, loc, 0), indexConst(b, loc, trips), c1, init,
+        [&](OpBuilder &lb, Location l, Value t, ValueRange st) {
+          Value e = lb.create<arith::AddIOp>(l, lo, lb.create<arith::MulIOp>(l, t, step));
+          auto inRow = lb.create<scf::IfOp>(
+              l, lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, e, hi),
+              [&](OpBuilder &tb, Location tl) { tb.create<scf::YieldOp>(tl, reduceOne(tb, tl, e, column(tb, tl, e), st)); },
+              [&](OpBuilder &eb, Location el) { eb.create<scf::YieldOp>(el, st); });
+          lb.create<scf::YieldOp>(l, inRow.getResults());
+        });
+    peeled->setAttr("linnet.bounded_trips", b.getI64IntegerAttr(trips));
+    Value rest = b.create<arith::AddIOp>(loc, lo, indexConst(b, loc, trips * stride));
+    loop = plainLoop(b, loc, rest, peeled.getResults());
+  } else if (stages > 1) {
+    // Iteration state: the reducers' states, then the S - 1 columns ahead.
+    SmallVector<Value> carried(init);
+    for (int64_t k = 0; k + 1 < stages; ++k)
+      carried.push_back(columnIfInRow(
+          b, loc, k == 0 ? lo : b.create<arith::AddIOp>(loc, lo, indexConst(b, loc, k * stride)).getResult()));
+    size_t n = init.size();
+    loop = b.create<scf::ForOp>(
+        loc, lo, hi, step, carried, [&](OpBuilder &lb, Location l, Value iv, ValueRange st) {
+          Value ahead = lb.create<arith::AddIOp>(l, iv, indexConst(lb, l, (stages - 1) * stride));
+          Value fetched = columnIfInRow(lb, l, ahead);
+          SmallVector<Value> next = reduceOne(lb, l, iv, st[n], st.take_front(n));
+          llvm::append_range(next, st.drop_front(n + 1));
+          next.push_back(fetched);
+          lb.create<scf::YieldOp>(l, next);
+        });
+    loop->setAttr("linnet.pipeline_stages", b.getI64IntegerAttr(stages));
+  } else {
+    loop = plainLoop(b, loc, lo, init);
+  }
   if (failed(status))
     return failure();
+  ValueRange states = loop.getResults().take_front(init.size());
   if (lane) {
-    for (auto [k, v] : llvm::enumerate(loop.getResults()))
+    for (auto [k, v] : llvm::enumerate(states))
       b.create<memref::StoreOp>(loc, v, partials[k], slot);
     return success();
   }
 
-  return finalizeRow(b, loc, reducers, loop.getResults(), outs, d);
+  return finalizeRow(b, loc, reducers, states, outs, d);
 }
 
 LogicalResult LaunchLowering::finalizeRow(OpBuilder &b, Location loc,
