@@ -353,6 +353,28 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
     if (failed(mergedSymbols.rename(&op, ptxSymbolName(sym.getName()))))
       return fail("cannot rename the device symbol '" + sym.getName().str() + "'");
   }
+  // Every memref a kernel takes points into a device allocation at its
+  // base (docs/cuda-abi.md: the runtime's buffers come from cuMemAlloc,
+  // 256-byte aligned; a view moves the offset, never the aligned pointer).
+  // Said to LLVM, loads of 16-byte aligned rows (a feature row of a
+  // multiple of 4 floats) become one vector load (ld.global.v4) instead of
+  // four.
+  for (auto fn : merged.getOps<gpu::GPUFuncOp>()) {
+    if (!fn.isKernel() || fn.getBody().empty())
+      continue;
+    OpBuilder eb = OpBuilder::atBlockBegin(&fn.getBody().front());
+    // The kernel's parameters only: the entry block's later arguments are
+    // its workgroup attributions (shared memory, aligned as declared).
+    // Shared scratch aligned to 16 bytes, declared so: LLVM's data layout
+    // prefers 16 for arrays over 128 bits and vectorizes accesses by it,
+    // which the PTX declaration must then promise.
+    for (unsigned i = 0, e = fn.getNumWorkgroupAttributions(); i < e; ++i)
+      fn.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(), eb.getI64IntegerAttr(16));
+    unsigned params = fn.getFunctionType().getNumInputs();
+    for (BlockArgument arg : fn.getArguments().take_front(params))
+      if (isa<MemRefType>(arg.getType()))
+        eb.create<memref::AssumeAlignmentOp>(fn.getLoc(), arg, kDeviceBufferAlignment);
+  }
   std::string libdevice = libdevicePath();
   SmallVector<Attribute> link;
   if (!libdevice.empty())
@@ -504,6 +526,10 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
     }
     PassManager outline(ctx);
     outline.addPass(createLinnetCUDAPromoteWorkgroup());
+    // Constants and index arithmetic the host computed for a kernel (a
+    // tile's rows, lanes, a zero column) move into it: the kernel's code
+    // sees them as constants, not as parameters.
+    outline.addPass(createGpuLauchSinkIndexComputationsPass());
     outline.addPass(createGpuKernelOutliningPass());
     outline.addPass(createLinnetCUDALowerLaunches());
     if (failed(outline.run(outlined)))

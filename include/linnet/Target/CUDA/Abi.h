@@ -17,6 +17,9 @@ inline constexpr const char *kRuntimeAbi = "linnet-cuda-driver-v1";
 inline constexpr const char *kChip = "sm_90a";
 /// The kernel table's schema (kernels.json).
 inline constexpr const char *kKernelTableSchema = "linnet.cuda-kernels/1";
+/// The alignment of every buffer's aligned pointer a kernel receives (the
+/// runtime's device allocations are 256-byte aligned); kernels assume it.
+inline constexpr uint32_t kDeviceBufferAlignment = 16;
 /// The host table's symbol in model.so and its layout version.
 inline constexpr const char *kHostTableSymbol = "linnet_cuda_host";
 inline constexpr uint64_t kHostTableVersion = 2;
