@@ -355,7 +355,8 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
   if (!parseJsonDoc(text, j, error))
     return false;
   Obj o(j, "$", error);
-  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile", "distributed", "device"}) ||
+  if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile", "distributed", "device",
+               "cpu"}) ||
       !o.str("abi", out.abi) || !o.str("library", out.library))
     return false;
   if (!runtimeAbiKnown(out.abi))
@@ -371,6 +372,25 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
     out.device = dev->dump();
   } else if (out.abi != kCpuRuntimeAbi) {
     return o.fail(o.at("abi"), fmt::format("an artifact of ABI {} needs its 'device' description", out.abi));
+  }
+  if (const json *c = o.get("cpu", false)) {
+    Obj co(*c, o.at("cpu"), error);
+    CpuRequirement req;
+    const json *features = co.ok() && co.only({"arch", "name", "features"}) && co.str("arch", req.arch) &&
+                                   co.str("name", req.name)
+                               ? co.array("features")
+                               : nullptr;
+    if (!features)
+      return false;
+    for (size_t k = 0; k < features->size(); ++k) {
+      const json &f = (*features)[k];
+      if (!f.is_string() || f.get<std::string>().empty())
+        return co.fail(elem(co.at("features"), k), "expected a feature name");
+      req.features.push_back(f.get<std::string>());
+    }
+    out.cpu = std::move(req);
+  } else if (!o.ok()) {
+    return false;
   }
   if (const json *v = o.array("variants", false)) {
     for (size_t k = 0; k < v->size(); ++k) {

@@ -339,7 +339,14 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
   if (!parseArtifactInfo(runtimeText, m->info_, error)) {
     error = fmt::format("{}/runtime.json: {}", dir, error);
     return nullptr;
-  }
+  }  // Code for another CPU is refused before anything is bound or loaded:
+  // the library would die of SIGILL at its first wider instruction.
+  if (m->info_.cpu)
+    if (std::string why = checkHostCpu(*m->info_.cpu); !why.empty()) {
+      error = fmt::format("{}: cannot run on this machine: {}", dir, why);
+      return nullptr;
+    }
+
   if (m->info_.library != art->manifest().library) {
     error = fmt::format("{}/runtime.json: library: '{}' is not the library manifest.json lists ('{}')", dir,
                         m->info_.library, art->manifest().library);

@@ -494,6 +494,11 @@ int tool::launchUnderMpirun(const std::string &artifact, int64_t ranks) {
       std::cerr << fmt::format("linnet run: error: {}\n", error);
       return 1;
     }
+    if (info.cpu)
+      if (std::string why = rt::checkHostCpu(*info.cpu); !why.empty()) {
+        std::cerr << fmt::format("linnet run: error: {}: cannot run on this machine: {}\n", artifact, why);
+        return 1;
+      }
     if (std::string why = rankMismatch(info, artifact, ranks); !why.empty()) {
       std::cerr << fmt::format("linnet run: error: {}\n", why);
       return 2;

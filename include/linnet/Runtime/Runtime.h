@@ -11,6 +11,8 @@
 
 #include "linnet/Runtime/TensorFiles.h"
 
+#include "linnet/Runtime/HostCpu.h"
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -108,6 +110,10 @@ struct ArtifactInfo {
   /// A device artifact's own description (JSON text), read by the device
   /// backend of its ABI; empty for the CPU ABI.
   std::string device;
+  /// The CPU the host code was compiled for (HostCpu.h): checked against
+  /// this machine's before the library is loaded. Absent in artifacts
+  /// older than the member.
+  std::optional<CpuRequirement> cpu;
 };
 
 /// One timer event of an instrumented library: a command (by timer id,

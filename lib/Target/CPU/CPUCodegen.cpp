@@ -51,6 +51,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -59,6 +60,11 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -378,6 +384,7 @@ makeTargetMachine(const CodegenOptions &options) {
   return tm;
 }
 
+
 void optimize(llvm::Module &module, llvm::TargetMachine &tm, unsigned level) {
   module.setDataLayout(tm.createDataLayout());
   module.setTargetTriple(tm.getTargetTriple().str());
@@ -515,6 +522,32 @@ llvm::Error dumpIR(const CodegenOptions &options, llvm::StringRef name,
 }
 
 } // namespace
+
+std::string codeCpuJson(const CodegenOptions &options) {
+  nlohmann::json features = nlohmann::json::array();
+  std::string name = options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
+  if (options.cpu.empty() && options.features.empty()) {
+    // The host's extensions as the code generator gets them (sorted: the
+    // same build gives the same bytes).
+    std::vector<std::string> on;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      if (feature.second)
+        on.push_back(feature.first().str());
+    std::sort(on.begin(), on.end());
+    for (const std::string &f : on)
+      features.push_back(f);
+  } else if (auto tm = makeTargetMachine(options)) {
+    // A CPU or feature list given: what the target machine enables.
+    const llvm::MCSubtargetInfo *sti = (*tm)->getMCSubtargetInfo();
+    for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
+      if (sti->checkFeatures(std::string("+") + kv.Key))
+        features.push_back(kv.Key);
+  } else {
+    llvm::consumeError(tm.takeError());
+  }
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  return nlohmann::json{{"arch", triple.getArchName().str()}, {"name", name}, {"features", features}}.dump();
+}
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,

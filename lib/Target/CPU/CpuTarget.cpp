@@ -85,6 +85,7 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
                            library ? "libopenblas.so.0" : ""});
   }
   lib.sections.push_back({".text", "code", "model.so"});
+  lib.runtimeMembers.push_back({"cpu", codeCpuJson(options)});
   if (options.parallel && openMPAvailable())
     lib.runtimeLibraries.push_back("libomp.so.5");
   return lib;

@@ -625,6 +625,7 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
     if (!host)
       return fail("an emulated cuda build needs the cpu target, which is not registered");
     lib.runtimeAbi = host->runtimeAbi().str();
+    lib.runtimeMembers.push_back({"cpu", cpu::codeCpuJson(options)});
     if (request.parallel && cpu::openMPAvailable())
       lib.runtimeLibraries.push_back("libomp.so.5");
   } else {

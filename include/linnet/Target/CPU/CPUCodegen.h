@@ -178,6 +178,12 @@ bool openMPAvailable();
 /// CodegenOptions::cpu): "x86_64-pc-linux-gnu znver3 +avx2,+fma,...".
 std::string hostCodeIdentity();
 
+/// The runtime.json member `cpu` of a library compiled under `options`:
+/// `{arch, name, features}`, the features every instruction set extension
+/// the code may use (the host's, by default). The runtime refuses the
+/// library on a CPU that lacks one (linnet/Runtime/HostCpu.h).
+std::string codeCpuJson(const CodegenOptions &options);
+
 } // namespace linnet::cpu
 
 #endif // LINNET_TARGET_CPU_CPUCODEGEN_H
