@@ -250,6 +250,10 @@ int32_t linnet_cuda_sgemm(int32_t transa, int32_t transb, int64_t m, int64_t n, 
   const char *off = getenv("LINNET_EMULATE_NO_CUBLAS");
   if (off && *off && *off != '0')
     return 1;
+  /* What cuBLAS refuses, declined as the runtime declines it. */
+  if (lda < (transa ? (k > 1 ? k : 1) : (m > 1 ? m : 1)) || ldb < (transb ? (n > 1 ? n : 1) : (k > 1 ? k : 1)) ||
+      ldc < (m > 1 ? m : 1))
+    return 1;
   const float *A = (const float *)(intptr_t)a, *B = (const float *)(intptr_t)b;
   float *C = (float *)(intptr_t)c;
   for (int64_t j = 0; j < n; ++j)

@@ -20,6 +20,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -312,7 +313,11 @@ private:
     auto *s = static_cast<CudaSession *>(session);
     const Cublas &lib = Cublas::get();
     constexpr int64_t kMax = std::numeric_limits<int>::max();
-    if (!lib.available() || !s->sticky_.empty() || m > kMax || n > kMax || k > kMax || lda > kMax ||
+    // cuBLAS refuses a leading dimension shorter than its column (a view
+    // with a zero stride): such a product runs the generated kernel.
+    bool shaped = lda >= std::max<int64_t>(1, transa ? k : m) && ldb >= std::max<int64_t>(1, transb ? n : k) &&
+                  ldc >= std::max<int64_t>(1, m);
+    if (!lib.available() || !s->sticky_.empty() || !shaped || m > kMax || n > kMax || k > kMax || lda > kMax ||
         ldb > kMax || ldc > kMax)
       return 1;
     if (!s->blas_) {
