@@ -219,13 +219,35 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       return WalkResult::skip(); // an inner element loop runs in its thread
     });
     for (scf::ForOp loop : loops) {
+      // A perfect nest of element loops (a comprehension over [s, h]: the
+      // loop over s holds only the loop over h) is one parallel loop over
+      // every axis, so each element, not each row of them, is a thread.
+      SmallVector<scf::ForOp> nest{loop};
+      while (true) {
+        Block *body = nest.back().getBody();
+        auto inner = dyn_cast<scf::ForOp>(&body->front());
+        if (!inner || std::next(body->begin()) != std::prev(body->end()) ||
+            !inner->hasAttr("linnet.elements") || inner.getNumResults() != 0)
+          break;
+        auto outside = [&](Value v) { return v.getParentRegion()->isProperAncestor(&loop.getRegion()); };
+        if (!outside(inner.getLowerBound()) || !outside(inner.getUpperBound()) || !outside(inner.getStep()))
+          break;
+        nest.push_back(inner);
+      }
+      SmallVector<Value> lbs, ubs, steps;
+      for (scf::ForOp l : nest) {
+        lbs.push_back(l.getLowerBound());
+        ubs.push_back(l.getUpperBound());
+        steps.push_back(l.getStep());
+      }
       OpBuilder b(loop);
-      auto par = b.create<scf::ParallelOp>(loop.getLoc(), ValueRange{loop.getLowerBound()},
-                                           ValueRange{loop.getUpperBound()}, ValueRange{loop.getStep()});
+      auto par = b.create<scf::ParallelOp>(loop.getLoc(), lbs, ubs, steps);
       Block *body = par.getBody();
-      body->getOperations().splice(body->begin(), loop.getBody()->getOperations(),
-                                   loop.getBody()->begin(), std::prev(loop.getBody()->end()));
-      loop.getInductionVar().replaceAllUsesWith(par.getInductionVars()[0]);
+      Block *innermost = nest.back().getBody();
+      body->getOperations().splice(body->begin(), innermost->getOperations(), innermost->begin(),
+                                   std::prev(innermost->end()));
+      for (auto [l, iv] : llvm::zip(nest, par.getInductionVars()))
+        l.getInductionVar().replaceAllUsesWith(iv);
       loop.erase();
     }
   }

@@ -112,3 +112,44 @@ func.func @elements_kept(%s: memref<1xf32>, %y: memref<8xf32>, %n: index) {
   } {linnet.elements}
   return
 }
+
+// A perfect nest of element loops ([s: S, h: 8], the loop over s holding
+// only the loop over h) is one two-dimensional parallel loop: a thread an
+// element, not a thread a row of them (decode has S = 1).
+// ELEMENTS-LABEL: func.func @elements_nest
+// ELEMENTS-NOT: scf.for
+// ELEMENTS: gpu.launch
+// ELEMENTS: arith.remui
+// ELEMENTS: arith.divui
+// ELEMENTS: memref.load %arg0
+// ELEMENTS: memref.store
+func.func @elements_nest(%x: memref<?x8xf32>, %y: memref<?x8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %s = %c0 to %n step %c1 {
+    scf.for %h = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%s, %h] : memref<?x8xf32>
+      %w = arith.mulf %v, %v : f32
+      memref.store %w, %y[%s, %h] : memref<?x8xf32>
+    } {linnet.elements}
+  } {linnet.elements}
+  return
+}
+// The inner loop's bound depends on the outer index: only the outer loop is
+// parallel, the inner one runs in its thread.
+// ELEMENTS-LABEL: func.func @elements_ragged
+// ELEMENTS: gpu.launch
+// ELEMENTS: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 {
+func.func @elements_ragged(%y: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %s = %c0 to %c8 step %c1 {
+    scf.for %h = %c0 to %s step %c1 {
+      memref.store %f, %y[%s, %h] : memref<8x8xf32>
+    } {linnet.elements}
+  } {linnet.elements}
+  return
+}
