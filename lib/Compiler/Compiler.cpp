@@ -241,6 +241,8 @@ struct Compiler::Impl {
 
   std::optional<nlohmann::json> planDocument();
   bool importPresence(ImportedModel &m, const std::set<std::string> &present, mlir::MLIRContext &context);
+  /// The target's ImportOptions::foldChunks, set before the model is imported.
+  unsigned foldChunks = 0;
   bool runTaskPipeline(const target::Target &t, mlir::ModuleOp module);
   int writeManifest(const target::Target &t, const PlanningInputs &in, const planning::PortablePlan &portable,
                     const std::vector<FunctionSymbol> &functions, const target::GeneratedLibrary &lib,
@@ -372,7 +374,7 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
     errs << fmt::format("linnet build: error: {}: {}\n", o.file, err);
     return false;
   }
-  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(m.plan, tensors, context, err, {o.runtimeChecks});
+  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(m.plan, tensors, context, err, {o.runtimeChecks, foldChunks});
   if (!module) {
     // A located error already reads `file:line:col: error: ...`.
     if (err.find(": error: ") != std::string::npos)
@@ -413,6 +415,7 @@ std::optional<planning::PortablePlan> Compiler::portablePlan(Diagnostics &diags)
   mlir::DialectRegistry registry;
   t.registerDialects(registry);
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  I.foldChunks = t.foldChunks();
   std::optional<ImportedModel> im = importModel(context);
   if (!im || !I.runTaskPipeline(t, *im->module)) {
     diags.push_back({"input.import", "", "the model could not be imported (errors above)"});
@@ -663,6 +666,7 @@ int Compiler::buildArtifact() {
   mlir::DialectRegistry registry;
   t.registerDialects(registry);
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  I.foldChunks = t.foldChunks();
   std::optional<ImportedModel> im = importModel(context);
   if (!im)
     return 1;

@@ -138,7 +138,8 @@ public:
     return "";
   }
 
-  bool checks = true; // ImportOptions::runtimeChecks
+  bool checks = true;       // ImportOptions::runtimeChecks
+  unsigned foldChunks = 0;  // ImportOptions::foldChunks
 
   OwningOpRef<ModuleOp> run() {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc_);
@@ -897,7 +898,10 @@ private:
 
   /// Evaluates a region with its arguments bound; returns what its
   /// `yield`/`return` yields.
-  std::vector<V> region(const ir::Region &r, Frame &f, const std::vector<V> &args) {
+  /// Evaluates `r` with `args` and returns what it yields; with `until`,
+  /// stops before that op (its operands evaluated) and returns nothing.
+  std::vector<V> region(const ir::Region &r, Frame &f, const std::vector<V> &args,
+                        const ir::Op *until = nullptr) {
     if (args.size() != r.args.size())
       fail(fmt::format("{}: a region takes {} arguments, {} given", where_, r.args.size(),
                        args.size()));
@@ -907,6 +911,8 @@ private:
       if (!a.name.empty())
         names_[a.id] = a.name;
     for (const ir::Op &op : r.ops) {
+      if (&op == until)
+        return {};
       if (op.kind == ir::kind::Yield || op.kind == ir::kind::Return) {
         std::vector<V> out;
         for (ir::ValueId id : op.operands)
@@ -2022,13 +2028,20 @@ private:
 
     // Otherwise a loop nest that inserts each element (a scalar, or a
     // tensor element such as one attention head's context vector).
+    std::optional<SplitFold> split;
+    if (nest_ == 0)
+      split = splitFold(op, f, ds);
     std::vector<Value> ivs;
     std::function<Value(int64_t, Value)> nestLoops = [&](int64_t i, Value acc) -> Value {
       if (i == n) {
         std::vector<V> args;
         for (Value iv : ivs)
           args.push_back(V::scalar(iv));
+        if (split)
+          preset_[split->op] = combineChunks(*split, ivs);
         std::vector<V> ys = region(op.regions[0], f, args);
+        if (split)
+          preset_.erase(split->op);
         V y = ys.at(0);
         if (scalarElem)
           return b_.create<tensor::InsertOp>(loc_, convert(scalarOf(y).v, resT.getElementType()), acc,
@@ -2376,7 +2389,13 @@ private:
       if (llvm::none_of(maps, [&](AffineMap m) { return m.isFunctionOfDim(d); }))
         return std::nullopt;
     Type et = resT.getElementType();
-    Value init = b_.create<tensor::EmptyOp>(loc_, resT.getShape(), et, dyn);
+    // A half sum accumulates in an f32 tensor, rounded to et after.
+    Type at = et;
+    if (red)
+      if (const ir::BuiltinReducer *br = ir::findBuiltinReducer(redName))
+        at = accumulatorType(onBool(*br, et), et);
+    auto accT = RankedTensorType::get(resT.getShape(), at);
+    Value init = b_.create<tensor::EmptyOp>(loc_, resT.getShape(), at, dyn);
     Reducer r;
     if (red) {
       r = builtinReducer(redName, et);
@@ -2388,9 +2407,9 @@ private:
     maps.push_back(AffineMap::get(nloops, 0, outExprs, &ctx_));
     SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
     its.append(rds.size(), utils::IteratorType::reduction);
-    auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{resT}, inputs, ValueRange{init}, maps, its);
+    auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{accT}, inputs, ValueRange{init}, maps, its);
     OpBuilder::InsertionGuard g(b_);
-    Block *blk = genericBody(gen, inputs, et);
+    Block *blk = genericBody(gen, inputs, at);
     for (size_t i = 0; i < reads.size(); ++i)
       preset_[reads[i]] = V::scalar(blk->getArgument(i));
     std::vector<V> args;
@@ -2412,8 +2431,20 @@ private:
     --nest_;
     for (const ir::Op *o : reads)
       preset_.erase(o);
-    b_.create<linalg::YieldOp>(loc_, convert(y, et));
-    return V::tensor(gen.getResult(0));
+    b_.create<linalg::YieldOp>(loc_, convert(y, at));
+    b_.setInsertionPointAfter(gen);
+    if (at == et)
+      return V::tensor(gen.getResult(0));
+    // Round the accumulators once.
+    SmallVector<AffineMap> idm(2, b_.getMultiDimIdentityMap(n));
+    auto round = b_.create<linalg::GenericOp>(
+        loc_, TypeRange{resT}, ValueRange{gen.getResult(0)},
+        ValueRange{b_.create<tensor::EmptyOp>(loc_, resT.getShape(), et, dyn)}, idm,
+        SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel));
+    Block *rb = b_.createBlock(&round.getRegion(), {}, {at, et}, {loc_, loc_});
+    b_.setInsertionPointToStart(rb);
+    b_.create<linalg::YieldOp>(loc_, convert(rb->getArgument(0), et));
+    return V::tensor(round.getResult(0));
   }
 
   //===--------------------------------------------------------------===//
@@ -2504,9 +2535,10 @@ private:
     };
     // An empty mean is 0 (its sum over max(count, 1)), for every dtype:
     // PyG's and DGL's mean aggregation of an isolated node.
+    Type at = accumulatorType(*br, t);
     r.finalize = [=, this](const V &s) {
       Value n = b_.create<arith::MaxSIOp>(loc_, s.elems[1].v, constant(i64, 1));
-      return V::scalar(binary("div", s.elems[0].v, convert(n, t), t));
+      return V::scalar(convert(binary("div", s.elems[0].v, convert(n, at), at), t));
     };
     return r;
   }
@@ -2525,18 +2557,31 @@ private:
     return br;
   }
 
+  /// The type a built-in reducer accumulates `t` in: a sum (or mean) of
+  /// f16 or bf16 terms accumulates in f32 and is rounded to `t` once, at
+  /// the end (docs/language.md, "Reductions"; the interpreter does the
+  /// same); every other reduction accumulates in `t`.
+  Type accumulatorType(const ir::BuiltinReducer &br, Type t) {
+    if (br.combine == ir::ReduceCombine::Add && (t.isF16() || t.isBF16()))
+      return b_.getF32Type();
+    return t;
+  }
+
+  /// The state is the accumulator (accumulatorType); finalize rounds it
+  /// to `t`.
   Reducer combiningReducer(const ir::BuiltinReducer &reducer, Type t) {
     const ir::BuiltinReducer &br = onBool(reducer, t);
     Reducer r;
     std::string comb(ir::combineOpName(br.combine));
     ir::ReduceIdentity id = br.identity;
-    r.identity = [=, this] { return V::scalar(identityConstant(id, t)); };
-    r.lift = [=, this](const std::vector<V> &m) { return V::scalar(convert(scalarOf(m.at(0)).v, t)); };
+    Type at = accumulatorType(br, t);
+    r.identity = [=, this] { return V::scalar(identityConstant(id, at)); };
+    r.lift = [=, this](const std::vector<V> &m) { return V::scalar(convert(scalarOf(m.at(0)).v, at)); };
     // Sums may be reassociated: that is what lets LLVM vectorize a dot product.
     r.combine = [=, this](const V &a, const V &c) {
-      return V::scalar(binary(comb, a.v, c.v, t, /*fast=*/comb == "add" || comb == "mul"));
+      return V::scalar(binary(comb, a.v, c.v, at, /*fast=*/comb == "add" || comb == "mul"));
     };
-    r.finalize = [](const V &s) { return s; };
+    r.finalize = [=, this](const V &s) { return at == t ? s : V::scalar(convert(s.v, t)); };
     return r;
   }
 
@@ -2734,8 +2779,8 @@ private:
         br->combine == ir::ReduceCombine::And)
       return std::nullopt;
     Type et = resT.getElementType();
-    if (!isa<FloatType, IntegerType>(et))
-      return std::nullopt;
+    if (!isa<FloatType, IntegerType>(et) || accumulatorType(*br, et) != et)
+      return std::nullopt; // a half sum accumulates in f32: the loop form
     if (red.operands.at(indices[0]["target"].get<size_t>()) != body.args[0].id)
       return std::nullopt;
     V rel = get(f, red.operands.at(indices[0]["relation"].get<size_t>()));
@@ -2953,7 +2998,210 @@ private:
     return V::tensor(apply.getResult(0));
   }
 
-  std::vector<V> reduce(const ir::Op &op, Frame &f) {
+  std::vector<V> reduce(const ir::Op &op, Frame &f) { return reduce(op, f, nullptr); }
+
+  //===--------------------------------------------------------------===//
+  // Split folds (flash-decoding)
+  //===--------------------------------------------------------------===//
+
+  /// A fold split over chunks of its axis: `op` (a reduction in a
+  /// comprehension's body) folded chunk by chunk into `partials` (one tensor
+  /// per leaf of the reducer's state, indexed [element..., chunk, leaf...]),
+  /// then combined in chunk order by each element.
+  struct SplitFold {
+    const ir::Op *op = nullptr;
+    Reducer red;
+    V init; // the identity, for the leaves' types
+    int64_t chunks = 0;
+    std::vector<Value> partials;
+  };
+  /// The range of the axis one partial fold covers.
+  struct ChunkRange {
+    Value chunk, size;
+  };
+
+  /// Whether the reducer a reduction names is a user reducer declared
+  /// associative (its combine may regroup: chunks folded apart, then
+  /// combined in order).
+  bool associativeUserReducer(const json &spec) {
+    if (!spec.is_object() || !spec.contains("name"))
+      return false;
+    auto it = fns_.find(spec["name"].get<std::string>() + ".combine");
+    if (it == fns_.end() || !it->second->reducer.is_object())
+      return false;
+    for (const json &p : it->second->reducer.value("properties", json::array()))
+      if (p == "associative")
+        return true;
+    return false;
+  }
+
+  /// With ImportOptions::foldChunks, a comprehension whose elements each
+  /// fold a long dense axis with an associative user reducer (attention's
+  /// online softmax over the KV cache: few elements, many keys) folds the
+  /// axis in chunks, one element loop over [element..., chunk] writing each
+  /// chunk's state, before its own element loop combines them in order:
+  /// the key axis is split across threads (flash-decoding), not walked by
+  /// one thread a head. The ops of the body before the reduction (none of
+  /// them with a region) are evaluated by both loops. Returns nothing (the
+  /// fold stays whole) for any other form.
+  std::optional<SplitFold> splitFold(const ir::Op &comp, Frame &f, const std::vector<DimV> &ds) {
+    if (foldChunks < 2)
+      return std::nullopt;
+    const ir::Region &body = comp.regions[0];
+    const ir::Op *red = nullptr;
+    for (const ir::Op &o : body.ops) {
+      if (o.kind == ir::kind::Reduce) {
+        red = &o;
+        break;
+      }
+      if (!o.regions.empty())
+        return std::nullopt;
+    }
+    if (!red || red->results.size() != 1 || !associativeUserReducer(red->attrs["reducer"]))
+      return std::nullopt;
+    const json &indices = red->attrs["indices"];
+    if (indices.size() != 1 || indices[0].contains("relation"))
+      return std::nullopt;
+    DimV len = dim(indices[0]["domain"], f);
+    // Chunks of at least 64 terms, at most foldChunks of them.
+    int64_t chunks = foldChunks;
+    if (len.c) {
+      if (*len.c < 128)
+        return std::nullopt;
+      chunks = std::clamp<int64_t>((*len.c + 63) / 64, 2, foldChunks);
+    }
+    SplitFold sf;
+    sf.op = red;
+    sf.red = userReducer(red->attrs["reducer"], f);
+    sf.init = sf.red.identity();
+    sf.chunks = chunks;
+    std::vector<Value> leafs;
+    leaves(sf.init, leafs);
+    SmallVector<Value> dyn;
+    for (const DimV &d : ds)
+      if (!d.c)
+        dyn.push_back(d.v);
+    for (Value l : leafs) {
+      SmallVector<int64_t> shape;
+      for (const DimV &d : ds)
+        shape.push_back(d.c ? *d.c : ShapedType::kDynamic);
+      shape.push_back(chunks);
+      Type et = l.getType();
+      if (auto tt = dyn_cast<RankedTensorType>(et)) {
+        if (!tt.hasStaticShape())
+          return std::nullopt;
+        llvm::append_range(shape, tt.getShape());
+        et = tt.getElementType();
+      } else if (!et.isIntOrIndexOrFloat()) {
+        return std::nullopt;
+      }
+      sf.partials.push_back(b_.create<tensor::EmptyOp>(loc_, shape, et, dyn));
+    }
+    // The chunk size: ceil(len / chunks).
+    Value n = dimValue(len);
+    Value size = b_.create<arith::DivUIOp>(loc_, b_.create<arith::AddIOp>(loc_, n, cIndex(chunks - 1)),
+                                           cIndex(chunks));
+    // The partial folds: a loop nest over [element..., chunk].
+    std::vector<Value> ivs;
+    std::function<ValueRange(size_t, ValueRange)> nest = [&](size_t i, ValueRange accs) -> ValueRange {
+      bool chunkLoop = i == ds.size();
+      auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), chunkLoop ? cIndex(chunks) : dimValue(ds[i]),
+                                        cIndex(1), accs);
+      loop->setAttr("linnet.elements", b_.getUnitAttr());
+      OpBuilder::InsertionGuard g(b_);
+      b_.setInsertionPointToStart(loop.getBody());
+      ivs.push_back(loop.getInductionVar());
+      ++nest_;
+      SmallVector<Value> next;
+      if (!chunkLoop) {
+        ValueRange r = nest(i + 1, loop.getRegionIterArgs());
+        next.assign(r.begin(), r.end());
+      } else {
+        std::vector<V> args;
+        for (size_t k = 0; k < ds.size(); ++k)
+          args.push_back(V::scalar(ivs[k]));
+        region(body, f, args, red);
+        ChunkRange range{ivs.back(), size};
+        V state = reduce(*red, f, &range).at(0);
+        std::vector<Value> vals;
+        leaves(state, vals);
+        for (size_t k = 0; k < vals.size(); ++k) {
+          Value acc = loop.getRegionIterArgs()[k];
+          Value v = convert(vals[k], leafs[k].getType());
+          if (auto tt = dyn_cast<RankedTensorType>(v.getType())) {
+            SmallVector<OpFoldResult> offs(ivs.begin(), ivs.end()), sizes(ivs.size(), b_.getIndexAttr(1)),
+                strides(ivs.size() + tt.getRank(), b_.getIndexAttr(1));
+            for (int64_t d : tt.getShape()) {
+              offs.push_back(b_.getIndexAttr(0));
+              sizes.push_back(b_.getIndexAttr(d));
+            }
+            next.push_back(b_.create<tensor::InsertSliceOp>(loc_, v, acc, offs, sizes, strides));
+          } else {
+            next.push_back(b_.create<tensor::InsertOp>(loc_, v, acc, ValueRange(ivs)));
+          }
+        }
+      }
+      --nest_;
+      ivs.pop_back();
+      b_.create<scf::YieldOp>(loc_, next);
+      return loop.getResults();
+    };
+    ValueRange done = nest(0, sf.partials);
+    sf.partials.assign(done.begin(), done.end());
+    return sf;
+  }
+
+  /// One element's result of a split fold: its chunks' states combined in
+  /// chunk order, then finalized.
+  V combineChunks(const SplitFold &sf, ArrayRef<Value> ivs) {
+    std::vector<Value> initLeaves;
+    leaves(sf.init, initLeaves);
+    auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), cIndex(sf.chunks), cIndex(1), initLeaves);
+    {
+      OpBuilder::InsertionGuard g(b_);
+      b_.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> at(ivs.begin(), ivs.end());
+      at.push_back(loop.getInductionVar());
+      SmallVector<Value> vals;
+      for (Value p : sf.partials) {
+        auto pt = cast<RankedTensorType>(p.getType());
+        int64_t lead = at.size();
+        if (pt.getRank() == lead) {
+          vals.push_back(b_.create<tensor::ExtractOp>(loc_, p, at));
+          continue;
+        }
+        auto leafT = RankedTensorType::get(pt.getShape().drop_front(lead), pt.getElementType());
+        SmallVector<OpFoldResult> offs(at.begin(), at.end()), sizes(lead, b_.getIndexAttr(1)),
+            strides(pt.getRank(), b_.getIndexAttr(1));
+        for (int64_t d : leafT.getShape()) {
+          offs.push_back(b_.getIndexAttr(0));
+          sizes.push_back(b_.getIndexAttr(d));
+        }
+        vals.push_back(b_.create<tensor::ExtractSliceOp>(loc_, leafT, p, offs, sizes, strides));
+      }
+      size_t pos = 0;
+      V part = rebuild(sf.init, vals, pos);
+      pos = 0;
+      V acc = rebuild(sf.init, loop.getRegionIterArgs(), pos);
+      V upd = sf.red.combine(acc, part);
+      std::vector<Value> updLeaves;
+      leaves(upd, updLeaves);
+      SmallVector<Value> out;
+      for (size_t k = 0; k < updLeaves.size(); ++k) {
+        Value u = convert(updLeaves[k], initLeaves[k].getType());
+        if (auto tt = dyn_cast<RankedTensorType>(u.getType()); tt && tt.hasStaticShape())
+          u = b_.create<linalg::CopyOp>(loc_, u, loop.getRegionIterArgs()[k]).getResult(0);
+        out.push_back(u);
+      }
+      b_.create<scf::YieldOp>(loc_, out);
+    }
+    size_t pos = 0;
+    return sf.red.finalize(rebuild(sf.init, loop.getResults(), pos));
+  }
+
+  /// A reduction; with `range`, only that chunk of its (one, dense) axis,
+  /// and the reducer's state is returned unfinalized.
+  std::vector<V> reduce(const ir::Op &op, Frame &f, const ChunkRange *range) {
     const json &spec = op.attrs["reducer"];
     if (!spec.is_string() && !(spec.is_object() && spec.contains("name")))
       fail(fmt::format("{}: the reduction's reducer was not resolved (its generics could not be "
@@ -3030,6 +3278,11 @@ private:
       } else {
         lo = cIndex(0);
         hi = bound ? *bound : dimValue(l.size);
+        if (range) {
+          // [c * size, min(hi, (c + 1) * size)): no iteration past the end.
+          lo = b_.create<arith::MulIOp>(loc_, range->chunk, range->size);
+          hi = b_.create<arith::MinSIOp>(loc_, hi, b_.create<arith::AddIOp>(loc_, lo, range->size));
+        }
       }
       auto loop = b_.create<scf::ForOp>(loc_, lo, hi, cIndex(1), state);
       OpBuilder::InsertionGuard g(b_);
@@ -3102,15 +3355,19 @@ private:
     ValueRange finalLeaves = nestLoops(0, initLeaves);
     size_t pos = 0;
     V acc = rebuild(init, finalLeaves, pos);
-    V out = red.finalize(acc);
+    if (range)
+      return {acc};
     if (denseMean) {
-      // A zero-sized domain divides its 0 by 1 (an empty mean is 0).
+      // A zero-sized domain divides its 0 by 1 (an empty mean is 0), in
+      // the accumulator's type, rounded once.
       Value count = cIndex(1);
       for (Loop &l : loops)
         count = b_.create<arith::MulIOp>(loc_, count, dimValue(l.size));
       count = b_.create<arith::MaxUIOp>(loc_, count, cIndex(1));
-      out = V::scalar(binary("div", out.v, convert(count, resultT), resultT));
+      Type at = acc.v.getType();
+      acc = V::scalar(binary("div", acc.v, convert(count, at), at));
     }
+    V out = red.finalize(acc);
     if (op.results.size() > 1 && out.k == V::Agg)
       return out.elems;
     return {out};
@@ -3421,6 +3678,7 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
   }
   Importer imp(p, tensors, context);
   imp.checks = options.runtimeChecks;
+  imp.foldChunks = options.foldChunks;
   try {
     OwningOpRef<ModuleOp> m = imp.run();
     // Whatever the verifier finds is the importer's to fix, but the user

@@ -1103,19 +1103,25 @@ struct Interpreter::Impl {
     int64_t count = 0;
     DT dt = t.value_or(DT::LitFloat);
     const std::string op2(ir::combineOpName(br->combine));
+    // A sum (or mean) of f16 or bf16 terms accumulates in f32 and is
+    // rounded to its dtype once, at the end (as the compiled code does).
+    auto accumulator = [&](DT d) {
+      return br->combine == ir::ReduceCombine::Add && (d == DT::F16 || d == DT::BF16) ? DT::F32 : d;
+    };
+    DT at = accumulator(dt);
     forEachTerm(op, f, [&] {
       std::vector<Val> y = yieldOf(body, f, "a reduction");
       if (y.size() != 1)
         throw EvalError(fmt::format("'{}' reduces one value per term, the body gives {}", r, y.size()));
       if (!t && (y[0].k == Val::Scalar || y[0].k == Val::Tensor))
-        dt = y[0].dt, t = dt;
-      Val m = convertVal(y[0], dt);
+        dt = y[0].dt, t = dt, at = accumulator(dt);
+      Val m = convertVal(convertVal(y[0], dt), at);
       ++count;
       if (!acc) {
         acc = m;
         return;
       }
-      acc = elementwise2(*acc, m, [&](Num a, Num b) { return arith(op2, dt, a, b); }, dt);
+      acc = elementwise2(*acc, m, [&](Num a, Num b) { return arith(op2, at, a, b); }, at);
     });
     if (!acc) {
       // The reducer's identity (an empty domain). A mean of nothing is 0
@@ -1131,10 +1137,10 @@ struct Interpreter::Impl {
       return Val::scalar(dt, id);
     }
     if (br->dividesByCount) {
-      Num c = convert(numI(count), DT::I64, dt);
-      return elementwise1(*acc, [&](Num a) { return arith("div", dt, a, c); }, dt);
+      Num c = convert(numI(count), DT::I64, at);
+      acc = elementwise1(*acc, [&](Num a) { return arith("div", at, a, c); }, at);
     }
-    return *acc;
+    return at == dt ? *acc : convertVal(*acc, dt);
   }
 
   /// A built-in reducer's identity in dtype `t` (an untyped literal is

@@ -70,6 +70,11 @@ struct ImportOptions {
   /// Compile the run-time checks (data-dependent indices, integer divisors;
   /// docs/runtime-abi.md). Off only to measure what they cost.
   bool runtimeChecks = true;
+  /// At least 2: a comprehension whose elements each fold a long axis with
+  /// an associative user reducer (attention over a KV cache) folds it in up
+  /// to this many chunks, in parallel, then combines them in order
+  /// (flash-decoding; docs/importer.md). 0: every fold runs in order.
+  unsigned foldChunks = 0;
 };
 mlir::OwningOpRef<mlir::ModuleOp> importPlan(const plan::Plan &p,
                                              const std::vector<ModelTensor> &tensors,

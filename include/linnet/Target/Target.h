@@ -124,6 +124,10 @@ public:
   /// the option (the build stops before any work with that message). The
   /// default refuses `emulate` (a target with no kernels to run on the CPU).
   virtual std::string unsupported(const CodegenRequest &request) const;
+  /// The most chunks the importer may split a comprehension element's long
+  /// fold into (flash-decoding: ImportOptions::foldChunks); 0 where one
+  /// thread walking the axis is the better code (the CPU's).
+  virtual unsigned foldChunks() const { return 0; }
   /// Dialects and external interface models the target's pipeline needs,
   /// registered in a compilation's context before the model is imported.
   virtual void registerDialects(mlir::DialectRegistry &registry) const;

@@ -67,6 +67,9 @@ public:
   llvm::StringRef runtimeAbi() const override { return kRuntimeAbi; }
   /// The kernels' architecture and the host code's CPU.
   std::string codeIdentity() const override;
+  /// Attention's key axis in up to 32 chunks of at least 64 keys, one
+  /// thread a (query, head, chunk): decode has few heads and many keys.
+  unsigned foldChunks() const override { return 32; }
   void registerDialects(mlir::DialectRegistry &registry) const override;
   std::string unsupported(const target::CodegenRequest &request) const override;
   llvm::Expected<target::GeneratedLibrary> generateCode(mlir::ModuleOp module,
