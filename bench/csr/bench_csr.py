@@ -6,7 +6,7 @@ torch.sparse (CSR x dense) and scipy.sparse, in the same run.
 
 which is the CSR sparse-matrix x dense-matrix product A @ X with
 A[d, s] = weight[e]. By default (--path build) linnet compiles
-bench/csr/aggregate.ln with `linnet build -D F=... --target cpu` (plan
+bench/csr/aggregate.ln with `linnet build -D F=... --target cpu-native` (plan
 importer -> gf.apply -> gf passes -> CPU code generator) and calls the
 artifact's model.so through the entry's C interface (docs/cpu-abi.md);
 --path mlir compiles the hand-written Domain IR below with
@@ -154,7 +154,7 @@ def main():
             if args.path == "build":
                 art = pathlib.Path(tmp, "aggregate%d.art" % f)
                 subprocess.run([args.linnet, "build", str(ROOT / "bench/csr/aggregate.ln"),
-                                "-D", "F=%d" % f, "--target", "cpu", "-o", str(art)],
+                                "-D", "F=%d" % f, "--target", "cpu-native", "-o", str(art)],
                                check=True)
                 lib_path = art / "model.so"
             else:

@@ -18,7 +18,7 @@ trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=2
 
 for c in on off; do
-  "$linnet" build "$root/examples/llama.ln" --target cpu --runtime-checks "$c" -o "$work/$c" > /dev/null
+  "$linnet" build "$root/examples/llama.ln" --target cpu-native --runtime-checks "$c" -o "$work/$c" > /dev/null
   /usr/bin/python3 -c 'import json, sys; n = len(json.load(open(sys.argv[1])).get("checks", [])); print(f"checks {sys.argv[2]}: {n} compiled")' \
       "$work/$c/runtime.json" "$c"
 done

@@ -21,8 +21,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=2
 
-echo "== linnet build examples/llama.ln --target cpu"
-/usr/bin/time -v "$linnet" build "$root/examples/llama.ln" --target cpu -o "$work/llama" \
+echo "== linnet build examples/llama.ln --target cpu-native"
+/usr/bin/time -v "$linnet" build "$root/examples/llama.ln" --target cpu-native -o "$work/llama" \
     2> "$work/time.txt" || { cat "$work/time.txt"; exit 1; }
 grep -E "Elapsed \(wall|Maximum resident" "$work/time.txt"
 

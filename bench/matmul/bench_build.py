@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bench/matmul/matmul.ln (1024^3 f32 matmul written in linnet) through
-`linnet build --target cpu --impl=...`, against numpy/OpenBLAS in the same
+`linnet build --target cpu-native --impl=...`, against numpy/OpenBLAS in the same
 process. Each artifact's model.so is called through the entry's C interface
 (`_mlir_ciface_matmul(a, b, out)`, docs/cpu-abi.md) and checked against numpy
 before it is timed.
@@ -51,7 +51,7 @@ def main():
             t0 = time.perf_counter()
             subprocess.run([args.linnet, "build", str(ROOT / "bench/matmul/matmul.ln"),
                             "-D", "M=%d" % n, "-D", "N=%d" % n, "-D", "K=%d" % n,
-                            "--target", "cpu", "--impl=" + impl, "-o", str(art)], check=True)
+                            "--target", "cpu-native", "--impl=" + impl, "-o", str(art)], check=True)
             build_s = time.perf_counter() - t0
             out = np.zeros((n, n), dtype=np.float32)
             call = Kernel(str(art / "model.so"), "matmul").bind(a, b, out)

@@ -25,10 +25,10 @@ py=/usr/bin/python3
 $py -c "import numpy as np; d='$work/'; np.save(d+'tok.npy', np.array([5])); \
         np.save(d+'pos0.npy', np.array(0)); np.save(d+'pos.npy', np.array($pos))"
 "$linnet" init-weights "$root/examples/llama.ln" --seed 0 -o "$work/w.safetensors" > /dev/null
-build_s() { /usr/bin/time -f "%e" -o "$work/t" "$linnet" build "$root/examples/llama.ln" --target cpu "$@" > /dev/null; cat "$work/t"; }
+build_s() { /usr/bin/time -f "%e" -o "$work/t" "$linnet" build "$root/examples/llama.ln" --target cpu-native "$@" > /dev/null; cat "$work/t"; }
 plain_s=$(build_s -o "$work/plain")
 prof_s=$(build_s --profile -o "$work/prof")
-gf_ms=$("$linnet" build "$root/examples/llama.ln" --target cpu -o "$work/timed" --timing 2>&1 |
+gf_ms=$("$linnet" build "$root/examples/llama.ln" --target cpu-native -o "$work/timed" --timing 2>&1 |
         awk '/gf passes to Task IR/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) {print $i * 1000; exit}}')
 
 run() { # ARTIFACT OUT POSFILE [more flags]

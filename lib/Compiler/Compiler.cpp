@@ -718,6 +718,7 @@ int Compiler::buildArtifact() {
 
   target::CodegenRequest request;
   request.parallel = !o.serial;
+  request.cpu = in.target.abi.cpu == "native" ? "" : in.target.abi.cpu;
   request.implementation = o.impl;
   request.profile = o.profile;
   request.distributed = o.ranks > 0;

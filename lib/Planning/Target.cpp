@@ -31,7 +31,8 @@ Target targetFromJson(const Json &j) {
   r.opt("notes");
   {
     ObjReader a = r.obj("abi");
-    t.abi = {a.str("triple"), a.str("calling_convention"), a.str("runtime_abi"), a.strs("features")};
+    t.abi = {a.str("triple"), a.str("calling_convention"), a.str("runtime_abi"), a.strs("features"),
+             a.strOr("cpu", "")};
     a.done();
   }
   {
@@ -187,6 +188,7 @@ std::string resolveTargetFile(const std::string &name, const std::string &dir) {
     return name;
   static const std::map<std::string, std::string> aliases = {
       {"cpu", "x86-64-avx2"}, {"cpu-avx2", "x86-64-avx2"}, {"cpu-avx512", "x86-64-avx512"},
+      {"cpu-native", "x86-64-native"},
       {"cuda", "cuda-sm90-h200"}, {"cuda-h200", "cuda-sm90-h200"}, {"cuda-h100", "cuda-sm90-h100"}};
   auto it = aliases.find(name);
   return dir + "/" + (it == aliases.end() ? name : it->second) + ".json";

@@ -155,7 +155,7 @@ std::string checkHostCpu(const CpuRequirement &req) {
   if (missing.empty())
     return "";
   return fmt::format("its code uses {} (it was built for {}), which this CPU lacks: build it again here "
-                     "(linnet build on this machine compiles for this CPU)",
+                     "(--target cpu-native for this CPU, --target cpu for any x86-64-v3 one)",
                      fmt::join(missing, ", "), req.name.empty() ? req.arch : req.name);
 }
 

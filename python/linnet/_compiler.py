@@ -60,7 +60,8 @@ def _options(root, dims):
     for k, v in dims.items():
         if not isinstance(k, str) or not isinstance(v, int) or isinstance(v, bool):
             raise TypeError(f"dims: expected str -> int, found {k!r}: {v!r}")
-    args = ["--target", "cpu"]
+    # Built for this machine's CPU: the cache's artifacts run where built.
+    args = ["--target", "cpu-native"]
     if root:
         args += ["--root", root]
     for k, v in sorted(dims.items()):

@@ -23,8 +23,12 @@ void tool::addSourceOptions(CLI::App *cmd, SourceOptions &opts) {
       ->allow_extra_args(false);
   cmd->add_option("-I", opts.includeDirs, "For a .ln model: a module search root")
       ->allow_extra_args(false);
-  cmd->add_option("--target", opts.target, "For a .ln model: the target it is built for (cpu, cuda)")
-      ->default_val("cpu");
+  // The cache's artifacts run where they are built: this CPU, every
+  // extension it has (the entry is keyed on it).
+  cmd->add_option("--target", opts.target,
+                  "For a .ln model: the target it is built for (cpu-native: this machine's CPU; cpu: "
+                  "portable x86-64-v3; cuda)")
+      ->default_val("cpu-native");
   cmd->add_flag("--emulate", opts.emulate,
                 "For a .ln model built for cuda: its GPU kernels run on the CPU (tests without a GPU)");
 }

@@ -232,7 +232,7 @@ CLI::App *addBuildCommand(CLI::App &app) {
                   "A model (.ln: builds a CPU artifact), Task IR (.mlir), or with --verify-only a plan (.json)")
       ->required();
   addBuildCpuOptions(cmd, buildCpuOptions());
-  gBuild.targetOpt = cmd->add_option("--target", gBuild.target, "cpu, cpu-avx512, cuda, cuda-h100, or a target file");
+  gBuild.targetOpt = cmd->add_option("--target", gBuild.target, "cpu (portable: x86-64-v3, AVX2), cpu-native (this machine's CPU, every extension it has), cpu-avx512 (x86-64-v4), cuda, cuda-h100, or a target file");
   cmd->add_option("--deployment", gBuild.deployment, "Deployment file (JSON)");
   gBuild.emitOpt = cmd->add_option("--emit", gBuild.emit, "What to write (all: every product into the directory -o names)")
       ->check(CLI::IsMember({"portable", "concrete", "machine", "costs", "projection", "trace", "observations",

@@ -20,6 +20,11 @@ struct TargetAbi {
   std::string callingConvention;
   std::string runtimeAbi; // e.g. "linnet-cpu-rt/1"
   std::vector<std::string> features;
+  /// The CPU the host code is generated for: an LLVM CPU name
+  /// (`x86-64-v3`, a portable baseline), or `native` for the build host's
+  /// CPU with every extension it has; empty in a file that names none
+  /// (the build host's, as `native`).
+  std::string cpu;
 };
 
 struct Target {

@@ -63,6 +63,11 @@ struct CodegenRequest {
   /// Inserted before the extension of every file the target adds
   /// (GeneratedLibrary::files): a variant's library `.v1` gets kernels.v1.ptx.
   std::string fileSuffix;
+  /// The CPU host code is generated for (the target file's `abi.cpu`): an
+  /// LLVM CPU name such as `x86-64-v3`; empty for the build host's CPU with
+  /// all its extensions (`native`). runtime.json's `cpu` records the
+  /// extensions that implies, and the runtime refuses a host without them.
+  std::string cpu;
 };
 
 struct GeneratedLibrary {

@@ -236,7 +236,8 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
   }
   LinnetCPULowerLinalgOptions linalg;
   linalg.implementation = policyName(options.implementation);
-  linalg.vectorBits = options.linalgTarget.vectorBits;
+  linalg.vectorBits = options.linalgTarget.vectorBits ? options.linalgTarget.vectorBits
+                                                       : codeVectorBits(options);
   linalg.l1Bytes = options.linalgTarget.l1Bytes;
   linalg.l2Bytes = options.linalgTarget.l2Bytes;
   linalg.threads = options.linalgTarget.threads;
@@ -522,6 +523,18 @@ llvm::Error dumpIR(const CodegenOptions &options, llvm::StringRef name,
 }
 
 } // namespace
+
+unsigned codeVectorBits(const CodegenOptions &options) {
+  if (options.cpu.empty() && options.features.empty())
+    return 0; // the host's, resolved by LinalgTarget
+  auto tm = makeTargetMachine(options);
+  if (!tm) {
+    llvm::consumeError(tm.takeError());
+    return 0;
+  }
+  const llvm::MCSubtargetInfo *sti = (*tm)->getMCSubtargetInfo();
+  return sti->checkFeatures("+avx512f") ? 512 : sti->checkFeatures("+avx2") ? 256 : 128;
+}
 
 std::string codeCpuJson(const CodegenOptions &options) {
   nlohmann::json features = nlohmann::json::array();

@@ -17,6 +17,7 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
                                                                  const target::CodegenRequest &request) const {
   CodegenOptions options;
   options.parallel = request.parallel;
+  options.cpu = request.cpu;
   if (!parseImplementationPolicy(request.implementation, options.implementation))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "implementation policy: expected auto, generated or blas, found '" +

@@ -498,6 +498,8 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   // Emulated kernels run their blocks on host threads; the host code of a
   // device build only launches.
   options.parallel = request.emulate && request.parallel;
+  // The host code runs on the GPU machine's CPU, not necessarily this one.
+  options.cpu = request.cpu;
   options.genericAllocation = !request.emulate;
   options.extraShim = request.emulate ? emulationShimSource() : hostShimSource();
   options.dumpIRDir = request.dumpIRDir;

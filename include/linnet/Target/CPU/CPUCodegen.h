@@ -183,6 +183,10 @@ std::string hostCodeIdentity();
 /// the code may use (the host's, by default). The runtime refuses the
 /// library on a CPU that lacks one (linnet/Runtime/HostCpu.h).
 std::string codeCpuJson(const CodegenOptions &options);
+/// The widest vector registers the code for `options.cpu`/`features` may
+/// use (512 with AVX-512F, 256 with AVX2, else 128); 0 for the host's
+/// (LinalgTarget resolves it).
+unsigned codeVectorBits(const CodegenOptions &options);
 
 } // namespace linnet::cpu
 
