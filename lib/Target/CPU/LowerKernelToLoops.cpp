@@ -738,6 +738,18 @@ struct GfLowerKernelToLoopsPass
     for (func::FuncOp f : funcs)
       if (failed(lowerFunction(f, symbols, laneSplit)))
         return signalPassFailure();
+    // A paged relation keeps its gf.apply (it has no Iter form): refused
+    // here, at the apply, rather than by LLVM translation.
+    WalkResult paged = module.walk([&](gf::ApplyOp apply) {
+      auto relation = apply.getRelation().getDefiningOp<gf::RelationOp>();
+      if (!relation || relation.getRealizationKind() != gf::Realization::Paged)
+        return WalkResult::advance();
+      apply.emitOpError() << "over a paged relation ('" << relation.getRelationId()
+                          << "') has no lowering to loops yet: paged relations stay in Domain IR";
+      return WalkResult::interrupt();
+    });
+    if (paged.wasInterrupted())
+      return signalPassFailure();
     // Reducers were inlined; drop them once no gf op can refer to them.
     bool gfLeft = false;
     module.walk([&](Operation *op) {
