@@ -2478,6 +2478,24 @@ private:
     return a;
   }
 
+  /// The leaves of `upd`, a fold's next state, as the loop carrying `iters`
+  /// (typed as `initLeaves`) yields them. A tensor state (online softmax's
+  /// acc) is copied into the carried tensor: the loop then yields a value
+  /// equivalent to its iter_arg, and bufferization updates one buffer in
+  /// place instead of allocating (and freeing) a new one every step.
+  SmallVector<Value> carried(const V &upd, const std::vector<Value> &initLeaves, ValueRange iters) {
+    std::vector<Value> updLeaves;
+    leaves(upd, updLeaves);
+    SmallVector<Value> out;
+    for (size_t k = 0; k < updLeaves.size(); ++k) {
+      Value u = convert(updLeaves[k], initLeaves[k].getType());
+      if (auto tt = dyn_cast<RankedTensorType>(u.getType()); tt && tt.hasStaticShape())
+        u = b_.create<linalg::CopyOp>(loc_, u, iters[k]).getResult(0);
+      out.push_back(u);
+    }
+    return out;
+  }
+
   /// A built-in reducer's identities and combines are signed: a sum or a
   /// product wraps the same in either reading, the others (and mean's
   /// division) would not. An unknown name counts as signed.
@@ -3183,17 +3201,7 @@ private:
       V part = rebuild(sf.init, vals, pos);
       pos = 0;
       V acc = rebuild(sf.init, loop.getRegionIterArgs(), pos);
-      V upd = sf.red.combine(acc, part);
-      std::vector<Value> updLeaves;
-      leaves(upd, updLeaves);
-      SmallVector<Value> out;
-      for (size_t k = 0; k < updLeaves.size(); ++k) {
-        Value u = convert(updLeaves[k], initLeaves[k].getType());
-        if (auto tt = dyn_cast<RankedTensorType>(u.getType()); tt && tt.hasStaticShape())
-          u = b_.create<linalg::CopyOp>(loc_, u, loop.getRegionIterArgs()[k]).getResult(0);
-        out.push_back(u);
-      }
-      b_.create<scf::YieldOp>(loc_, out);
+      b_.create<scf::YieldOp>(loc_, carried(sf.red.combine(acc, part), initLeaves, loop.getRegionIterArgs()));
     }
     size_t pos = 0;
     return sf.red.finalize(rebuild(sf.init, loop.getResults(), pos));
@@ -3308,21 +3316,7 @@ private:
           size_t pos = 0;
           V acc = rebuild(init, loop.getRegionIterArgs(), pos);
           std::vector<V> msg = region(op.regions[0], f, args);
-          V upd = red.combine(acc, red.lift(msg));
-          std::vector<Value> updLeaves;
-          leaves(upd, updLeaves);
-          SmallVector<Value> out;
-          for (size_t k = 0; k < updLeaves.size(); ++k) {
-            Value u = convert(updLeaves[k], initLeaves[k].getType());
-            // A tensor state (online softmax's acc) is copied into the
-            // carried tensor: the loop then yields a value equivalent to its
-            // iter_arg, and bufferization updates one buffer in place instead
-            // of allocating (and freeing) a new one every step.
-            if (auto tt = dyn_cast<RankedTensorType>(u.getType()); tt && tt.hasStaticShape())
-              u = b_.create<linalg::CopyOp>(loc_, u, loop.getRegionIterArgs()[k]).getResult(0);
-            out.push_back(u);
-          }
-          return out;
+          return carried(red.combine(acc, red.lift(msg)), initLeaves, loop.getRegionIterArgs());
         };
         // A filter guards the message: under a false filter it is neither
         // evaluated nor checked (`x[l + k - Pad]` of a zero-padded
