@@ -34,6 +34,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -188,6 +189,8 @@ private:
   // Values given to specific ops instead of evaluating them: the block
   // arguments of a linalg.generic standing for its inputs' elements.
   std::map<const ir::Op *, V> preset_;
+  // Whether a function may write state (writesState), by name.
+  std::map<std::string, bool> writesState_;
 
   //===--------------------------------------------------------------===//
   // Types and dims
@@ -926,25 +929,158 @@ private:
         f.env[op.results[0].id] = v;
         continue;
       }
-      std::string saved = where_;
-      where_ = fmt::format("{}: {} '{}'", f.fn, op.kind,
-                           op.results.empty() ? std::string() : op.results[0].name);
-      if (op.results.size() && op.results[0].name.empty())
-        where_ = fmt::format("{}: {}", f.fn, op.kind);
-      Location savedLoc = loc_;
-      if (std::optional<Location> l = sourceLoc(op.loc))
-        loc_ = *l; // left in place when an error unwinds: importPlan reports it
-      std::vector<V> rs = operation(op, f);
-      loc_ = savedLoc;
-      where_ = saved;
-      for (size_t i = 0; i < op.results.size() && i < rs.size(); ++i) {
-        if (rs[i].k == V::Scalar || rs[i].k == V::Tensor)
-          rs[i].uns = isUnsigned(op.results[i].type, f);
-        f.env[op.results[i].id] = rs[i];
-      }
-      nameValues(op);
+      evaluate(op, f);
     }
     return {};
+  }
+
+  /// Imports one op of a region at the builder's point, binding its results
+  /// in the frame; returns them.
+  std::vector<V> evaluate(const ir::Op &op, Frame &f) {
+    std::string saved = where_;
+    where_ = fmt::format("{}: {} '{}'", f.fn, op.kind,
+                         op.results.empty() ? std::string() : op.results[0].name);
+    if (op.results.size() && op.results[0].name.empty())
+      where_ = fmt::format("{}: {}", f.fn, op.kind);
+    Location savedLoc = loc_;
+    if (std::optional<Location> l = sourceLoc(op.loc))
+      loc_ = *l; // left in place when an error unwinds: importPlan reports it
+    std::vector<V> rs = operation(op, f);
+    loc_ = savedLoc;
+    where_ = saved;
+    for (size_t i = 0; i < op.results.size() && i < rs.size(); ++i) {
+      if (rs[i].k == V::Scalar || rs[i].k == V::Tensor)
+        rs[i].uns = isUnsigned(op.results[i].type, f);
+      f.env[op.results[i].id] = rs[i];
+    }
+    nameValues(op);
+    return rs;
+  }
+
+  //===--------------------------------------------------------------===//
+  // Loop-invariant work
+  //===--------------------------------------------------------------===//
+
+  /// Whether calling `callee` may write state (a `state.write` in its body
+  /// or in anything it calls): such a call is never moved.
+  bool writesState(const std::string &callee) {
+    if (auto it = writesState_.find(callee); it != writesState_.end())
+      return it->second;
+    writesState_[callee] = true; // recursion: assume the worst meanwhile
+    auto fn = fns_.find(callee);
+    bool w = fn == fns_.end() || writesState(fn->second->body);
+    return writesState_[callee] = w;
+  }
+  bool writesState(const ir::Region &r) {
+    for (const ir::Op &o : r.ops) {
+      if (o.kind == ir::kind::StateWrite)
+        return true;
+      if (o.kind == ir::kind::Call && writesState(o.attrs["callee"].get<std::string>()))
+        return true;
+      for (const ir::Region &nested : o.regions)
+        if (writesState(nested))
+          return true;
+    }
+    return false;
+  }
+
+  /// Every value `op` reads: its operands and those of the ops nested in it
+  /// (including values its regions define, which are not outside it).
+  static void reads(const ir::Op &op, std::vector<ir::ValueId> &out) {
+    out.insert(out.end(), op.operands.begin(), op.operands.end());
+    for (const ir::Region &r : op.regions)
+      for (const ir::Op &o : r.ops)
+        reads(o, out);
+  }
+
+  /// The ops of a loop's body (a comprehension's, or an unfiltered
+  /// reduction's, and the loops nested in it) that do not depend on any of
+  /// its indices, such as `linear1.forward(h)` in `[t: N, k: F]
+  /// relu(linear1.forward(h)[t, k])`: work that would otherwise run once
+  /// per element. Returns the ones worth moving (a call, a tensor, an op
+  /// with regions) with the invariant ops they read, in order. Ops inside
+  /// a branch stay where they are (they may not run at all), as does a call
+  /// that may write state.
+  std::vector<const ir::Op *> invariantWork(const ir::Op &loop) {
+    std::set<ir::ValueId> inner; // defined in the loop, depending on an index
+    std::vector<const ir::Op *> invariant;
+    std::map<ir::ValueId, const ir::Op *> producer;
+    std::function<void(const ir::Region &)> walk = [&](const ir::Region &r) {
+      for (const ir::Value &a : r.args)
+        inner.insert(a.id);
+      for (const ir::Op &o : r.ops) {
+        std::vector<ir::ValueId> in;
+        reads(o, in);
+        bool movable = o.results.size() == 1 && !preset_.count(&o) &&
+                       o.kind != ir::kind::Yield && o.kind != ir::kind::Return &&
+                       o.kind != ir::kind::StateWrite && o.kind != ir::kind::While &&
+                       !(o.kind == ir::kind::Call &&
+                         writesState(o.attrs["callee"].get<std::string>())) &&
+                       !llvm::any_of(o.regions, [&](const ir::Region &x) { return writesState(x); }) &&
+                       llvm::none_of(in, [&](ir::ValueId id) { return inner.count(id) != 0; });
+        if (movable) {
+          invariant.push_back(&o);
+          producer[o.results[0].id] = &o;
+          continue;
+        }
+        for (const ir::Value &v : o.results)
+          inner.insert(v.id);
+        bool loopBody = o.kind == ir::kind::Comprehension ||
+                        (o.kind == ir::kind::Reduce && !o.attrs.value("filter", false));
+        if (loopBody)
+          for (const ir::Region &nested : o.regions)
+            walk(nested);
+      }
+    };
+    if (loop.kind == ir::kind::Reduce && loop.attrs.value("filter", false))
+      return {};
+    for (const ir::Region &r : loop.regions)
+      walk(r);
+    // What is worth moving, and the invariant ops it reads.
+    std::set<const ir::Op *> keep;
+    std::function<void(const ir::Op *)> need = [&](const ir::Op *o) {
+      if (!keep.insert(o).second)
+        return;
+      std::vector<ir::ValueId> in;
+      reads(*o, in);
+      for (ir::ValueId id : in)
+        if (auto p = producer.find(id); p != producer.end())
+          need(p->second);
+    };
+    for (const ir::Op *o : invariant) {
+      const json &t = o->results[0].type;
+      bool heavy = !o->regions.empty() || o->kind == ir::kind::Call ||
+                   (t.value("kind", "") == "tensor" && !namesTensor(*o));
+      if (heavy)
+        need(o);
+    }
+    std::vector<const ir::Op *> out;
+    for (const ir::Op *o : invariant)
+      if (keep.count(o))
+        out.push_back(o);
+    return out;
+  }
+
+  /// Evaluates a loop's invariant work (invariantWork) once, before the
+  /// loop, and presets the body's ops to its values until destroyed.
+  struct Hoisted {
+    std::map<const ir::Op *, V> &preset;
+    std::vector<const ir::Op *> ops;
+    ~Hoisted() {
+      for (const ir::Op *o : ops)
+        preset.erase(o);
+    }
+  };
+  std::unique_ptr<Hoisted> hoistInvariantWork(const ir::Op &loop, Frame &f) {
+    auto h = std::make_unique<Hoisted>(Hoisted{preset_, {}});
+    for (const ir::Op *o : invariantWork(loop)) {
+      std::vector<V> rs = evaluate(*o, f);
+      if (rs.empty())
+        continue;
+      preset_[o] = rs[0];
+      h->ops.push_back(o);
+    }
+    return h;
   }
 
   /// A function's returned values as its plan lists them: a returned tuple
@@ -1422,10 +1558,14 @@ private:
       return {index(op, f)};
     if (k == ir::kind::Slice)
       return {slice(op, f)};
-    if (k == ir::kind::Comprehension)
+    if (k == ir::kind::Comprehension) {
+      auto hoisted = hoistInvariantWork(op, f);
       return {comprehension(op, f)};
-    if (k == ir::kind::Reduce)
+    }
+    if (k == ir::kind::Reduce) {
+      auto hoisted = hoistInvariantWork(op, f);
       return reduce(op, f);
+    }
     if (k == ir::kind::Self) {
       V s;
       s.k = V::Block;

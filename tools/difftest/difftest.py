@@ -404,10 +404,7 @@ def find_linnet(arg):
 
 # Features a target refuses by design (a located refusal, not a wrong
 # answer), with the reason; left out of every profile on that target.
-CUDA_REFUSES = {
-    "runwhile": "a run-time while loop carrying a tensor stays host code, which the cuda "
-                "target cannot yet feed from the device (docs/cuda-abi.md)",
-}
+CUDA_REFUSES = {}
 TARGET_REFUSES = {"cuda": CUDA_REFUSES, "cuda-emulate": CUDA_REFUSES}
 
 

@@ -253,9 +253,13 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
   }
 
   /// A buffer allocated inside a kernel (a comprehension nested in a
-  /// thread's work) is the thread's own: stack memory, allocated once at the
-  /// kernel's start (its contents are undefined at each allocation anyway),
-  /// never the host allocator, which device code cannot call.
+  /// thread's work) is the thread's own, never from the host allocator,
+  /// which device code cannot call: stack memory allocated once at the
+  /// kernel's start (its contents are undefined at each allocation anyway)
+  /// when its size is known at build time; otherwise the thread's slice of
+  /// one buffer the host allocates for the launch, a slice per thread, when
+  /// its size is known before the launch (work of run-time size in a
+  /// branch of an element, which stays there: it may not run).
   LogicalResult privatizeAllocations(gpu::LaunchOp launch) {
     SmallVector<memref::AllocOp> allocs;
     launch.getBody().walk([&](memref::AllocOp a) { allocs.push_back(a); });
@@ -263,11 +267,14 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     for (memref::AllocOp a : allocs) {
       if (a->hasAttr("linnet.workgroup"))
         continue; // the block's, not the thread's
-      if (!a.getType().hasStaticShape())
-        return a.emitError("the cuda target cannot yet allocate a buffer of run-time size inside a kernel");
       for (Operation *user : a->getUsers())
         if (isa<scf::YieldOp, func::ReturnOp, gpu::TerminatorOp>(user))
           return a.emitError("the cuda target cannot yet pass a buffer allocated inside a kernel out of it");
+      if (!a.getType().hasStaticShape()) {
+        if (failed(sliceOfLaunchBuffer(launch, a)))
+          return failure();
+        continue;
+      }
       OpBuilder b = OpBuilder::atBlockBegin(&entry);
       auto alloca = b.create<memref::AllocaOp>(a.getLoc(), a.getType(), ValueRange{}, a.getAlignmentAttr());
       for (Operation *user : llvm::make_early_inc_range(a->getUsers()))
@@ -276,6 +283,59 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       a.replaceAllUsesWith(alloca.getResult());
       a.erase();
     }
+    return success();
+  }
+
+  /// `a` (run-time sized, in `launch`) as the thread's slice of a byte
+  /// buffer the host allocates before the launch and frees after it: a
+  /// `memref.view` at the thread's linear id times the slice's bytes
+  /// (rounded up to 64). Its sizes must be known outside the kernel.
+  LogicalResult sliceOfLaunchBuffer(gpu::LaunchOp launch, memref::AllocOp a) {
+    for (Value d : a.getDynamicSizes())
+      if (!d.getParentRegion()->isProperAncestor(&launch.getBody()))
+        return a.emitError("the cuda target cannot yet allocate a buffer inside a kernel whose size "
+                           "the kernel computes");
+    MemRefType t = a.getType();
+    if (!t.getLayout().isIdentity() || !t.getElementType().isIntOrIndexOrFloat() ||
+        t.getElementType().isIndex())
+      return a.emitError("the cuda target cannot yet allocate a buffer of run-time size inside a kernel");
+    Location loc = a.getLoc();
+    OpBuilder hb(launch);
+    // Bytes per thread: the element count times the element's size, to 64.
+    unsigned bytes = std::max<unsigned>(t.getElementTypeBitWidth() / 8, 1);
+    Value count = cst(hb, loc, bytes);
+    unsigned dyn = 0;
+    for (int64_t d : t.getShape())
+      count = hb.create<arith::MulIOp>(loc, count,
+                                       ShapedType::isDynamic(d) ? a.getDynamicSizes()[dyn++] : cst(hb, loc, d));
+    Value per = hb.create<arith::MulIOp>(
+        loc, hb.create<arith::DivUIOp>(loc, hb.create<arith::AddIOp>(loc, count, cst(hb, loc, 63)), cst(hb, loc, 64)),
+        cst(hb, loc, 64));
+    Value threads = cst(hb, loc, 1);
+    for (Value v : {launch.getGridSizeX(), launch.getGridSizeY(), launch.getGridSizeZ(), launch.getBlockSizeX(),
+                    launch.getBlockSizeY(), launch.getBlockSizeZ()})
+      threads = hb.create<arith::MulIOp>(loc, threads, v);
+    Value total = hb.create<arith::MulIOp>(loc, threads, per);
+    auto bufT = MemRefType::get({ShapedType::kDynamic}, hb.getI8Type());
+    Value buf = hb.create<memref::AllocOp>(loc, bufT, ValueRange{total}, hb.getI64IntegerAttr(64));
+    OpBuilder after(launch->getContext());
+    after.setInsertionPointAfter(launch);
+    after.create<memref::DeallocOp>(loc, buf);
+    // The thread's linear id: block-major, then the thread in its block.
+    OpBuilder kb(a);
+    gpu::KernelDim3 bid = launch.getBlockIds(), tid = launch.getThreadIds();
+    gpu::KernelDim3 gs = launch.getGridSize(), bs = launch.getBlockSize();
+    auto mul = [&](Value x, Value y) { return kb.create<arith::MulIOp>(loc, x, y).getResult(); };
+    auto add = [&](Value x, Value y) { return kb.create<arith::AddIOp>(loc, x, y).getResult(); };
+    Value block = add(mul(add(mul(bid.z, gs.y), bid.y), gs.x), bid.x);
+    Value thread = add(mul(add(mul(tid.z, bs.y), tid.y), bs.x), tid.x);
+    Value linear = add(mul(block, mul(mul(bs.x, bs.y), bs.z)), thread);
+    auto view = kb.create<memref::ViewOp>(loc, t, buf, mul(linear, per), a.getDynamicSizes());
+    for (Operation *user : llvm::make_early_inc_range(a->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    a.replaceAllUsesWith(view.getResult());
+    a.erase();
     return success();
   }
 
@@ -350,10 +410,19 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
           return failure();
         continue;
       }
-      // Host control flow around parallel loops stays on the host, unless
-      // it carries values (loop iter_args, if results): those are computed
-      // where its body runs, so it runs whole in one kernel.
-      if (op.getNumRegions() > 0 && op.getNumResults() == 0 && containsParallel(&op)) {
+      // Host control flow around parallel loops stays on the host, its
+      // parallel loops kernels, when what it carries (loop iter_args, if
+      // results) the host can hold: buffers (allocated on the host) and
+      // scalars (a kernel computing one hands it back: flush). So does
+      // control flow carrying a buffer, which only the host allocates (a
+      // loop whose one-element comprehension became scalar code). Carrying
+      // anything else (a vector), it runs whole in one kernel.
+      auto hostHeld = [](Type t) { return isa<MemRefType>(t) || t.isIntOrIndexOrFloat(); };
+      bool carriesBuffer = llvm::any_of(op.getResultTypes(), [](Type t) { return isa<MemRefType>(t); });
+      if (op.getNumRegions() > 0 && (carriesBuffer || containsParallel(&op)) &&
+          llvm::all_of(op.getResultTypes(), hostHeld) && llvm::all_of(op.getRegions(), [&](Region &r) {
+            return llvm::all_of(r.getArgumentTypes(), hostHeld);
+          })) {
         if (failed(flush(group)))
           return failure();
         for (Region &r : op.getRegions())

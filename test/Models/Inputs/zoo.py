@@ -11,7 +11,10 @@ the reference interpreter instead of a build (`linnet run MODEL.ln
 --interpret`): where a known gap stops the build, it tells a wrong model from
 a wrong compiler.
 
-usage: zoo.py LINNET ZOO_DIR WORKDIR MODEL [--interpret]
+usage: zoo.py LINNET ZOO_DIR WORKDIR MODEL [--interpret | BUILD FLAGS...]
+
+BUILD FLAGS replace the build's `--target cpu` (`--target cuda --emulate`:
+the CUDA target's kernels, run on the CPU).
 
 Prints one line per result and exits 1 on a build failure, a run failure or a
 disagreement (|got - want| > tol * (1 + |want|)).
@@ -952,6 +955,7 @@ def nerf():
 def main():
     linnet, zoo, work, name = sys.argv[1:5]
     interpret = "--interpret" in sys.argv[5:]
+    build_flags = [a for a in sys.argv[5:] if a != "--interpret"] or ["--target", "cpu"]
     torch.manual_seed(0)
     spec = MODELS[name]()
     os.makedirs(work, exist_ok=True)
@@ -978,7 +982,7 @@ def main():
         cmd = [linnet, "run", ln, "--interpret", *defs]
     else:
         art = os.path.join(work, "artifact")
-        b = subprocess.run([linnet, "build", ln, "--target", "cpu", *defs, "--weights", wpath,
+        b = subprocess.run([linnet, "build", ln, *build_flags, *defs, "--weights", wpath,
                             *binding, "-o", art], capture_output=True, text=True)
         if b.returncode != 0:
             sys.stdout.write(b.stdout + b.stderr)

@@ -153,3 +153,58 @@ func.func @elements_ragged(%y: memref<8x8xf32>) {
   } {linnet.elements}
   return
 }
+
+// A buffer of run-time size allocated in a thread's work (a branch of an
+// element computing a tensor) is the thread's slice of one byte buffer the
+// host allocates for the launch, a 64-byte-rounded slice per thread, and
+// frees after it.
+// CHECK-LABEL: func.func @private_runtime_size
+// CHECK: %[[BUF:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?xi8>
+// CHECK: gpu.launch
+// CHECK: memref.view %[[BUF]][%{{.*}}][%arg2] : memref<?xi8> to memref<?xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.terminator
+// CHECK: memref.dealloc %[[BUF]]
+func.func @private_runtime_size(%x: memref<?xf32>, %y: memref<?xf32>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %t = memref.alloc(%m) : memref<?xf32>
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %x[%j] : memref<?xf32>
+      memref.store %v, %t[%j] : memref<?xf32>
+    }
+    %w = memref.load %t[%c0] : memref<?xf32>
+    memref.store %w, %y[%i] : memref<?xf32>
+    memref.dealloc %t : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// A run-time loop carrying a buffer (an RNN's hidden state over the
+// input's length) stays on the host: the buffers are the host's, each
+// step's work is a kernel.
+// CHECK-LABEL: func.func @host_loop_carrying_buffer
+// CHECK: scf.while
+// CHECK: } do {
+// CHECK: gpu.launch
+// CHECK: scf.yield
+func.func @host_loop_carrying_buffer(%h0: memref<1xf32>, %n: index) -> memref<1xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.while (%h = %h0, %t = %c0) : (memref<1xf32>, index) -> (memref<1xf32>, index) {
+    %go = arith.cmpi slt, %t, %n : index
+    scf.condition(%go) %h, %t : memref<1xf32>, index
+  } do {
+  ^bb0(%h: memref<1xf32>, %t: index):
+    %next = memref.alloc() : memref<1xf32>
+    %v = memref.load %h[%c0] : memref<1xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %next[%c0] : memref<1xf32>
+    %t1 = arith.addi %t, %c1 : index
+    scf.yield %next, %t1 : memref<1xf32>, index
+  }
+  return %r#0 : memref<1xf32>
+}
