@@ -11,7 +11,7 @@ the reference interpreter instead of a build (`linnet run MODEL.ln
 --interpret`): where a known gap stops the build, it tells a wrong model from
 a wrong compiler.
 
-usage: zoo.py LINNET ZOO_DIR WORKDIR MODEL [--interpret | BUILD FLAGS...]
+usage: zoo.py LINNET ZOO_DIR WORKDIR MODEL|all [--interpret | BUILD FLAGS...]
 
 BUILD FLAGS replace the build's `--target cpu` (`--target cuda --emulate`:
 the CUDA target's kernels, run on the CPU).
@@ -954,8 +954,17 @@ def nerf():
 
 def main():
     linnet, zoo, work, name = sys.argv[1:5]
-    interpret = "--interpret" in sys.argv[5:]
-    build_flags = [a for a in sys.argv[5:] if a != "--interpret"] or ["--target", "cpu"]
+    if name == "all":
+        status = 0
+        for m in MODELS:
+            status |= run_model(linnet, zoo, os.path.join(work, m), m, sys.argv[5:])
+        return status
+    return run_model(linnet, zoo, work, name, sys.argv[5:])
+
+
+def run_model(linnet, zoo, work, name, flags):
+    interpret = "--interpret" in flags
+    build_flags = [a for a in flags if a != "--interpret"] or ["--target", "cpu"]
     torch.manual_seed(0)
     spec = MODELS[name]()
     os.makedirs(work, exist_ok=True)
