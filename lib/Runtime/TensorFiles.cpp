@@ -492,7 +492,41 @@ std::optional<OwnedTensor> linnet::rt::readNpy(const std::string &path, std::str
   return t;
 }
 
+std::optional<OwnedTensor> linnet::rt::readNpyFor(const std::string &path, DType want, std::string &error) {
+  std::optional<OwnedTensor> t = readNpy(path, error);
+  if (!t || want != DType::BF16 || t->dtype != DType::F32)
+    return t;
+  // numpy has no bf16: f32 values that are bf16 values (what writeNpy
+  // writes for a bf16 result), narrowed exactly; any other is refused
+  // rather than rounded behind the user's back.
+  OwnedTensor narrow{DType::BF16, t->shape, std::vector<std::byte>(t->data.size() / 2)};
+  for (size_t i = 0; i + 3 < t->data.size(); i += 4) {
+    if (t->data[i] != std::byte{0} || t->data[i + 1] != std::byte{0}) {
+      float v;
+      std::memcpy(&v, &t->data[i], 4);
+      error = fmt::format("{}: element {} ({}) of this float32 array is not a bf16 value, which input of "
+                          "dtype bf16 takes (numpy has no bf16: give float32 values rounded to bf16, "
+                          "e.g. torch's x.to(torch.bfloat16).float())",
+                          path, i / 4, v);
+      return std::nullopt;
+    }
+    narrow.data[i / 2] = t->data[i + 2];
+    narrow.data[i / 2 + 1] = t->data[i + 3];
+  }
+  return narrow;
+}
+
 bool linnet::rt::writeNpy(const std::string &path, const TensorView &t, std::string &error) {
+  if (t.dtype == DType::BF16) {
+    // numpy has no bf16: its values as f32, exactly (a bf16 is the top
+    // half of the f32 it stands for).
+    OwnedTensor wide{DType::F32, t.shape, std::vector<std::byte>(t.data.size() * 2)};
+    for (size_t i = 0; i + 1 < t.data.size(); i += 2) {
+      wide.data[2 * i + 2] = t.data[i];
+      wide.data[2 * i + 3] = t.data[i + 1];
+    }
+    return writeNpy(path, wide.view(), error);
+  }
   if (!info(t.dtype).npy) {
     error = fmt::format("{}: numpy has no {} dtype", path, dtypeName(t.dtype));
     return false;

@@ -154,7 +154,14 @@ int tool::runInterpreted(const InterpretRunOptions &o) {
             fmt::format("missing relation '{}' (--relation {}=ROW_PTR.npy,COL_IDX.npy)", s.relation, s.relation));
       continue;
     }
-    std::optional<rt::OwnedTensor> t = rt::readNpy(it->second, error);
+    // The element dtype from the source spelling: `Tensor[S; bf16]`, `bf16`.
+    std::string_view ty = s.type;
+    if (size_t semi = ty.rfind(';'); semi != std::string_view::npos)
+      ty = ty.substr(semi + 1, ty.find(']', semi) - semi - 1);
+    while (!ty.empty() && ty.front() == ' ')
+      ty.remove_prefix(1);
+    std::optional<rt::OwnedTensor> t =
+        rt::readNpyFor(it->second, rt::dtypeFromName(ty).value_or(rt::DType::F32), error);
     files.erase(it); // given, even if unreadable: not an unknown input
     if (!t) {
       problems.push_back(error);

@@ -204,7 +204,7 @@ std::optional<std::vector<rt::OwnedTensor>> tool::readEntryInputs(const rt::Mode
             "missing relation '{}' (--relation {}=ROW_PTR.npy,COL_IDX.npy)", s.relation, s.relation));
       continue;
     }
-    std::optional<rt::OwnedTensor> t = rt::readNpy(it->second, error);
+    std::optional<rt::OwnedTensor> t = rt::readNpyFor(it->second, s.dtype, error);
     files.erase(it); // given, even if unreadable: not an unknown input
     if (!t) {
       problems.push_back(error);

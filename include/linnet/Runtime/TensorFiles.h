@@ -86,7 +86,12 @@ bool writeSafeTensors(const std::string &path, const std::map<std::string, Tenso
 /// Reads a .npy file (format 1.0-3.0, C order, little-endian or byte-free
 /// dtypes: |b1 |u1 |i1 <i2 <i4 <i8 <f2 <f4 <f8).
 std::optional<OwnedTensor> readNpy(const std::string &path, std::string &error);
-/// Writes a .npy file (format 1.0).
+/// readNpy for an input of dtype `want`: a bf16 input (numpy has none)
+/// takes a float32 array whose values are all bf16 values, narrowed
+/// exactly; other values are refused, naming the first.
+std::optional<OwnedTensor> readNpyFor(const std::string &path, DType want, std::string &error);
+/// Writes a .npy file (format 1.0); a bf16 tensor as f32, exactly (numpy
+/// has no bf16).
 bool writeNpy(const std::string &path, const TensorView &tensor, std::string &error);
 
 } // namespace linnet::rt

@@ -147,6 +147,19 @@ def LinnetCPUMathToLibm : Pass<"linnet-cpu-math-to-libm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::vector::VectorDialect"];
 }
 
+def LinnetCPUWidenBf16 : Pass<"linnet-cpu-widen-bf16", "::mlir::ModuleOp"> {
+  let summary = "bf16 arithmetic as f32 arithmetic, each result rounded to bf16";
+  let description = [{
+    Each arith or math op on bf16 values (scalars or vectors) computes on
+    their f32 extensions and rounds its result back to bf16 (arith.extf,
+    arith.truncf), keeping the rounding of every operation the language
+    asks for; arith-expand's bf16 patterns then make the conversions integer
+    code, which vectorizes, where LLVM would call __truncsfbf2 per element
+    on a host without AVX512-BF16.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LinnetCPUGenerateHaloKernels
     : Pass<"linnet-cpu-generate-halo-kernels", "::mlir::ModuleOp"> {
   let summary = "Generate the halo pack/unpack functions the plans name, then drop the Task IR's planning ops";
