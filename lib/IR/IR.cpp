@@ -151,17 +151,53 @@ std::string ir::dimStr(const json &d) {
   if (d.contains("packsize"))
     return fmt::format("#{}", d.value("name", "?"));
   std::string op = d.value("op", "");
-  std::vector<std::string> args;
+  std::vector<json> xs;
   if (d.contains("args") && d["args"].is_array())
-    for (const json &a : d["args"]) {
-      std::string s = dimStr(a);
-      bool compound = a.is_object() && a.contains("op") && a["op"] == "add";
-      args.push_back(compound && op != "add" && op != "min" && op != "max" ? fmt::format("({})", s) : s);
-    }
-  if (op == "min" || op == "max")
+    xs = d["args"].get<std::vector<json>>();
+  auto opOf = [](const json &a) { return a.is_object() && a.contains("op") ? a["op"].get<std::string>() : ""; };
+  if (op == "min" || op == "max") {
+    std::vector<std::string> args;
+    for (const json &a : xs)
+      args.push_back(dimStr(a));
     return fmt::format("{}({})", op, fmt::join(args, ", "));
-  const char *sep = op == "add" ? " + " : op == "mul" ? " * " : op == "floordiv" ? " / " : " % ";
-  return fmt::format("{}", fmt::join(args, sep));
+  }
+  if (op == "add") {
+    // A term with a negative constant factor prints as a subtraction:
+    // the plan's N + -1 * M is N - M, K + -2 is K - 2.
+    std::string out;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const json &a = xs[i];
+      bool negConst = a.is_number_integer() && a.get<int64_t>() < 0;
+      bool negTerm = opOf(a) == "mul" && a["args"].size() >= 2 && a["args"][0].is_number_integer() &&
+                     a["args"][0].get<int64_t>() < 0;
+      std::string s;
+      if (i > 0 && negConst) {
+        s = std::to_string(-a.get<int64_t>());
+      } else if (i > 0 && negTerm) {
+        json pos = a;
+        pos["args"][0] = -a["args"][0].get<int64_t>();
+        if (pos["args"][0] == 1)
+          pos["args"].erase(pos["args"].begin());
+        s = pos["args"].size() == 1 ? dimStr(pos["args"][0]) : dimStr(pos);
+        if (opOf(pos["args"].size() == 1 ? pos["args"][0] : pos) == "add")
+          s = "(" + s + ")";
+      } else {
+        s = dimStr(a);
+      }
+      out += i == 0 ? s : ((negConst || negTerm) ? " - " : " + ") + s;
+    }
+    return out;
+  }
+  // *, / and % associate to the left: the first operand needs parentheses
+  // only for a sum, the others for any compound operand.
+  const char *sep = op == "mul" ? " * " : op == "floordiv" ? " / " : " % ";
+  std::string out;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    std::string s = dimStr(xs[i]), k = opOf(xs[i]);
+    bool paren = i == 0 ? k == "add" : (k == "add" || k == "mul" || k == "floordiv" || k == "mod");
+    out += (i ? sep : "") + (paren ? "(" + s + ")" : s);
+  }
+  return out;
 }
 
 static std::string dtypeStr(const json &d) {

@@ -341,12 +341,14 @@ private:
       DimV acc = xs[0];
       for (size_t i = 1; i < xs.size(); ++i) {
         const DimV &y = xs[i];
+        if ((op == "floordiv" || op == "mod") && y.c && *y.c == 0)
+          fail(fmt::format("{}: dim {} divides by zero", where_, ir::dimStr(d)));
         if (acc.c && y.c) {
           int64_t a = *acc.c, bb = *y.c;
           if (op == "add") acc.c = a + bb;
           else if (op == "mul") acc.c = a * bb;
-          else if (op == "floordiv") acc.c = bb ? (a / bb - ((a % bb != 0) && ((a < 0) != (bb < 0)))) : 0;
-          else if (op == "mod") acc.c = bb ? ((a % bb) + bb) % bb : 0;
+          else if (op == "floordiv") acc.c = a / bb - ((a % bb != 0) && ((a < 0) != (bb < 0)));
+          else if (op == "mod") acc.c = a - bb * (a / bb - ((a % bb != 0) && ((a < 0) != (bb < 0))));
           else if (op == "min") acc.c = std::min(a, bb);
           else if (op == "max") acc.c = std::max(a, bb);
           else fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
@@ -355,8 +357,10 @@ private:
         Value a = dimValue(acc), bb = dimValue(y), r;
         if (op == "add") r = b_.create<arith::AddIOp>(loc_, a, bb);
         else if (op == "mul") r = b_.create<arith::MulIOp>(loc_, a, bb);
-        else if (op == "floordiv") r = b_.create<arith::DivSIOp>(loc_, a, bb);
-        else if (op == "mod") r = b_.create<arith::RemSIOp>(loc_, a, bb);
+        // Floored, as every other evaluator of dims (a zero divisor is a
+        // run-time error): the integer `/` and `%` of the language.
+        else if (op == "floordiv") r = binary("div", a, bb, b_.getIndexType());
+        else if (op == "mod") r = binary("mod", a, bb, b_.getIndexType());
         else if (op == "min") r = b_.create<arith::MinSIOp>(loc_, a, bb);
         else if (op == "max") r = b_.create<arith::MaxSIOp>(loc_, a, bb);
         else fail(fmt::format("{}: unknown dim operator '{}'", where_, op));

@@ -56,16 +56,20 @@ class _Eval:
                 raise NotImplementedError(f"reference: dim {d['name']} is not bound")
             return env[d["sym"]]
         if "op" in d:
+            # The plan's operators fold left over their arguments (`N + M +
+            # 1` is one `add` of three); `/` and `%` floor, as Python's.
             a = [self.dim(x, env) for x in d["args"]]
             op = d["op"]
-            if op == "add": return a[0] + a[1]
-            if op == "sub": return a[0] - a[1]
-            if op == "mul": return a[0] * a[1]
-            if op == "div": return a[0] // a[1]
-            if op == "mod": return a[0] % a[1]
-            if op == "neg": return -a[0]
-            if op == "min": return min(a)
-            if op == "max": return max(a)
+            fold = {"add": lambda x, y: x + y, "mul": lambda x, y: x * y,
+                    "floordiv": lambda x, y: x // y, "mod": lambda x, y: x % y,
+                    "min": min, "max": max}.get(op)
+            if fold is not None and a:
+                if op in ("floordiv", "mod") and 0 in a[1:]:
+                    raise ValueError(f"reference: dim {d} divides by zero")
+                r = a[0]
+                for y in a[1:]:
+                    r = fold(r, y)
+                return r
         if "value" in d:
             return d["value"]
         raise NotImplementedError(f"reference: dim expression {d}")
