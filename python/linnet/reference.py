@@ -112,6 +112,11 @@ class _Eval:
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise NotImplementedError(f"reference: constant {v!r}")
             return v
+        if k == "tuple":
+            # A list: a Python tuple would read as the op's several results.
+            return list(args)
+        if k == "tuple.get":
+            return args[0][a["index"]]
         if k == "member":
             path = block.prefix + a["member"]
             return self.params.get(path)  # None: an absent optional tensor

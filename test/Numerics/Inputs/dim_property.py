@@ -58,8 +58,11 @@ def main():
             if i in skip:
                 continue
             ext = f"{e} + 6"
+            # The extent as a result's (the runtime sizes it) and as a loop's
+            # inside (the compiled code computes it): sum of 0..E-1.
             entries.append(f"    pub entry e{i}<N: dim, M: dim>(x: Tensor[N; f32], y: Tensor[M; f32]) "
-                           f"-> Tensor[{ext}; f32] {{\n        [i: {ext}] i as f32\n    }}")
+                           f"-> (Tensor[{ext}; f32], f32) {{\n"
+                           f"        ([i: {ext}] i as f32, sum(j: {ext}) j as f32)\n    }}")
         with open(path, "w") as f:
             f.write("module dims\npub block B<K: dim> {\n" + "\n".join(entries) + "\n}\n")
 
@@ -115,19 +118,30 @@ def main():
                               ("interpreter", [linnet, "run", ln, "-D", f"K={K}", "--interpret"])):
                 if side in got:
                     continue
-                out = os.path.join(work, f"{side}.npy")
-                if os.path.exists(out):
-                    os.remove(out)
+                out, total = os.path.join(work, f"{side}.npy"), os.path.join(work, f"{side}-sum.npy")
+                for o in (out, total):
+                    if os.path.exists(o):
+                        os.remove(o)
                 r = subprocess.run(cmd + ["--entry", f"e{i}", "--input", f"x={work}/x.npy",
-                                          "--input", f"y={work}/y.npy", "--output", out],
+                                          "--input", f"y={work}/y.npy", "--output", out,
+                                          "--output", total],
                                    capture_output=True, text=True)
                 if r.returncode < 0 or "internal error" in r.stderr or "loc(" in r.stderr:
                     print(f"CRASH {side} e{i} = {e} at N={N} M={M} K={K}: rc {r.returncode} {r.stderr[:200]}")
                     status = 1
-                got[side] = np.load(out).shape[0] if r.returncode == 0 else None
+                got[side] = None
+                if r.returncode == 0:
+                    a = np.load(out)
+                    # The result is [i: E] i: its extent, and every element
+                    # written by a loop of that extent.
+                    n, t = a.shape[0], float(np.load(total))
+                    got[side] = n if np.array_equal(a, np.arange(n)) and t == n * (n - 1) / 2 else \
+                        f"extent {n} with elements {a[:8].tolist()}, sum {t}"
             try:
-                t = ref.call(f"e{i}", torch.zeros(N), torch.zeros(M))
-                got["python"] = int(t.shape[0])
+                t, tot = ref.call(f"e{i}", torch.zeros(N), torch.zeros(M))
+                n = int(t.shape[0])
+                got["python"] = n if torch.equal(t, torch.arange(n).to(t.dtype)) and \
+                    float(tot) == n * (n - 1) / 2 else f"extent {n} with elements {t[:8].tolist()}, sum {float(tot)}"
             except Exception:  # noqa: BLE001 - any refusal counts as one
                 got["python"] = None
             expect = want if want is not None and want >= 0 else None
