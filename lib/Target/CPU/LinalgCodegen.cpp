@@ -282,13 +282,45 @@ struct Matvec {
   unsigned row = ~0u, unit = ~0u, k = ~0u; // loop positions
   SmallVector<AffineMap> maps;             // x, y indexing maps
   int64_t rows = -1;                       // static row count, -1 dynamic
+  /// W's and x's element type: f32, or a half type whose products round
+  /// to it before they are added to y's f32 sums (the language's half
+  /// sums: each term in its dtype, accumulated in f32).
+  Type elem;
 };
 
+/// Whether `op` is a half-precision product summed in f32: W and x of one
+/// half type (bf16, f16), y f32, the body `y + extf(x * w)`.
+bool isHalfProductIntoF32(linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || op.getNumDpsInputs() != 2)
+    return false;
+  Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  if (a != b || !(a.isBF16() || a.isF16()) || !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+    return false;
+  Block *body = generic.getBody();
+  if (body->getOperations().size() != 4)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(body->front());
+  auto ext = dyn_cast<arith::ExtFOp>(*std::next(body->begin()));
+  auto add = dyn_cast<arith::AddFOp>(*std::next(body->begin(), 2));
+  if (!mul || !ext || !add || ext.getIn() != mul.getResult())
+    return false;
+  auto isArg = [&](Value v, unsigned i) { return v == body->getArgument(i); };
+  bool operands = (isArg(mul.getLhs(), 0) && isArg(mul.getRhs(), 1)) ||
+                  (isArg(mul.getLhs(), 1) && isArg(mul.getRhs(), 0));
+  bool sum = (add.getLhs() == ext.getResult() && isArg(add.getRhs(), 2)) ||
+             (add.getRhs() == ext.getResult() && isArg(add.getLhs(), 2));
+  return operands && sum;
+}
+
 /// W (rows, k) with unit inner stride, x (k) or (1, k) / (k, 1) with unit
-/// stride along k, y (rows) or with a unit axis, f32.
+/// stride along k, y (rows) or with a unit axis; f32, or half W and x
+/// summed into f32 y (isHalfProductIntoF32).
 std::optional<Matvec> matchMatvec(const Contraction &c) {
   linalg::LinalgOp op = c.op;
-  if (!c.batch.empty() || c.m == ~0u || !isF32(op))
+  bool half = isHalfProductIntoF32(op);
+  if (!c.batch.empty() || c.m == ~0u || !(isF32(op) || half))
     return std::nullopt;
   Matvec mv;
   unsigned wOperand, xOperand;
@@ -327,10 +359,11 @@ std::optional<Matvec> matchMatvec(const Contraction &c) {
   if (resultPos(op, 2, mv.row) < 0)
     return std::nullopt;
   if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-    if (generic.getBody()->getOperations().size() != 3)
+    if (!half && generic.getBody()->getOperations().size() != 3)
       return std::nullopt;
   if (!unitInnerStride(mv.W) || !unitInnerStride(mv.x))
     return std::nullopt;
+  mv.elem = getElementTypeOrSelf(mv.W.getType());
   mv.maps = {xm, ym};
   mv.rows = ShapedType::isDynamic(c.ranges[mv.row]) ? -1 : c.ranges[mv.row];
   return mv;
@@ -361,6 +394,30 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   Value W = mv.W, x = mv.x, y = mv.y;
   FloatType f32 = b.getF32Type();
   auto vt = VectorType::get({(int64_t)width}, f32);
+  // Half W and x: loaded as such, widened (exactly), each product rounded
+  // to the half type and widened again, then added (no FMA: the rounding
+  // between the product and the sum is the language's).
+  bool half = !mv.elem.isF32();
+  auto vin = VectorType::get({(int64_t)width}, mv.elem);
+  auto loadV = [&](OpBuilder &b, Location loc, Value m, ValueRange ix) -> Value {
+    Value v = b.create<vector::LoadOp>(loc, half ? vin : vt, m, ix);
+    return half ? b.create<arith::ExtFOp>(loc, vt, v).getResult() : v;
+  };
+  auto loadS = [&](OpBuilder &b, Location loc, Value m, ValueRange ix) -> Value {
+    Value v = b.create<memref::LoadOp>(loc, m, ix);
+    return half ? b.create<arith::ExtFOp>(loc, f32, v).getResult() : v;
+  };
+  auto productAdd = [&](OpBuilder &b, Location loc, Value w, Value xv, Value acc) -> Value {
+    if (!half)
+      return isa<VectorType>(acc.getType()) ? b.create<vector::FMAOp>(loc, w, xv, acc).getResult()
+                                            : b.create<arith::AddFOp>(loc, acc, b.create<arith::MulFOp>(loc, w, xv))
+                                                  .getResult();
+    Type wide = acc.getType();
+    Type narrow = isa<VectorType>(wide) ? Type(vin) : mv.elem;
+    Value p = b.create<arith::MulFOp>(loc, w, xv);
+    p = b.create<arith::ExtFOp>(loc, wide, b.create<arith::TruncFOp>(loc, narrow, p).getResult());
+    return b.create<arith::AddFOp>(loc, acc, p);
+  };
   const int64_t unroll = 2, group = 4;
   auto idx = [&](int64_t v) -> Value {
     return b.create<arith::ConstantIndexOp>(loc, v);
@@ -400,11 +457,10 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
                                loc, k, b.create<arith::ConstantIndexOp>(loc, u * width))
                                .getResult()
                          : k;
-            Value xv = b.create<vector::LoadOp>(loc, vt, x, xIdx(ku));
+            Value xv = loadV(b, loc, x, xIdx(ku));
             for (int64_t r = 0; r < n; ++r) {
-              Value w = b.create<vector::LoadOp>(loc, vt, W, ValueRange{rowsI[r], ku});
-              next[r * unroll + u] =
-                  b.create<vector::FMAOp>(loc, w, xv, accs[r * unroll + u]);
+              Value w = loadV(b, loc, W, ValueRange{rowsI[r], ku});
+              next[r * unroll + u] = productAdd(b, loc, w, xv, accs[r * unroll + u]);
             }
           }
           b.create<scf::YieldOp>(loc, next);
@@ -419,11 +475,11 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
     auto rest = b.create<scf::ForOp>(
         loc, kUnrolled, kVector, cst(width), acc,
         [&](OpBuilder &b, Location loc, Value k, ValueRange accs) {
-          Value xv = b.create<vector::LoadOp>(loc, vt, x, xIdx(k));
+          Value xv = loadV(b, loc, x, xIdx(k));
           SmallVector<Value> next;
           for (int64_t r = 0; r < n; ++r) {
-            Value w = b.create<vector::LoadOp>(loc, vt, W, ValueRange{rowsI[r], k});
-            next.push_back(b.create<vector::FMAOp>(loc, w, xv, accs[r]));
+            Value w = loadV(b, loc, W, ValueRange{rowsI[r], k});
+            next.push_back(productAdd(b, loc, w, xv, accs[r]));
           }
           b.create<scf::YieldOp>(loc, next);
         });
@@ -431,12 +487,11 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
     auto tail = b.create<scf::ForOp>(
         loc, kVector, K, c1, tailInit,
         [&](OpBuilder &b, Location loc, Value k, ValueRange s) {
-          Value xv = b.create<memref::LoadOp>(loc, x, xIdx(k));
+          Value xv = loadS(b, loc, x, xIdx(k));
           SmallVector<Value> next;
           for (int64_t r = 0; r < n; ++r) {
-            Value w = b.create<memref::LoadOp>(loc, W, ValueRange{rowsI[r], k});
-            next.push_back(b.create<arith::AddFOp>(
-                loc, s[r], b.create<arith::MulFOp>(loc, w, xv)));
+            Value w = loadS(b, loc, W, ValueRange{rowsI[r], k});
+            next.push_back(productAdd(b, loc, w, xv, s[r]));
           }
           b.create<scf::YieldOp>(loc, next);
         });
