@@ -271,6 +271,18 @@ private:
             return Dim::packSize(it->second->id, it->second->name);
       return std::nullopt;
     }
+    case ast::Expr::Kind::Call: {
+      // min/max of dims, as Sema's asDim reads them (Check.cpp).
+      auto &c = llvm::cast<ast::CallExpr>(e);
+      auto *callee = llvm::dyn_cast<ast::NameExpr>(c.callee.get());
+      if (!callee || (callee->name != "min" && callee->name != "max") || c.hasGenericArgs ||
+          c.args.size() != 2 || lookup(callee->name))
+        return std::nullopt;
+      std::optional<Dim> l = asDim(*c.args[0]), r = asDim(*c.args[1]);
+      if (!l || !r)
+        return std::nullopt;
+      return callee->name == "min" ? Dim::min(*l, *r) : Dim::max(*l, *r);
+    }
     case ast::Expr::Kind::Binary: {
       auto &b = llvm::cast<ast::BinaryExpr>(e);
       std::optional<Dim> l = asDim(*b.lhs), r = asDim(*b.rhs);

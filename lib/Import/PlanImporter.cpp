@@ -324,6 +324,16 @@ private:
 
   Value dimValue(const DimV &d) { return d.c ? cIndex(*d.c) : d.v; }
 
+  /// A dim that sizes an axis or a loop: negative with the build's
+  /// generics, it is refused where it is written.
+  DimV extent(const json &d, Frame &f) {
+    DimV v = dim(d, f);
+    if (v.c && *v.c < 0)
+      fail(fmt::format("{}: the extent {} is {} with the build's generics (negative)", where_,
+                       ir::dimStr(d), *v.c));
+    return v;
+  }
+
   DimV dim(const json &d, Frame &f) {
     if (d.is_number_integer())
       return {d.get<int64_t>(), {}};
@@ -398,7 +408,7 @@ private:
             add(d);
           continue;
         }
-        add(dim(u, f));
+        add(extent(u, f));
       }
       return RankedTensorType::get(shape, elemType(dtypeName(t["dtype"], f)));
     }
@@ -2128,7 +2138,7 @@ private:
   std::vector<DimV> domains(const json &indices, Frame &f) {
     std::vector<DimV> ds;
     for (const json &i : indices)
-      ds.push_back(dim(i["domain"], f));
+      ds.push_back(extent(i["domain"], f));
     return ds;
   }
 

@@ -271,6 +271,18 @@ private:
             return Dim::packSize(g->id, g->name);
       break;
     }
+    case ast::Expr::Kind::Call: {
+      // `min(N, 3)` and `max(...)` of dims are dims, as in a type.
+      auto &c = llvm::cast<ast::CallExpr>(e);
+      auto *callee = llvm::dyn_cast<ast::NameExpr>(c.callee.get());
+      if (!callee || (callee->name != "min" && callee->name != "max") || c.hasGenericArgs ||
+          c.args.size() != 2 || lookupLocal(callee->name))
+        break;
+      std::optional<Dim> l = asDim(*c.args[0], false), r = asDim(*c.args[1], false);
+      if (l && r)
+        return callee->name == "min" ? Dim::min(*l, *r) : Dim::max(*l, *r);
+      break;
+    }
     case ast::Expr::Kind::Binary: {
       auto &b = llvm::cast<ast::BinaryExpr>(e);
       std::optional<Dim> l = asDim(*b.lhs, false), r = asDim(*b.rhs, false);

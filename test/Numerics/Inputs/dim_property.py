@@ -1,6 +1,6 @@
 """Every evaluator of dim expressions agrees: random expressions over two
 entry generics (known at run time) and a block generic (known at build
-time), with + - * / % and small constants, as an entry's result
+time), with + - * / % min max and small constants, as an entry's result
 extent. Each expression is evaluated by the compiled code (the importer's
 folding and its run-time arithmetic, the runtime's result shapes), the
 reference interpreter, and Python's reference (linnet.reference), on
@@ -24,9 +24,7 @@ import numpy as np
 def gen(rng, depth):
     if depth == 0 or rng.random() < 0.3:
         return rng.choice(["N", "M", "K", str(rng.randint(1, 5)), str(rng.randint(0, 3))])
-    # min and max are dims in types but calls in a comprehension's domain
-    # (a located refusal by check): the domain below needs the expression.
-    op = rng.choice(["+", "-", "*", "/", "%"])
+    op = rng.choice(["+", "-", "*", "/", "%", "min", "max"])
     a, b = gen(rng, depth - 1), gen(rng, depth - 1)
     # A divisor that is zero whatever the generics is refused by check
     # (a build-time error, tested elsewhere): draw another.
@@ -87,8 +85,9 @@ def main():
     sys.path.insert(0, os.environ.get("LINNET_PYTHON", ""))
     import torch
     from linnet import reference
-    # The build binds K: an entry whose extent divides by zero with it is
-    # refused by the build, naming the entry; it is left out of that build.
+    # The build binds K: an entry whose extent divides by zero or is
+    # negative with it is refused by the build, naming the entry and the
+    # extent at its source; it is left out of that build.
     arts = {}
     for K in sorted({v[2] for v in values}):
         art, lnK, skip = os.path.join(work, f"art{K}"), os.path.join(work, f"dims{K}.ln"), set()
@@ -98,7 +97,7 @@ def main():
                                capture_output=True, text=True)
             if b.returncode == 0:
                 break
-            m = re.search(r"dims::B\.e(\d+)\b.*divides by zero", b.stderr)
+            m = re.search(r"dims::B\.e(\d+)\b.*(divides by zero|\(negative\))", b.stderr)
             if not m or int(m.group(1)) in skip:
                 print(f"BUILD FAILED for K={K}: {b.stderr[:300]}")
                 return 1
