@@ -97,7 +97,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
   std::string why;
   int fd = input::openRegular(path, st, why);
   if (fd < 0)
-    return fail(S_ISDIR(st.st_mode) || why.rfind("is ", 0) == 0 ? why : "cannot open: " + why);
+    return fail(why.rfind("is ", 0) == 0 ? why : "cannot open: " + why);
   uint64_t fileSize = static_cast<uint64_t>(st.st_size);
   if (fileSize < 8) {
     ::close(fd);

@@ -86,6 +86,7 @@ inline const char *fileKind(mode_t mode) {
 /// that a FIFO is refused instead of waiting for a writer; `st` is the open
 /// file's status (its size is the size to read).
 inline int openRegular(const std::string &path, struct stat &st, std::string &error) {
+  st = {}; // callers may read it after a failure: never uninitialized
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     error = std::strerror(errno);
