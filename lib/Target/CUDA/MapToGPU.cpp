@@ -277,13 +277,19 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       }
       OpBuilder b = OpBuilder::atBlockBegin(&entry);
       auto alloca = b.create<memref::AllocaOp>(a.getLoc(), a.getType(), ValueRange{}, a.getAlignmentAttr());
-      for (Operation *user : llvm::make_early_inc_range(a->getUsers()))
-        if (isa<memref::DeallocOp>(user))
-          user->erase();
-      a.replaceAllUsesWith(alloca.getResult());
-      a.erase();
+      replaceAllocation(a, alloca.getResult());
     }
     return success();
+  }
+
+  /// Replaces a kernel's allocation by `memory` (the thread's own), its
+  /// deallocations dropped: the memory is freed with the stack or the launch.
+  static void replaceAllocation(memref::AllocOp a, Value memory) {
+    for (Operation *user : llvm::make_early_inc_range(a->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    a.replaceAllUsesWith(memory);
+    a.erase();
   }
 
   /// `a` (run-time sized, in `launch`) as the thread's slice of a byte
@@ -331,11 +337,7 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     Value thread = add(mul(add(mul(tid.z, bs.y), tid.y), bs.x), tid.x);
     Value linear = add(mul(block, mul(mul(bs.x, bs.y), bs.z)), thread);
     auto view = kb.create<memref::ViewOp>(loc, t, buf, mul(linear, per), a.getDynamicSizes());
-    for (Operation *user : llvm::make_early_inc_range(a->getUsers()))
-      if (isa<memref::DeallocOp>(user))
-        user->erase();
-    a.replaceAllUsesWith(view.getResult());
-    a.erase();
+    replaceAllocation(a, view.getResult());
     return success();
   }
 
