@@ -236,6 +236,8 @@ struct Compiler::Impl {
       f.push_back("--ranks=" + std::to_string(o.ranks));
     if (o.emulate)
       f.push_back("--emulate");
+    if (o.hostKernels)
+      f.push_back("--host-kernels");
     return f;
   }
 
@@ -658,6 +660,7 @@ int Compiler::buildArtifact() {
     asked.profile = o.profile;
     asked.distributed = o.ranks > 0;
     asked.emulate = o.emulate;
+    asked.hostKernels = o.hostKernels;
     if (std::string why = t.unsupported(asked); !why.empty()) {
       errs << fmt::format("linnet build: error: --target {}: {}\n", o.target, why);
       return 2;
@@ -723,6 +726,7 @@ int Compiler::buildArtifact() {
   request.profile = o.profile;
   request.distributed = o.ranks > 0;
   request.emulate = o.emulate;
+  request.hostKernels = o.hostKernels;
   // A variant's library compiles the same way, without the dumps.
   target::CodegenRequest variantRequest = request;
   request.dumpIRDir = o.dumpIR;

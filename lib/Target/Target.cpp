@@ -21,6 +21,9 @@ void Target::registerDialects(DialectRegistry &) const {}
 std::string Target::unsupported(const CodegenRequest &request) const {
   if (request.emulate)
     return "--emulate runs a GPU target's kernels on the CPU; the " + kind().str() + " target has none";
+  if (request.hostKernels)
+    return "--host-kernels builds a GPU target's kernels for the driver emulator; the " + kind().str() +
+           " target has none";
   return "";
 }
 

@@ -31,6 +31,9 @@ void tool::addSourceOptions(CLI::App *cmd, SourceOptions &opts) {
       ->default_val("cpu-native");
   cmd->add_flag("--emulate", opts.emulate,
                 "For a .ln model built for cuda: its GPU kernels run on the CPU (tests without a GPU)");
+  cmd->add_flag("--host-kernels", opts.hostKernels,
+                "For a .ln model built for cuda: also its kernels for the CUDA driver emulator "
+                "(kernels.host.so; tests of the CUDA runtime without a GPU)");
 }
 
 std::optional<std::string> tool::resolveArtifact(const std::string &model, const SourceOptions &opts,
@@ -54,6 +57,7 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   b.weights = weights;
   b.binding = binding;
   b.emulate = opts.emulate;
+  b.hostKernels = opts.hostKernels;
   b.profile = profile;
   std::optional<compiler::Options> o = compilerOptions(b, opts.target);
   if (!o)

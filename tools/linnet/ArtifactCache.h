@@ -16,6 +16,7 @@ struct SourceOptions {
   std::vector<std::string> defines, includeDirs;
   std::string target = "cpu"; // the registered target the model is built for
   bool emulate = false;       // with a GPU target: its kernels run on the CPU
+  bool hostKernels = false;   // with cuda: kernels.host.so for the driver emulator
 };
 void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
 

@@ -39,6 +39,10 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
               "With --target cuda: the artifact's library runs the generated GPU kernels on the "
               "CPU (grid and block as loops), in the CPU runtime ABI, for tests without a GPU; "
               "kernels.ptx, kernels.cubin and kernels.json are written as for the GPU");
+  c->add_flag("--host-kernels", o.hostKernels,
+              "With --target cuda: also write kernels.host.so, the kernels compiled for this CPU, "
+              "which the CUDA driver emulator (docs/cuda-abi.md) runs in "
+              "place of the cubin, so the artifact's real CUDA runtime is tested without a GPU");
   c->add_option("--runtime-checks", o.runtimeChecks,
                 "on (default): indices read from data and integer divisors are checked at run "
                 "time; off: unchecked, to measure what the checks cost")
@@ -77,6 +81,7 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const
   o.profile = b.profile;
   o.ranks = b.ranks;
   o.emulate = b.emulate;
+  o.hostKernels = b.hostKernels;
   o.output = b.output;
   return o;
 }

@@ -27,6 +27,7 @@ struct BuildCpuOptions {
   bool profile = false;      // --profile: timers at command boundaries
   int64_t ranks = 0;         // --ranks N: a distributed artifact
   bool emulate = false;      // --emulate: a cuda build's kernels run on the CPU
+  bool hostKernels = false;  // --host-kernels: also kernels.host.so, for the driver emulator
   std::string impl = "auto"; // auto | generated | blas
   std::string variants = "auto";
 };

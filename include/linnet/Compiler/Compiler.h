@@ -61,6 +61,7 @@ struct Options {
   bool profile = false;       // --profile: timers at every command's boundaries
   int64_t ranks = 0;          // --ranks N: a distributed artifact for N ranks (0: not)
   bool emulate = false;       // --emulate: the target's kernels run on the CPU (cuda)
+  bool hostKernels = false;   // --host-kernels: kernels.host.so for the driver emulator (cuda)
   std::string output;         // the artifact directory
 };
 

@@ -60,6 +60,11 @@ struct CodegenRequest {
   /// grid and block as loops) builds that execution as the artifact's
   /// library, in the CPU runtime ABI, for tests: `linnet build --emulate`.
   bool emulate = false;
+  /// The CUDA target also writes `kernels.host.so`: its kernels compiled
+  /// for this CPU, which the CUDA driver emulator runs in place of the
+  /// cubin, so the real CUDA runtime is tested without a GPU
+  /// (`linnet build --host-kernels`, docs/cuda-abi.md).
+  bool hostKernels = false;
   /// Inserted before the extension of every file the target adds
   /// (GeneratedLibrary::files): a variant's library `.v1` gets kernels.v1.ptx.
   std::string fileSuffix;

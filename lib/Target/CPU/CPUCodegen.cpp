@@ -668,7 +668,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
     llvm::raw_fd_ostream shim(shimFd, /*shouldClose=*/true);
     if (blas)
       shim << blasShimSource();
-    if (timers)
+    if (timers && options.profileShim)
       shim << profileShimSource();
     shim << distShim;
     // The shim is read from stdin (`-x c -`), so the temporary file's random

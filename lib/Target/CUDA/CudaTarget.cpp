@@ -198,6 +198,8 @@ typedef struct linnet_cuda_host_table {
   void (*release)(void *session, void *ptr);
   int32_t (*sgemm)(void *session, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, uint64_t a,
                    int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc); /* version 2 */
+  void (*mark)(void *session, int64_t task, int64_t end); /* version 3 */
+  const void *(*profile_take)(void *session, uint64_t *count, uint64_t *calls);
 } linnet_cuda_host_table;
 linnet_cuda_host_table linnet_cuda_host; /* kHostTableSymbol, Abi.h's HostTable */
 static void linnet_cuda_unbound(void) {
@@ -232,6 +234,21 @@ int32_t linnet_cuda_sgemm(int32_t transa, int32_t transb, int64_t m, int64_t n, 
     return 1; /* no library: the generated kernel runs */
   return linnet_cuda_host.sgemm(linnet_cuda_host.session, transa, transb, m, n, k, (uint64_t)a, lda, (uint64_t)b,
                                 ldb, beta, (uint64_t)c, ldc);
+}
+/* linnet build --profile: command boundaries are CUDA events on the stream. */
+void linnet_prof_begin(int64_t task) {
+  if (linnet_cuda_host.version >= 3 && linnet_cuda_host.mark)
+    linnet_cuda_host.mark(linnet_cuda_host.session, task, 0);
+}
+void linnet_prof_end(int64_t task) {
+  if (linnet_cuda_host.version >= 3 && linnet_cuda_host.mark)
+    linnet_cuda_host.mark(linnet_cuda_host.session, task, 1);
+}
+const void *linnet_profile_take(uint64_t *count, uint64_t *calls) {
+  *count = *calls = 0;
+  if (linnet_cuda_host.version < 3 || !linnet_cuda_host.profile_take)
+    return NULL;
+  return linnet_cuda_host.profile_take(linnet_cuda_host.session, count, calls);
 }
 )C";
 }
@@ -460,8 +477,8 @@ std::string CudaTarget::codeIdentity() const {
 std::string CudaTarget::unsupported(const target::CodegenRequest &request) const {
   if (request.distributed)
     return "--ranks: the cuda target does not build distributed artifacts yet (build for --target cpu)";
-  if (request.profile)
-    return "--profile: the cuda target does not time its commands on the device yet (build for --target cpu)";
+  if (request.hostKernels && request.emulate)
+    return "--host-kernels: an --emulate build runs its kernels in its own library already";
   return "";
 }
 
@@ -473,6 +490,71 @@ void CudaTarget::registerDialects(DialectRegistry &registry) const {
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
 }
+
+namespace {
+
+/// FNV-1a, 64 bits: how the driver emulator matches a module image with the
+/// host kernels built for it (an identity, not a security check).
+uint64_t fnv1a(llvm::StringRef bytes) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/// kernels.host.so: the outlined kernels as host functions
+/// (-linnet-cuda-host-kernels, -linnet-cuda-cpuify) with, for each kernel
+/// K, the entry the driver emulator's cuLaunchKernel calls,
+/// `linnet_kernel_K(void **params, gx, gy, gz, bx, by, bz, shared)`, the
+/// count of its parameter slots, and the identities of the images it
+/// stands for (docs/cuda-abi.md, "The driver emulator").
+llvm::Expected<std::string> compileHostKernels(ModuleOp kernels, const DeviceCode &device,
+                                               const cpu::CodegenOptions &hostOptions) {
+  MLIRContext *ctx = kernels.getContext();
+  FirstError errors(ctx);
+  PassManager pm(ctx);
+  pm.addPass(createLinnetCUDAHostKernels());
+  pm.addPass(createLinnetCUDACpuify());
+  if (failed(pm.run(kernels)))
+    return fail("the kernels for the driver emulator failed" + errors.suffix());
+  std::string shim = llvm::formatv("#include <stdint.h>\n"
+                                   "const uint64_t linnet_kernels_images[2] = {{{0}ull, {1}ull};\n",
+                                   fnv1a(device.ptx), device.cubin.empty() ? 0 : fnv1a(device.cubin))
+                         .str();
+  for (auto fn : kernels.getOps<func::FuncOp>()) {
+    auto name = fn->getAttrOfType<StringAttr>("linnet.host_kernel");
+    if (!name)
+      continue;
+    int64_t slots = fn->getAttrOfType<IntegerAttr>("linnet.host_kernel_slots").getInt();
+    std::string params = "int64_t, int64_t, int64_t, int64_t, int64_t, int64_t", args;
+    for (int64_t i = 0; i < slots; ++i) {
+      params += ", int64_t";
+      args += llvm::formatv(", *(const int64_t *)p[{0}]", i).str();
+    }
+    // Pointers and 64-bit integers travel alike in the x86-64 and AArch64
+    // calling conventions: every parameter is declared int64_t.
+    shim += llvm::formatv("void linnet_host_{0}({1});\n"
+                          "const int64_t linnet_kernel_{0}_params = {2};\n"
+                          "void linnet_kernel_{0}(void **p, int64_t gx, int64_t gy, int64_t gz, int64_t bx, "
+                          "int64_t by, int64_t bz, int64_t shared) {{\n"
+                          "  (void)p; (void)shared;\n"
+                          "  linnet_host_{0}(gx, gy, gz, bx, by, bz{3});\n}\n",
+                          name.getValue(), params, slots, args)
+                .str();
+  }
+  cpu::CodegenOptions options = hostOptions;
+  options.afterLoops = nullptr;
+  options.afterLoopsStages = 0;
+  options.profile = false;
+  options.genericAllocation = false; // a kernel's scratch is the host's malloc
+  options.dumpIRDir.clear();
+  options.extraShim = shim;
+  return cpu::compileToSharedLibraryBytes(kernels, options);
+}
+
+} // namespace
 
 llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp module,
                                                                   const target::CodegenRequest &request) const {
@@ -502,9 +584,14 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   options.cpu = request.cpu;
   options.genericAllocation = !request.emulate;
   options.extraShim = request.emulate ? emulationShimSource() : hostShimSource();
+  // Commands timed where they run: on the device, CUDA events the host
+  // shim asks the runtime for; emulated, the CPU's clock.
+  options.profile = request.profile;
+  options.profileShim = request.emulate;
   options.dumpIRDir = request.dumpIRDir;
   options.firstDumpStage = request.firstDumpStage + 1;
   std::optional<DeviceCode> device;
+  OwningOpRef<ModuleOp> hostKernels;
   std::vector<std::string> kernelNames;
   llvm::Error deviceError = llvm::Error::success();
   unsigned gpuStage = request.firstDumpStage + 2;
@@ -555,6 +642,8 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
         deviceError = std::move(e);
         return failure();
       }
+    if (request.hostKernels)
+      hostKernels = cast<ModuleOp>(kernels->clone());
     support::TimingStage dev("kernels to PTX and cubin");
     llvm::Expected<DeviceCode> code = compileDeviceModule(*kernels);
     if (!code) {
@@ -600,6 +689,9 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
     }
   for (const cpu::ImplementationChoice &c : choices)
     lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine, "", ""});
+  if (auto tasks = module->getAttrOfType<ArrayAttr>("linnet.profile.tasks"))
+    for (Attribute t : tasks)
+      lib.profiledTasks.push_back(cast<StringAttr>(t).getValue().str());
   lib.files.push_back({ptxFile, device->ptx});
   if (!device->cubin.empty())
     lib.files.push_back({cubinFile, device->cubin});
@@ -625,6 +717,13 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
                                {"cubin", device->cubin.empty() ? nlohmann::json() : nlohmann::json(cubinFile)},
                                {"kernels", table}};
   lib.files.push_back({tableFile, kernelsDoc.dump(2) + "\n"});
+  if (hostKernels) {
+    support::TimingStage stage("kernels for the driver emulator");
+    llvm::Expected<std::string> so = compileHostKernels(*hostKernels, *device, options);
+    if (!so)
+      return so.takeError();
+    lib.files.push_back({"kernels" + request.fileSuffix + ".host.so", std::move(*so)});
+  }
   if (request.emulate) {
     // The CPU target's ABI, whatever it is called: the CPU runtime loads it.
     const target::Target *host = target::lookupTarget("cpu");

@@ -450,6 +450,18 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
           return failure();
         continue;
       }
+      // A read of a scalar buffer (an entry's `pos: i64`) that no kernel
+      // still to be placed writes is a copy of its element to the host, not
+      // a kernel storing it into another buffer for the host to copy: the
+      // runtime serves an input's from the copy it made, without waiting for
+      // the device, and a call that reads no value the device computed can
+      // run as a CUDA graph. The host arithmetic on it stays on the host.
+      if (auto load = dyn_cast<memref::LoadOp>(op); load && group.empty() &&
+                                                     load.getMemRefType().getRank() == 0 &&
+                                                     load.getMemRefType().getLayout().isIdentity()) {
+        load->setAttr("linnet.cuda.host_read", OpBuilder(load).getUnitAttr());
+        continue;
+      }
       if (usesGroup || touchesMemory(&op) || (op.getNumRegions() > 0 && containsParallel(&op)))
         group.push_back(&op);
     }

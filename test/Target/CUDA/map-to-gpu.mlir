@@ -208,3 +208,26 @@ func.func @host_loop_carrying_buffer(%h0: memref<1xf32>, %n: index) -> memref<1x
   }
   return %r#0 : memref<1xf32>
 }
+
+// A lone read of a scalar buffer the host needs (an entry's position) is a
+// copy of the element to the host: no one-thread kernel, no buffer between.
+// CHECK-LABEL: func.func @scalar_input_read
+// CHECK-NOT: gpu.launch
+// CHECK: %[[P:.*]] = memref.load %arg0[] {linnet.cuda.host_read}
+// CHECK: gpu.launch
+// CHECK: arith.addi %{{.*}}, %[[P]]
+// CHECK: memref.store
+func.func @scalar_input_read(%pos: memref<index>, %y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %p = memref.load %pos[] : memref<index>
+  %n = memref.dim %y, %c0 : memref<?xf32>
+  %e = arith.subi %n, %p : index
+  scf.parallel (%i) = (%c0) to (%e) step (%c1) {
+    %j = arith.addi %i, %p : index
+    memref.store %one, %y[%j] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}

@@ -64,6 +64,10 @@ struct CodegenOptions {
   /// (-linnet-cpu-instrument-commands) and the profile shim linked in:
   /// `linnet build --profile`.
   bool profile = false;
+  /// With `profile`: the library's timers (linnet_prof_begin/end,
+  /// linnet_profile_take) are the CPU clock's; false where extraShim
+  /// defines them (the CUDA target's host code: device events).
+  bool profileShim = true;
   /// Relation kernels called through the distributed runtime's hook
   /// (-linnet-cpu-distribute-kernels) and the distributed shim linked in:
   /// `linnet build --ranks N`.

@@ -22,7 +22,7 @@ inline constexpr const char *kKernelTableSchema = "linnet.cuda-kernels/1";
 inline constexpr uint32_t kDeviceBufferAlignment = 16;
 /// The host table's symbol in model.so and its layout version.
 inline constexpr const char *kHostTableSymbol = "linnet_cuda_host";
-inline constexpr uint64_t kHostTableVersion = 2;
+inline constexpr uint64_t kHostTableVersion = 3;
 /// The cuBLAS the runtime loads for `linnet_cuda_sgemm` ($LINNET_CUBLAS
 /// overrides; `none` disables it), as the concrete plan names it.
 inline constexpr const char *kCublasSoname = "libcublas.so.13";
@@ -43,6 +43,13 @@ struct HostTable {
   /// the runtime has no cuBLAS: the host code runs its generated kernel.
   int32_t (*sgemm)(void *session, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, uint64_t a,
                    int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc);
+  /// Version 3 (`linnet build --profile`). A command of the concrete plan
+  /// begins (end = 0) or ends (1) here in the stream's order: the runtime
+  /// records a CUDA event. profileTake returns the events since the last
+  /// take as the runtime's ProfileEvent records, their times those of the
+  /// device (ns from the first), *calls counting dropped ones.
+  void (*mark)(void *session, int64_t task, int64_t end);
+  const void *(*profileTake)(void *session, uint64_t *count, uint64_t *calls);
 };
 
 } // namespace linnet::cuda

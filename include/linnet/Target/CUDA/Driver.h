@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -97,7 +98,8 @@ using CUresult = int; // CUDA_SUCCESS is 0
     unsigned long long)                                                        \
   X(cuGraphLaunch, drv::CUgraphExec, drv::CUstream)                            \
   X(cuGraphDestroy, drv::CUgraph)                                              \
-  X(cuGraphExecDestroy, drv::CUgraphExec)
+  X(cuGraphExecDestroy, drv::CUgraphExec)                                      \
+  X(cuGraphExecUpdate_v2, drv::CUgraphExec, drv::CUgraph, void *)
 
 /// The CUDA driver library, loaded and initialized (cuInit), with at least
 /// one device.
@@ -186,8 +188,11 @@ public:
 
   /// Device memory, 0 on failure. A freed block is kept for the next
   /// request of the same size, so steady-state steps allocate nothing; a
-  /// 0-byte request gets its own 1-byte block (distinct, non-null).
-  drv::CUdeviceptr alloc(size_t bytes, std::string &error);
+  /// 0-byte request gets its own 1-byte block (distinct, non-null). Out of
+  /// memory, the cached blocks are freed and the allocation tried again,
+  /// unless `mayTrim` is false (a caller that has work not yet enqueued
+  /// using released blocks).
+  drv::CUdeviceptr alloc(size_t bytes, std::string &error, bool mayTrim = true);
   /// Returns a block of alloc() to the cache (0 is ignored). Work already
   /// enqueued on the stream may still use it: reuse is stream-ordered.
   void release(drv::CUdeviceptr ptr);
@@ -221,6 +226,16 @@ public:
   bool beginCapture(std::string &error);
   bool endCapture(std::string &error);
   bool replay(std::string &error);
+
+  /// Graphs the caller keeps by number (the runtime: one per entry), apart
+  /// from the one above. captureGraph records into graph `slot` what
+  /// `enqueue` puts on the stream (it must allocate nothing): instantiated
+  /// the first time, later updated in place (cuGraphExecUpdate) when only
+  /// parameters changed (`updated` true), instantiated again when the
+  /// driver refuses the update. launchGraph enqueues it.
+  bool captureGraph(size_t slot, const std::function<bool(std::string &)> &enqueue, bool &updated,
+                    std::string &error);
+  bool launchGraph(size_t slot, std::string &error);
 
 private:
   struct State;

@@ -67,6 +67,27 @@ def LinnetCUDACpuify : Pass<"linnet-cuda-cpuify", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def LinnetCUDAHostKernels : Pass<"linnet-cuda-host-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outlined kernels as host functions that launch themselves, for the driver emulator";
+  let description = [{
+    The kernels the device compiles, made runnable on the CPU by the CUDA
+    driver emulator (`linnet build --target cuda --host-kernels`,
+    docs/cuda-abi.md). Each `gpu.module`'s kernel `K` becomes a public
+    `func.func @linnet_host_K(%gx, %gy, %gz, %bx, %by, %bz: i64,
+    params...)` whose body is one `gpu.launch` of the kernel's body over
+    that grid and block (then `-linnet-cuda-cpuify` makes it loops). Its
+    scalar parameters are i64 slots, as the launches pass them (a float's
+    bits in the low bytes), so that a memref's descriptor fields and a
+    scalar are all 64-bit values: the C wrapper that reads cuLaunchKernel's
+    parameter array needs no per-type code. Workgroup attributions become
+    the block scratch cpuify allocates per block, private ones stack
+    buffers; module globals (`linnet_status`) and functions the kernels call
+    move to the top level once.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 def LinnetCUDAPromoteWorkgroup : Pass<"linnet-cuda-promote-workgroup", "::mlir::ModuleOp"> {
   let summary = "Turn a kernel's block-shared scratch into workgroup (shared) memory";
   let description = [{

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <type_traits>
 
@@ -165,10 +166,14 @@ public:
       }
     }
     s->host_ = host;
+    // Profiled commands are events between launches: each enqueued as it
+    // comes, no graph.
+    s->profiling_ = !info.profileTasks.empty();
     *host = HostTable{kHostTableVersion,      s.get(),
                       &CudaSession::launchHook, &CudaSession::copyHook,
                       &CudaSession::allocHook,  &CudaSession::releaseHook,
-                      &CudaSession::sgemmHook};
+                      &CudaSession::sgemmHook,  &CudaSession::markHook,
+                      &CudaSession::profileTakeHook};
     return s;
   }
 
@@ -198,6 +203,9 @@ public:
     auto cleanup = [&] {
       for (CUdeviceptr p : temporaries)
         device_->release(p);
+      inputs_.clear();
+      recording_ = false;
+      pending_.clear();
     };
     std::vector<std::vector<int64_t>> descs;
     for (const rt::TensorView &v : inputs) {
@@ -205,6 +213,7 @@ public:
       if (!p || !device_->copyToDevice(p, v.data.data(), v.data.size(), error))
         return cleanup(), false;
       temporaries.push_back(p);
+      inputs_.push_back({p, v.data.data(), v.data.size()});
       descs.push_back(rt::memrefDescriptor(reinterpret_cast<void *>(p), v.shape));
     }
     for (size_t k = 0; k < bound_.size(); ++k)
@@ -222,7 +231,18 @@ public:
     for (auto &d : descs)
       args.push_back(d.data());
     sticky_.clear();
+    // The entry's launches are recorded, not enqueued, until it returns or
+    // reads a value the device computed: a call that reads none is the same
+    // list of launches each time it runs with the same buffers, and runs as
+    // a CUDA graph (finishRecorded).
+    recording_ = !profiling_ && graphsEnabled();
+    pending_.clear();
     fn(args.data());
+    if (recording_ && sticky_.empty())
+      finishRecorded(reinterpret_cast<const void *>(fn));
+    recording_ = false;
+    pending_.clear();
+    inputs_.clear();
     std::string syncError;
     if (!device_->synchronize(syncError) && sticky_.empty())
       sticky_ = syncError;
@@ -273,13 +293,32 @@ private:
     auto *s = static_cast<CudaSession *>(session);
     if (!s->sticky_.empty())
       return; // the call already failed: run nothing more
+    if (nslots < 0 || (nslots > 0 && !slots)) {
+      s->fail(fmt::format("kernel {} launched with {} parameter slots", kernel, nslots));
+      return;
+    }
+    Op op{Op::Launch, {kernel, gx, gy, gz, bx, by, bz, shared}};
+    op.words.insert(op.words.end(), slots, slots + nslots);
+    if (s->recording_) {
+      s->pending_.push_back(std::move(op));
+      return;
+    }
     std::string error;
-    if (!s->device_->launch(kernel, unsigned(gx), unsigned(gy), unsigned(gz), unsigned(bx), unsigned(by),
-                            unsigned(bz), unsigned(shared), slots, nslots, error))
+    if (!s->enqueue(op, error))
       s->fail(error);
   }
   static void copyHook(void *session, void *dst, uint64_t src, int64_t bytes) {
     auto *s = static_cast<CudaSession *>(session);
+    // An input's element (a position): the input never changes on the
+    // device, its host copy is read without waiting for the device.
+    for (const InputCopy &in : s->inputs_)
+      if (bytes >= 0 && src >= in.device && src - in.device <= in.bytes && uint64_t(bytes) <= in.bytes - (src - in.device)) {
+        std::memcpy(dst, static_cast<const std::byte *>(in.host) + (src - in.device), size_t(bytes));
+        return;
+      }
+    // A value the device computes: what was recorded runs first, and the
+    // rest of the call is enqueued as it comes (no graph).
+    s->flushRecorded();
     std::string error;
     if (!s->sticky_.empty() || !s->device_->copyToHost(dst, CUdeviceptr(src), size_t(bytes), error)) {
       // The host code goes on with what it reads: zeros, not garbage.
@@ -290,7 +329,14 @@ private:
   static void *allocHook(void *session, uint64_t bytes) {
     auto *s = static_cast<CudaSession *>(session);
     std::string error;
-    CUdeviceptr p = s->device_->alloc(size_t(bytes), error);
+    // Recorded launches may use blocks released to the cache: the cache is
+    // not freed under them (out of memory, they are enqueued first).
+    CUdeviceptr p = s->device_->alloc(size_t(bytes), error, s->pending_.empty());
+    if (!p && !s->pending_.empty()) {
+      s->flushRecorded();
+      error.clear();
+      p = s->device_->alloc(size_t(bytes), error);
+    }
     if (!p) {
       s->fail(error);
       // A pointer the kernels never touch (launches stop after a failure).
@@ -327,14 +373,159 @@ private:
       }
       lib.setStream(s->blas_, s->device_->stream());
     }
-    const float alpha = 1.0f;
-    int rc = lib.sgemm(s->blas_, transa ? 1 : 0, transb ? 1 : 0, int(m), int(n), int(k), &alpha,
-                       reinterpret_cast<const float *>(a), int(std::max<int64_t>(lda, 1)),
-                       reinterpret_cast<const float *>(b), int(std::max<int64_t>(ldb, 1)), &beta,
-                       reinterpret_cast<float *>(c), int(std::max<int64_t>(ldc, 1)));
-    if (rc != 0)
-      s->fail(fmt::format("cublasSgemm failed (status {}) for m={} n={} k={}", rc, m, n, k));
+    uint32_t betaBits;
+    std::memcpy(&betaBits, &beta, sizeof betaBits);
+    Op op{Op::Sgemm, {transa, transb, m, n, k, int64_t(a), lda, int64_t(b), ldb, int64_t(betaBits), int64_t(c), ldc}};
+    if (s->recording_)
+      s->pending_.push_back(std::move(op));
+    else if (std::string error; !s->enqueue(op, error))
+      s->fail(error);
     return 0;
+  }
+
+  /// A command's boundary (linnet build --profile): a CUDA event on the
+  /// stream, its time read when the profile is taken.
+  static void markHook(void *session, int64_t task, int64_t end) {
+    auto *s = static_cast<CudaSession *>(session);
+    s->flushRecorded();
+    if (!s->sticky_.empty())
+      return;
+    if (s->marks_.size() >= kMaxMarks) {
+      ++s->droppedMarks_;
+      return;
+    }
+    std::string error;
+    if (!s->device_->record(int(s->marks_.size()), error))
+      return s->fail(error);
+    s->marks_.push_back({uint32_t(task), uint32_t(end != 0), 0});
+  }
+  static const void *profileTakeHook(void *session, uint64_t *count, uint64_t *calls) {
+    auto *s = static_cast<CudaSession *>(session);
+    s->taken_.clear();
+    s->taken_.swap(s->marks_);
+    *calls = s->taken_.size() + s->droppedMarks_;
+    s->droppedMarks_ = 0;
+    // Device time from the first event: every event is on the one stream.
+    std::string error;
+    for (size_t i = 0; i < s->taken_.size(); ++i) {
+      float ms = 0;
+      if (i > 0 && !s->device_->elapsedMs(0, int(i), ms, error)) {
+        s->fail(error);
+        s->taken_.resize(i);
+        break;
+      }
+      s->taken_[i].ns = uint64_t(double(ms) * 1e6);
+    }
+    *count = s->taken_.size();
+    return s->taken_.data();
+  }
+
+  /// What the host code asked of the device, recorded: a launch (kernel,
+  /// grid, block, shared bytes, then its slots) or cuBLAS's sgemm (its
+  /// arguments, beta's bits).
+  struct Op {
+    enum Kind { Launch, Sgemm } kind;
+    std::vector<int64_t> words;
+    bool operator==(const Op &o) const { return kind == o.kind && words == o.words; }
+    /// Same node in a graph: the same kernel, whatever its grid and slots.
+    bool sameNode(const Op &o) const {
+      return kind == o.kind && (kind == Sgemm || words[0] == o.words[0]) && words.size() == o.words.size();
+    }
+  };
+  struct InputCopy {
+    CUdeviceptr device;
+    const void *host;
+    size_t bytes;
+  };
+  /// An entry's graph: the launches it was captured from, and the list of
+  /// the call before (a graph is made the second time a list is seen).
+  struct EntryGraph {
+    size_t slot = 0;
+    bool captured = false;
+    std::vector<Op> graphOps, lastOps;
+  };
+
+  static bool graphsEnabled() {
+    const char *env = std::getenv("LINNET_CUDA_GRAPHS");
+    return !(env && std::string(env) == "0");
+  }
+
+  bool enqueue(const Op &op, std::string &error) {
+    const std::vector<int64_t> &w = op.words;
+    if (op.kind == Op::Launch)
+      return device_->launch(w[0], unsigned(w[1]), unsigned(w[2]), unsigned(w[3]), unsigned(w[4]), unsigned(w[5]),
+                             unsigned(w[6]), unsigned(w[7]), w.data() + 8, int64_t(w.size()) - 8, error);
+    const Cublas &lib = Cublas::get();
+    const float alpha = 1.0f;
+    float beta;
+    uint32_t betaBits = uint32_t(w[9]);
+    std::memcpy(&beta, &betaBits, sizeof beta);
+    int rc = lib.sgemm(blas_, w[0] ? 1 : 0, w[1] ? 1 : 0, int(w[2]), int(w[3]), int(w[4]), &alpha,
+                       reinterpret_cast<const float *>(w[5]), int(std::max<int64_t>(w[6], 1)),
+                       reinterpret_cast<const float *>(w[7]), int(std::max<int64_t>(w[8], 1)), &beta,
+                       reinterpret_cast<float *>(w[10]), int(std::max<int64_t>(w[11], 1)));
+    if (rc != 0) {
+      error = fmt::format("cublasSgemm failed (status {}) for m={} n={} k={}", rc, w[2], w[3], w[4]);
+      return false;
+    }
+    return true;
+  }
+
+  bool enqueueAll(const std::vector<Op> &ops, std::string &error) {
+    for (const Op &op : ops)
+      if (!enqueue(op, error))
+        return false;
+    return true;
+  }
+
+  /// The call reads a value the device computes: what was recorded is
+  /// enqueued, and recording stops for the rest of the call.
+  void flushRecorded() {
+    if (!recording_)
+      return;
+    recording_ = false;
+    std::string error;
+    if (sticky_.empty() && !enqueueAll(pending_, error))
+      fail(error);
+    pending_.clear();
+  }
+
+  /// The entry returned having read nothing from the device: its launches
+  /// are `pending_`. The same list as the graph's replays the graph; a
+  /// list of the same kernels (a new position, a new grid) updates the
+  /// graph in place; a list seen for the first time runs as it is.
+  void finishRecorded(const void *entry) {
+    auto [it, inserted] = graphs_.try_emplace(entry);
+    EntryGraph &g = it->second;
+    if (inserted)
+      g.slot = graphs_.size() - 1;
+    std::string error;
+    auto sameNodes = [&](const std::vector<Op> &a) {
+      return a.size() == pending_.size() &&
+             std::equal(a.begin(), a.end(), pending_.begin(), [](const Op &x, const Op &y) { return x.sameNode(y); });
+    };
+    if (pending_.empty())
+      return;
+    if (g.captured && g.graphOps == pending_) {
+      if (!device_->launchGraph(g.slot, error))
+        fail(error);
+      return;
+    }
+    if ((g.captured && sameNodes(g.graphOps)) || sameNodes(g.lastOps)) {
+      bool updated = false;
+      if (!device_->captureGraph(g.slot, [&](std::string &e) { return enqueueAll(pending_, e); }, updated, error) ||
+          !device_->launchGraph(g.slot, error)) {
+        fail(error);
+        return;
+      }
+      g.captured = true;
+      g.graphOps = pending_;
+      return;
+    }
+    if (!enqueueAll(pending_, error))
+      fail(error);
+    g.lastOps = std::move(pending_);
+    pending_.clear();
   }
 
   /// The status word of run-time checks: {failed check id, value, bound, 0}.
@@ -347,6 +538,17 @@ private:
   std::vector<CUdeviceptr> bound_;
   std::vector<std::vector<int64_t>> boundShapes_;
   std::string sticky_;
+  // The call under way: its inputs' device copies, whether its launches
+  // are recorded, and those recorded so far.
+  std::vector<InputCopy> inputs_;
+  bool recording_ = false;
+  std::vector<Op> pending_;
+  std::map<const void *, EntryGraph> graphs_;
+  // linnet build --profile: command boundaries recorded, not yet taken.
+  static constexpr size_t kMaxMarks = size_t(1) << 20;
+  bool profiling_ = false;
+  std::vector<rt::ProfileEvent> marks_, taken_;
+  uint64_t droppedMarks_ = 0;
 };
 
 } // namespace

@@ -225,6 +225,8 @@ struct Device::State {
   bool capturing = false;
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
+  // captureGraph's graphs, by slot.
+  std::vector<CUgraphExec> execs;
 
   ~State();
 
@@ -298,6 +300,9 @@ Device::State::~State() {
   if (stream)
     d->cuStreamSynchronize(stream);
   dropGraph();
+  for (CUgraphExec e : execs)
+    if (e)
+      d->cuGraphExecDestroy(e);
   for (CUevent e : events)
     if (e)
       d->cuEventDestroy_v2(e);
@@ -452,7 +457,7 @@ bool Device::launch(int64_t kernel, unsigned gx, unsigned gy, unsigned gz,
   });
 }
 
-CUdeviceptr Device::alloc(size_t bytes, std::string &error) {
+CUdeviceptr Device::alloc(size_t bytes, std::string &error, bool mayTrim) {
   State &s = *s_;
   const Driver *d = s.d;
   size_t size = bytes ? bytes : 1;
@@ -482,7 +487,7 @@ CUdeviceptr Device::alloc(size_t bytes, std::string &error) {
     return 0;
   CUdeviceptr p = 0;
   CUresult r = d->cuMemAlloc_v2(&p, size);
-  if (r == kOutOfMemory && s.trimCache())
+  if (r == kOutOfMemory && mayTrim && s.trimCache())
     r = d->cuMemAlloc_v2(&p, size);
   if (!s.check(r, "cuMemAlloc_v2", error,
                [&] { return std::to_string(bytes) + " bytes"; }))
@@ -656,4 +661,64 @@ bool Device::replay(std::string &error) {
   }
   return s.makeCurrent(error) &&
          s.check(s.d->cuGraphLaunch(s.exec, s.stream), "cuGraphLaunch", error);
+}
+
+bool Device::captureGraph(size_t slot, const std::function<bool(std::string &)> &enqueue, bool &updated,
+                          std::string &error) {
+  State &s = *s_;
+  const Driver *d = s.d;
+  updated = false;
+  if (s.capturing) {
+    error = "a CUDA graph capture is already under way";
+    return false;
+  }
+  if (!s.makeCurrent(error) ||
+      !s.check(d->cuStreamBeginCapture_v2(s.stream, kCaptureThreadLocal), "cuStreamBeginCapture_v2", error))
+    return false;
+  // alloc() refuses new memory while `capturing`: enqueue must not allocate.
+  s.capturing = true;
+  std::string enqueueError;
+  bool enqueued = enqueue(enqueueError);
+  s.capturing = false;
+  s.returnBlocks(s.captureFree);
+  CUgraph graph = nullptr;
+  CUresult ended = d->cuStreamEndCapture(s.stream, &graph);
+  if (!enqueued) {
+    if (graph)
+      d->cuGraphDestroy(graph);
+    error = enqueueError;
+    return false;
+  }
+  if (!s.check(ended, "cuStreamEndCapture", error))
+    return false;
+  if (s.execs.size() <= slot)
+    s.execs.resize(slot + 1, nullptr);
+  CUgraphExec &exec = s.execs[slot];
+  // CUgraphExecUpdateResultInfo: the result and two nodes (24 bytes).
+  alignas(8) unsigned char info[32] = {};
+  if (exec && d->cuGraphExecUpdate_v2(exec, graph, info) == kSuccess) {
+    updated = true;
+  } else {
+    CUgraphExec fresh = nullptr;
+    if (!s.check(d->cuGraphInstantiateWithFlags(&fresh, graph, 0), "cuGraphInstantiateWithFlags", error)) {
+      d->cuGraphDestroy(graph);
+      return false;
+    }
+    // A graph launched before may still run: the driver frees its exec
+    // when it ends.
+    if (exec)
+      d->cuGraphExecDestroy(exec);
+    exec = fresh;
+  }
+  d->cuGraphDestroy(graph); // the exec keeps what it needs
+  return true;
+}
+
+bool Device::launchGraph(size_t slot, std::string &error) {
+  State &s = *s_;
+  if (slot >= s.execs.size() || !s.execs[slot]) {
+    error = "no CUDA graph " + std::to_string(slot) + " to launch: none was captured";
+    return false;
+  }
+  return s.makeCurrent(error) && s.check(s.d->cuGraphLaunch(s.execs[slot], s.stream), "cuGraphLaunch", error);
 }
