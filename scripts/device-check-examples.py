@@ -3,7 +3,10 @@
 (linnet build --target cuda), random weights and inputs, and the reference
 interpreter's results, as cases for linnet-device-run (OUT/cases.json).
 
-  device-check-examples.py LINNET EXAMPLES_DIR OUT
+  device-check-examples.py LINNET EXAMPLES_DIR OUT [BUILD FLAGS...]
+
+BUILD FLAGS are added to each build (--host-kernels: for the driver
+emulator, scripts/device-check --emulator).
 """
 import json
 import os
@@ -13,6 +16,7 @@ import sys
 import numpy as np
 
 linnet, ex, out = sys.argv[1:4]
+flags = sys.argv[4:]
 rs = np.random.RandomState(0)
 cases = []
 
@@ -32,7 +36,7 @@ def case(name, model, defines, entry, inputs, relations=(), extra=()):
     run(["init-weights", src] + defines + list(extra) + ["-o", w])
     art = os.path.join(d, "art")
     if not os.path.exists(art):
-        run(["build", src] + defines + ["--weights", w, "--target", "cuda", "-o", art])
+        run(["build", src] + defines + ["--weights", w, "--target", "cuda", "-o", art] + flags)
     args, files = [], {}
     for k, arr in inputs.items():
         f = os.path.join(d, "%s.npy" % k)

@@ -69,7 +69,21 @@ TARGETS = {
     "cpu": ["--target", "cpu"],
     "cuda": ["--target", "cuda"],
     "cuda-emulate": ["--target", "cuda", "--emulate"],
+    # The CUDA artifact run by the real CUDA runtime on the driver emulator
+    # (docs/cuda-abi.md, "The driver emulator").
+    "cuda-driver-emulator": ["--target", "cuda", "--host-kernels"],
 }
+
+
+def emulator_env(lin, art):
+    """The environment a run of `art` gets: the driver emulator and the
+    artifact's kernels for the cuda-driver-emulator target, else none."""
+    if lin.target != "cuda-driver-emulator":
+        return None
+    exe = lin.exe if os.sep in lin.exe else shutil.which(lin.exe)
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(exe))), "lib",
+                       "liblinnet-cuda-emulator.so")
+    return dict(os.environ, LINNET_LIBCUDA=lib, LINNET_CUDA_EMULATOR_KERNELS=art)
 
 
 class Linnet:
@@ -200,7 +214,7 @@ def run_case(prog, d, lin, keep_going=True):
                       io + args + ["--repeat", str(prog.repeat)], e))
     for name, cmd, _ in steps:
         res["commands"].append(cmd)
-        rc, out = run(cmd, d)
+        rc, out = run(cmd, d, emulator_env(lin, os.path.join(d, "art")) if name == "run" else None)
         if rc != 0 or (name != "run" and crashed(rc, out)):
             res["log"] = out
             res["error"] = first_error(out) or ("exit %d" % rc)
@@ -340,7 +354,9 @@ def prepare_device_case(prog, d, lin):
     device runner reads it (inputs in the entry's order)."""
     src, io = write_case(prog, d)
     D = defines(prog)
-    build = [lin.exe, "build", "prog.ln"] + D + TARGETS["cuda"] + ["--variants", "each", "-o", "art"]
+    # --target cuda-driver-emulator: with the kernels the emulator runs.
+    flags = TARGETS["cuda-driver-emulator" if lin.target == "cuda-driver-emulator" else "cuda"]
+    build = [lin.exe, "build", "prog.ln"] + D + flags + ["--variants", "each", "-o", "art"]
     exps, outs = outputs(prog.entry, "expected")
     icmd = [lin.exe, "run", "prog.ln", "--interpret"] + D + ["--weights", "weights.safetensors",
                                                               "--entry", "main"] + io + \
@@ -405,7 +421,7 @@ def find_linnet(arg):
 # Features a target refuses by design (a located refusal, not a wrong
 # answer), with the reason; left out of every profile on that target.
 CUDA_REFUSES = {}
-TARGET_REFUSES = {"cuda": CUDA_REFUSES, "cuda-emulate": CUDA_REFUSES}
+TARGET_REFUSES = {"cuda": CUDA_REFUSES, "cuda-emulate": CUDA_REFUSES, "cuda-driver-emulator": CUDA_REFUSES}
 
 
 def features_of(args):
@@ -605,8 +621,9 @@ def main():
                     help="do not run: build each program for the GPU into DIR with the "
                          "interpreter's results, and write DIR/cases.json (scripts/device-check)")
     ap.add_argument("--target", choices=sorted(TARGETS), default="cpu",
-                    help="what the compiled side is: cpu, cuda (on a GPU) or cuda-emulate "
-                         "(the CUDA target's kernels run on the CPU)")
+                    help="what the compiled side is: cpu, cuda (on a GPU), cuda-emulate "
+                         "(the CUDA target's kernels run on the CPU) or cuda-driver-emulator (the "
+                         "CUDA artifact run by the real CUDA runtime on the driver emulator)")
     ap.add_argument("--count", type=int, default=50)
     ap.add_argument("--profile", choices=sorted(gen.PROFILES), default="full")
     ap.add_argument("--with", dest="with_", action="append", help="add features (comma-separated)")
