@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <set>
 #include <unordered_map>
 
 #include <dlfcn.h>
@@ -214,7 +215,11 @@ struct Device::State {
     bool live;
   };
   std::unordered_map<CUdeviceptr, Block> blocks;
-  std::unordered_map<size_t, std::vector<CUdeviceptr>> freeBySize;
+  // Released blocks by size, each size's lowest address handed out first:
+  // the same allocations in the same order get the same addresses on every
+  // call, whatever order they were released in, so a call's launches repeat
+  // exactly and replay as a CUDA graph.
+  std::unordered_map<size_t, std::set<CUdeviceptr>> freeBySize;
   // Blocks released during a capture: the graph may use their addresses on
   // every replay, so they are reused only within the capture, then kept
   // for the graph until it is replaced.
@@ -259,7 +264,7 @@ struct Device::State {
   }
   void returnBlocks(std::vector<CUdeviceptr> &ptrs) {
     for (CUdeviceptr p : ptrs)
-      freeBySize[blocks[p].size].push_back(p);
+      freeBySize[blocks[p].size].insert(p);
     ptrs.clear();
   }
   void dropGraph() {
@@ -475,8 +480,12 @@ CUdeviceptr Device::alloc(size_t bytes, std::string &error, bool mayTrim) {
       }
   }
   if (auto it = s.freeBySize.find(size);
-      it != s.freeBySize.end() && !it->second.empty())
-    return take(it->second);
+      it != s.freeBySize.end() && !it->second.empty()) {
+    CUdeviceptr p = *it->second.begin();
+    it->second.erase(it->second.begin());
+    s.blocks[p].live = true;
+    return p;
+  }
   if (s.capturing) {
     error = "cannot allocate " + std::to_string(bytes) +
             " bytes of device memory while capturing a CUDA graph: no "
@@ -505,7 +514,7 @@ void Device::release(CUdeviceptr ptr) {
   if (s.capturing)
     s.captureFree.push_back(ptr);
   else
-    s.freeBySize[it->second.size].push_back(ptr);
+    s.freeBySize[it->second.size].insert(ptr);
 }
 
 namespace {
