@@ -3,6 +3,8 @@
 // Greedy decoding with a model that has the entries
 //   prefill(tokens: Tensor[S; i64]) -> Tensor[S, Vocab; T]
 //   decode(token: Tensor[1; i64], pos: i64) -> Tensor[1, Vocab; T]
+// and, where the model has it, prefill_last(tokens) -> Tensor[1, Vocab; T]
+// (the last position's logits only), which the prompt then runs instead.
 // The KV cache is the model's state: prefill fills it from position 0,
 // each decode appends one position. Its length is what the entries declare
 // (`where S <= MaxSeq`, `where pos < MaxSeq`): every position a run needs
@@ -164,11 +166,17 @@ int tool::runGenerate() {
       return 1;
     }
 
+  // Generation reads the prompt's last logits only: a model whose
+  // `prefill_last` returns just those ([1, Vocab]) runs it instead of
+  // `prefill` (the vocabulary projection of one row, not of every one).
+  const std::string prefill = hasEntry("prefill_last") ? "prefill_last" : "prefill";
+  const bool lastRowOnly = prefill == "prefill_last";
+
   // Every position the run needs must be in the KV cache, as the entries
   // declare it: the prompt fills 0 .. P - 1, the decodes P .. P + N - 2 (the
   // last token is not fed back). Refused before anything runs.
   rt::OwnedTensor tokens = i64Tensor({static_cast<int64_t>(prompt.size())}, prompt);
-  if (!check("prefill", {tokens.view()}, error)) {
+  if (!check(prefill, {tokens.view()}, error)) {
     std::cerr << fmt::format("linnet generate: error: the prompt's {} tokens do not fit the model: {}\n",
                              prompt.size(), error);
     return 1;
@@ -205,15 +213,15 @@ int tool::runGenerate() {
   using clock = std::chrono::steady_clock;
   std::vector<rt::OwnedTensor> out;
   auto t0 = clock::now();
-  if (!call("prefill", {tokens.view()}, out, error)) {
-    std::cerr << "linnet generate: error: prefill: " << error << "\n";
+  if (!call(prefill, {tokens.view()}, out, error)) {
+    std::cerr << "linnet generate: error: " << prefill << ": " << error << "\n";
     return 1;
   }
   auto t1 = clock::now();
   // --max-new-tokens 0 runs the prompt and prints no token (an empty line).
   std::vector<int64_t> generated;
   if (gOpts.maxNewTokens > 0)
-    generated.push_back(argmaxRow(out[0], static_cast<int64_t>(prompt.size()) - 1));
+    generated.push_back(argmaxRow(out[0], lastRowOnly ? 0 : static_cast<int64_t>(prompt.size()) - 1));
   int64_t pos = static_cast<int64_t>(prompt.size());
   while (generated.size() < gOpts.maxNewTokens) {
     rt::OwnedTensor tok = i64Tensor({1}, {generated.back()});

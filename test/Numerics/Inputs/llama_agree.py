@@ -41,6 +41,15 @@ rel = ((got - want).abs().max() / want.abs().max()).item()
 print(f"prefill: logits {tuple(got.shape)}, max relative error {rel:.3g}")
 assert got.shape == want.shape and rel <= 1e-4, rel
 
+# The last position's logits only (what generate runs).
+subprocess.run([linnet, "run", art, "--weights", weights, "--entry", "prefill_last", "--input",
+                "tokens=" + os.path.join(work, "tokens.npy"), "--output",
+                os.path.join(work, "last.npy")], check=True)
+last = torch.from_numpy(np.load(os.path.join(work, "last.npy")))
+rel = ((last - want[-1:]).abs().max() / want[-1:].abs().max()).item()
+print(f"prefill_last: logits {tuple(last.shape)}, max relative error {rel:.3g}")
+assert last.shape == want[-1:].shape and rel <= 1e-4, rel
+
 # Greedy decoding: linnet generate vs the reference's generate.
 p = ",".join(map(str, prompt[:3]))
 ours = subprocess.run([linnet, "generate", art, "--weights", weights, "--prompt", p,
