@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -87,12 +88,83 @@ const TensorView *SafeTensorsFile::find(const std::string &name) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
+std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openIndex(const std::string &path, std::string &error,
+                                                            bool map) {
+  auto fail = [&](std::string msg) -> std::unique_ptr<SafeTensorsFile> {
+    error = fmt::format("{}: {}", path, msg);
+    return nullptr;
+  };
+  std::string text, why;
+  if (!input::readFile(path, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, why))
+    return fail(why.rfind("is ", 0) == 0 ? why : "cannot open: " + why);
+  std::string where, jerr;
+  std::optional<json> parsed = input::parseJson(text, where, jerr);
+  if (!parsed)
+    return fail(jerr.starts_with("not valid JSON") ? fmt::format("shard index is {}", jerr)
+                                                   : fmt::format("{}: {}", where, jerr));
+  const json &index = *parsed;
+  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+    return fail("a shard index is a JSON object with a 'weight_map' object (tensor name -> shard "
+                "file), as Hugging Face's model.safetensors.index.json");
+  std::unique_ptr<SafeTensorsFile> f(new SafeTensorsFile());
+  f->path_ = path;
+  if (auto m = index.find("metadata"); m != index.end()) {
+    if (!m->is_object())
+      return fail("'metadata' is not an object");
+    for (auto &[k, v] : m->items())
+      f->metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  // Shards by file name, in order of first mention; the names each must hold.
+  std::map<std::string, std::vector<std::string>> expected;
+  for (auto &[name, file] : index["weight_map"].items()) {
+    if (!file.is_string())
+      return fail(fmt::format("weight_map.{}: expected a shard file name, found {}", name, file.dump()));
+    std::string shard = file.get<std::string>();
+    // A shard lies beside its index: a plain relative path, never outside.
+    std::filesystem::path rel(shard);
+    bool escapes = shard.empty() || rel.is_absolute() ||
+                   std::any_of(rel.begin(), rel.end(), [](const std::filesystem::path &c) { return c == ".."; });
+    if (escapes)
+      return fail(fmt::format("weight_map.{}: shard '{}' is not a file beside the index (a relative path "
+                              "without '..')",
+                              name, shard));
+    expected[shard].push_back(name);
+  }
+  if (expected.empty())
+    return fail("weight_map names no tensor");
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  for (auto &[shard, names] : expected) {
+    std::string shardError;
+    std::unique_ptr<SafeTensorsFile> s = open((dir / shard).string(), shardError, map);
+    if (!s) {
+      error = fmt::format("{}: shard '{}': {}", path, shard, shardError);
+      return nullptr;
+    }
+    for (const std::string &n : names)
+      if (!s->find(n))
+        return fail(fmt::format("weight_map.{}: shard '{}' has no tensor '{}'", n, shard, n));
+    for (auto &[n, view] : s->tensors()) {
+      auto listed = index["weight_map"].find(n);
+      if (listed == index["weight_map"].end() || listed->get<std::string>() != shard)
+        return fail(fmt::format("shard '{}' holds tensor '{}', which weight_map {}", shard, n,
+                                listed == index["weight_map"].end()
+                                    ? std::string("does not list")
+                                    : "maps to '" + listed->get<std::string>() + "'"));
+      f->tensors_.emplace(n, view);
+    }
+    f->shards_.push_back(std::move(s));
+  }
+  return f;
+}
+
 std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
                                                        std::string &error, bool map) {
   auto fail = [&](std::string msg) -> std::unique_ptr<SafeTensorsFile> {
     error = fmt::format("{}: {}", path, msg);
     return nullptr;
   };
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
+    return openIndex(path, error, map);
   struct stat st;
   std::string why;
   int fd = input::openRegular(path, st, why);

@@ -6,6 +6,8 @@
 //
 //   plan      plan::readPlanText (strict JSON, Core IR, verifier)
 //   safetensors  rt::SafeTensorsFile::open
+//   shardindex  rt::SafeTensorsFile::open of a shard index
+//             (model.safetensors.index.json) beside two valid shards
 //   npy       rt::readNpy
 //   binding   rt::BindingMap::parse and plan::checkBinding against a manifest
 //   artifact  rt::parseArtifactManifest and rt::parseArtifactInfo (an
@@ -65,6 +67,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(writeTemp(data, size), error);
   if (f)
     for (auto &[name, t] : f->tensors()) // every view lies inside the file
+      for (std::byte b : t.data)
+        (void)b;
+  else if (error.empty())
+    std::abort();
+#elif LINNET_FUZZ_TARGET_shardindex
+  // Two shards, written once, beside the index the input becomes.
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/linnet-fuzz-index-XXXXXX";
+    if (!::mkdtemp(tmpl))
+      std::abort();
+    static const float a[4] = {1, 2, 3, 4};
+    static const int64_t b[2] = {5, 6};
+    std::string error;
+    rt::TensorView va{rt::DType::F32, {2, 2}, {reinterpret_cast<const std::byte *>(a), sizeof a}};
+    rt::TensorView vb{rt::DType::I64, {2}, {reinterpret_cast<const std::byte *>(b), sizeof b}};
+    if (!rt::writeSafeTensors(std::string(tmpl) + "/s1.safetensors", {{"a.weight", va}}, error) ||
+        !rt::writeSafeTensors(std::string(tmpl) + "/s2.safetensors", {{"b.index", vb}}, error))
+      std::abort();
+    return std::string(tmpl);
+  }();
+  {
+    FILE *f = std::fopen((dir + "/model.safetensors.index.json").c_str(), "wb");
+    if (!f)
+      std::abort();
+    if (size)
+      std::fwrite(data, 1, size, f);
+    std::fclose(f);
+  }
+  std::string error;
+  std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(dir + "/model.safetensors.index.json", error);
+  if (f)
+    for (auto &[name, t] : f->tensors())
       for (std::byte b : t.data)
         (void)b;
   else if (error.empty())

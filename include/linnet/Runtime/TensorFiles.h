@@ -42,7 +42,9 @@ struct TensorView {
   int64_t numElements() const;
 };
 
-/// A read-only, memory-mapped safetensors file.
+/// A read-only, memory-mapped safetensors file, or a sharded checkpoint:
+/// Hugging Face's `model.safetensors.index.json` (`weight_map`: each tensor's
+/// shard file, beside the index), its shards' tensors seen as one file's.
 class SafeTensorsFile {
 public:
   /// Opens and validates `path`. On failure returns null and sets `error` to
@@ -50,6 +52,8 @@ public:
   /// read in place: it must not change while it is open (truncated, the
   /// next read of a lost page ends the process with SIGBUS). Without, it is
   /// read whole into memory now (`--no-mmap`: for files others can write).
+  /// A path ending in `.json` is a shard index: every shard it names is
+  /// opened so, and each must hold exactly the tensors the index maps to it.
   static std::unique_ptr<SafeTensorsFile> open(const std::string &path, std::string &error,
                                                bool map = true);
   ~SafeTensorsFile();
@@ -64,7 +68,9 @@ public:
 
 private:
   SafeTensorsFile() = default;
+  static std::unique_ptr<SafeTensorsFile> openIndex(const std::string &path, std::string &error, bool map);
   std::string path_;
+  std::vector<std::unique_ptr<SafeTensorsFile>> shards_; // a shard index's files
   void *map_ = nullptr;
   size_t mapSize_ = 0;
   std::map<std::string, TensorView> tensors_;
