@@ -228,6 +228,18 @@ InputScope::InputScope(const std::vector<std::string> &paths) {
     if (fs::is_directory(p, ec) && fs::exists(fs::path(p) / "manifest.json", ec))
       for (auto it = fs::directory_iterator(p, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
         scope.files.push_back(identify(it->path().string()));
+    // A sharded checkpoint's index is read with its shards: none of them
+    // may be an output either (the reader refuses a shard outside its
+    // folder; whatever the index says, only its folder's files are named).
+    if (p.size() > 5 && p.compare(p.size() - 5, 5, ".json") == 0 && fs::is_regular_file(p, ec)) {
+      std::string text, why, where;
+      if (input::readFile(p, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, why))
+        if (std::optional<nlohmann::json> doc = input::parseJson(text, where, why);
+            doc && doc->is_object() && doc->contains("weight_map") && (*doc)["weight_map"].is_object())
+          for (auto &[name, shard] : (*doc)["weight_map"].items())
+            if (shard.is_string())
+              scope.files.push_back(identify((fs::path(p).parent_path() / shard.get<std::string>()).string()));
+    }
   }
   std::lock_guard<std::mutex> lock(gScopesMutex);
   id_ = scope.id = gNextScope++;
