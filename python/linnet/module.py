@@ -20,7 +20,6 @@ form of the same model.
 
 import json
 import os
-import struct
 import tempfile
 
 import numpy as np
@@ -32,32 +31,17 @@ from .graph import Graph
 _TORCH = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
           "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32, "i16": torch.int16,
           "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool}
-_ST_DTYPES = {"F32": torch.float32, "F64": torch.float64, "F16": torch.float16,
-              "BF16": torch.bfloat16, "I64": torch.int64, "I32": torch.int32, "I16": torch.int16,
-              "I8": torch.int8, "U8": torch.uint8, "BOOL": torch.bool}
 
 
 def read_safetensors(path):
-    """The tensors of a .safetensors file, by name."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 8:
-        raise ValueError(f"{path}: not a safetensors file (shorter than its header size)")
-    (n,) = struct.unpack("<Q", data[:8])
-    if n > len(data) - 8:
-        raise ValueError(f"{path}: header size {n} exceeds the file")
-    header = json.loads(data[8:8 + n])
+    """The tensors of a .safetensors file (or a sharded checkpoint's
+    model.safetensors.index.json), by name: read by linnet's own reader, with
+    every check `linnet run --weights` makes."""
     out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        dtype = _ST_DTYPES.get(info["dtype"])
-        if dtype is None:
-            raise ValueError(f"{path}: tensor {name!r}: unsupported dtype {info['dtype']}")
-        raw = bytearray(data[8 + n + begin:8 + n + end])
-        t = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
-        out[name] = t.reshape(info["shape"]).clone()
+    for name, dtype, shape, raw in _core.read_safetensors(os.fspath(path)):
+        buf = bytearray(raw)
+        t = torch.frombuffer(buf, dtype=_TORCH[dtype]) if buf else torch.empty(0, dtype=_TORCH[dtype])
+        out[name] = t.reshape(shape)
     return out
 
 

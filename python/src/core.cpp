@@ -269,6 +269,22 @@ PYBIND11_MODULE(_core, m) {
       py::arg("binding"), py::arg("paths"),
       "The external tensor name of each canonical path under a binding manifest.");
   m.def(
+      "read_safetensors",
+      [](const std::string &path) {
+        std::string error;
+        std::unique_ptr<SafeTensorsFile> f = SafeTensorsFile::open(path, error, /*map=*/false);
+        if (!f)
+          throw py::value_error(error);
+        py::list out;
+        for (const auto &[name, t] : f->tensors())
+          out.append(py::make_tuple(name, dtypeName(t.dtype), t.shape,
+                                    py::bytes(reinterpret_cast<const char *>(t.data.data()), t.data.size())));
+        return out;
+      },
+      py::arg("path"),
+      "The tensors of a .safetensors file or a sharded checkpoint's index, read by linnet's "
+      "reader (every check of `linnet run --weights`): a list of (name, dtype, shape, bytes).");
+  m.def(
       "write_safetensors",
       [](const std::string &path, const py::dict &tensors) {
         std::vector<py::array> keep;
