@@ -218,6 +218,7 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
         loops.push_back(loop);
       return WalkResult::skip(); // an inner element loop runs in its thread
     });
+    privatizeElementScratch(loops);
     for (scf::ForOp loop : loops) {
       // A perfect nest of element loops (a comprehension over [s, h]: the
       // loop over s holds only the loop over h) is one parallel loop over
@@ -249,6 +250,62 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       for (auto [l, iv] : llvm::zip(nest, par.getInductionVars()))
         l.getInductionVar().replaceAllUsesWith(iv);
       loop.erase();
+    }
+  }
+
+  /// A buffer allocated outside the element loops that use it, and used
+  /// nowhere else (bufferization gives one buffer to the per-element
+  /// scratch of every iteration, and reuses it from one comprehension to the
+  /// next once its value is dead), is each element's own: in parallel, one
+  /// buffer would be written by every thread at once. Elements are
+  /// independent and no value leaves an element loop, so each such loop gets
+  /// its own buffer, allocated in its body (then the thread's memory).
+  void privatizeElementScratch(ArrayRef<scf::ForOp> loops) {
+    auto loopOf = [&](Operation *op) -> scf::ForOp {
+      for (scf::ForOp l : loops)
+        if (l->isProperAncestor(op))
+          return l;
+      return nullptr;
+    };
+    SmallVector<memref::AllocOp> shared;
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    for (scf::ForOp loop : loops)
+      loop.getBody()->walk([&](Operation *op) {
+        for (Value v : op->getOperands()) {
+          auto a = v.getDefiningOp<memref::AllocOp>();
+          if (!a || loop->isAncestor(a) || !a.getType().hasStaticShape() || !seen.insert(a).second)
+            continue;
+          bool scratch = llvm::all_of(a->getUsers(), [&](Operation *user) {
+            return isa<memref::DeallocOp>(user) || loopOf(user);
+          });
+          if (scratch)
+            shared.push_back(a);
+        }
+      });
+    for (memref::AllocOp a : shared) {
+      llvm::MapVector<Operation *, SmallVector<OpOperand *>> usesByLoop;
+      for (OpOperand &use : a->getUses())
+        if (scf::ForOp l = loopOf(use.getOwner()))
+          usesByLoop[l].push_back(&use);
+      for (auto &[l, uses] : usesByLoop) {
+        // In the innermost loop of a perfect nest, which stays one parallel
+        // loop over all its axes.
+        Block *body = cast<scf::ForOp>(l).getBody();
+        while (auto inner = dyn_cast<scf::ForOp>(&body->front())) {
+          if (std::next(body->begin()) != std::prev(body->end()) || !inner->hasAttr("linnet.elements"))
+            break;
+          body = inner.getBody();
+        }
+        OpBuilder b = OpBuilder::atBlockBegin(body);
+        auto own = b.create<memref::AllocOp>(a.getLoc(), a.getType(), ValueRange{}, a.getAlignmentAttr());
+        for (OpOperand *use : uses)
+          use->set(own);
+        b.setInsertionPoint(body->getTerminator());
+        b.create<memref::DeallocOp>(a.getLoc(), own);
+      }
+      for (Operation *user : llvm::make_early_inc_range(a->getUsers()))
+        user->erase(); // its deallocations: no use is left
+      a.erase();
     }
   }
 

@@ -231,3 +231,50 @@ func.func @scalar_input_read(%pos: memref<index>, %y: memref<?xf32>) {
   }
   return
 }
+
+// Scratch allocated before the element loops that use it (bufferization's
+// one buffer for every element, reused by the next comprehension once its
+// value is dead) is each element's own: one buffer written by every thread
+// at once was a race (zoo/encoder's attention on the device). Each loop
+// gets its own, in the innermost body of its nest: the thread's stack.
+// ELEMENTS-LABEL: func.func @element_scratch_outside
+// ELEMENTS-NOT: memref.alloc()
+// ELEMENTS: gpu.launch
+// ELEMENTS: memref.alloca() : memref<4xf32>
+// ELEMENTS: gpu.terminator
+// ELEMENTS: gpu.launch
+// ELEMENTS: memref.alloca() : memref<4xf32>
+// ELEMENTS: gpu.terminator
+// ELEMENTS-NOT: memref.dealloc
+// ELEMENTS: return
+func.func @element_scratch_outside(%x: memref<8x4xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %d = %c0 to %c4 step %c1 {
+      %v = memref.load %x[%i, %d] : memref<8x4xf32>
+      %w = arith.mulf %v, %v : f32
+      memref.store %w, %s[%d] : memref<4xf32>
+    }
+    %t = scf.for %d = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %s[%d] : memref<4xf32>
+      %a = arith.addf %acc, %v : f32
+      scf.yield %a : f32
+    }
+    memref.store %t, %y[%i] : memref<8xf32>
+  } {linnet.elements}
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %d = %c0 to %c4 step %c1 {
+      %v = memref.load %x[%i, %d] : memref<8x4xf32>
+      memref.store %v, %s[%d] : memref<4xf32>
+    }
+    %v = memref.load %s[%c0] : memref<4xf32>
+    memref.store %v, %z[%i] : memref<8xf32>
+  } {linnet.elements}
+  memref.dealloc %s : memref<4xf32>
+  return
+}
