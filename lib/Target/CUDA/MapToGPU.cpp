@@ -260,6 +260,37 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
   /// buffer would be written by every thread at once. Elements are
   /// independent and no value leaves an element loop, so each such loop gets
   /// its own buffer, allocated in its body (then the thread's memory).
+  /// Whether `v` is computed from the position of one of `loop`'s threads.
+  static bool dependsOnElement(Value v, scf::ForOp loop) {
+    SmallVector<Value> work{v};
+    llvm::SmallPtrSet<Value, 16> seen;
+    while (!work.empty()) {
+      Value x = work.pop_back_val();
+      if (!seen.insert(x).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(x)) {
+        // The loop's threads: its axis and those of the perfect nest of
+        // element loops it heads (one parallel loop over all of them).
+        for (scf::ForOp l = loop; l;) {
+          if (arg == l.getInductionVar())
+            return true;
+          Block *body = l.getBody();
+          auto inner = dyn_cast<scf::ForOp>(&body->front());
+          l = inner && std::next(body->begin()) == std::prev(body->end()) && inner->hasAttr("linnet.elements")
+                  ? inner
+                  : scf::ForOp();
+        }
+        continue;
+      }
+      Operation *def = x.getDefiningOp();
+      if (!loop->isProperAncestor(def))
+        continue;
+      for (Value operand : def->getOperands())
+        work.push_back(operand);
+    }
+    return false;
+  }
+
   void privatizeElementScratch(ArrayRef<scf::ForOp> loops) {
     auto loopOf = [&](Operation *op) -> scf::ForOp {
       for (scf::ForOp l : loops)
@@ -275,8 +306,19 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
           auto a = v.getDefiningOp<memref::AllocOp>();
           if (!a || loop->isAncestor(a) || !a.getType().hasStaticShape() || !seen.insert(a).second)
             continue;
+          // Scratch: each element loads and stores the same locations (its
+          // indices depend on no element's position). A buffer an element
+          // loop writes at its elements' own indices is its result (the
+          // partials of a split fold, read by the loop that combines them).
           bool scratch = llvm::all_of(a->getUsers(), [&](Operation *user) {
-            return isa<memref::DeallocOp>(user) || loopOf(user);
+            if (isa<memref::DeallocOp>(user))
+              return true;
+            scf::ForOp l = loopOf(user);
+            if (!l || !isa<memref::LoadOp, memref::StoreOp>(user))
+              return false;
+            ValueRange indices = isa<memref::LoadOp>(user) ? cast<memref::LoadOp>(user).getIndices()
+                                                           : cast<memref::StoreOp>(user).getIndices();
+            return llvm::none_of(indices, [&](Value i) { return dependsOnElement(i, l); });
           });
           if (scratch)
             shared.push_back(a);

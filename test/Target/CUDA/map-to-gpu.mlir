@@ -278,3 +278,33 @@ func.func @element_scratch_outside(%x: memref<8x4xf32>, %y: memref<8xf32>, %z: m
   memref.dealloc %s : memref<4xf32>
   return
 }
+
+// A buffer the element loops write at their elements' own indices is their
+// result (a split fold's partials, combined by the next loop): it stays one
+// buffer, shared by the kernels.
+// ELEMENTS-LABEL: func.func @element_results_shared
+// ELEMENTS: %[[P:.*]] = memref.alloc() : memref<8xf32>
+// ELEMENTS: gpu.launch
+// ELEMENTS: memref.store %{{.*}}, %[[P]]
+// ELEMENTS: gpu.launch
+// ELEMENTS: memref.load %[[P]]
+// ELEMENTS: memref.dealloc %[[P]]
+func.func @element_results_shared(%x: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %p = memref.alloc() : memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %w = arith.mulf %v, %v : f32
+    memref.store %w, %p[%i] : memref<8xf32>
+  } {linnet.elements}
+  scf.for %i = %c0 to %c8 step %c1 {
+    %j = arith.subi %c8, %i : index
+    %k = arith.subi %j, %c1 : index
+    %v = memref.load %p[%k] : memref<8xf32>
+    memref.store %v, %y[%i] : memref<8xf32>
+  } {linnet.elements}
+  memref.dealloc %p : memref<8xf32>
+  return
+}
