@@ -1,5 +1,7 @@
 #include "linnet/Target/CUDA/Driver.h"
 
+#include "Inputs/emulator-kernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -13,39 +15,7 @@ namespace {
 
 constexpr const char *kStub = "/usr/local/cuda/lib64/stubs/libcuda.so";
 
-// x[i] += 1.0f for i < n; parameters are two 64-bit slots {x, n}. PTX for
-// sm_52, so any GPU's driver JITs it.
-constexpr const char *kAddOnePtx = R"(
-.version 6.0
-.target sm_52
-.address_size 64
-
-.visible .entry add_one(.param .u64 add_one_x, .param .u64 add_one_n)
-{
-  .reg .pred %p<2>;
-  .reg .b32 %r<5>;
-  .reg .b64 %rd<6>;
-  .reg .f32 %f<3>;
-
-  ld.param.u64 %rd1, [add_one_x];
-  ld.param.u64 %rd2, [add_one_n];
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mad.lo.u32 %r4, %r1, %r2, %r3;
-  cvt.u64.u32 %rd3, %r4;
-  setp.ge.u64 %p1, %rd3, %rd2;
-  @%p1 bra DONE;
-  cvta.to.global.u64 %rd4, %rd1;
-  shl.b64 %rd5, %rd3, 2;
-  add.s64 %rd4, %rd4, %rd5;
-  ld.global.f32 %f1, [%rd4];
-  add.f32 %f2, %f1, 0f3F800000;
-  st.global.f32 [%rd4], %f2;
-DONE:
-  ret;
-}
-)";
+using linnet_emulator_test::kAddOnePtx; // x[i] += 1 over {x, n}: one PTX for the GPU and the emulator
 
 // The session of the GPU tests, or null (the reason in `error`).
 std::unique_ptr<Device> openDevice(std::string &error) {

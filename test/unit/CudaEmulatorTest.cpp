@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,23 +86,6 @@ struct ScopedEnv {
 };
 
 } // namespace
-
-TEST(CudaEmulator, PtxIsCudaDriverTests) {
-  std::ifstream in(LINNET_TEST_CUDA_DRIVER_TEST_SOURCE);
-  ASSERT_TRUE(in) << LINNET_TEST_CUDA_DRIVER_TEST_SOURCE;
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string src = text.str();
-  const std::string open = "kAddOnePtx = R\"(";
-  size_t start = src.find(open);
-  ASSERT_NE(start, std::string::npos);
-  start += open.size();
-  size_t end = src.find(")\";", start);
-  ASSERT_NE(end, std::string::npos);
-  EXPECT_EQ(src.substr(start, end - start), std::string(kAddOnePtx))
-      << "CudaDriverTest.cpp's kAddOnePtx changed: copy it into "
-         "test/unit/Inputs/emulator-kernels.h";
-}
 
 TEST(CudaEmulator, DeviceIsTheEmulator) {
   OPEN_DEVICE(dev);

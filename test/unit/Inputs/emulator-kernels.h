@@ -2,9 +2,9 @@
 //
 // Shared by the test kernels library (emulator-kernels.cpp), which declares
 // their FNV-1a hashes in linnet_kernels_images, and CudaEmulatorTest.cpp,
-// which loads them: the add_one PTX, byte for byte CudaDriverTest.cpp's
-// kAddOnePtx (so that the existing device tests run on the emulator too),
-// and a small ELF64 file standing for a cubin.
+// which loads them, and CudaDriverTest.cpp, whose device tests load the
+// same add_one PTX on a GPU or on the emulator; and a small ELF64 file
+// standing for a cubin.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINNET_TEST_UNIT_INPUTS_EMULATOR_KERNELS_H
@@ -35,9 +35,8 @@ constexpr uint64_t fnv1a(std::string_view text) {
   return h;
 }
 
-// x[i] += 1.0f for i < n; parameters are two 64-bit slots {x, n}. Byte for
-// byte CudaDriverTest.cpp's kAddOnePtx (CudaEmulator.PtxIsCudaDriverTests
-// checks it).
+// x[i] += 1.0f for i < n; parameters are two 64-bit slots {x, n}. PTX for
+// sm_52, so any GPU's driver JITs it.
 inline constexpr std::string_view kAddOnePtx = R"(
 .version 6.0
 .target sm_52
