@@ -278,9 +278,9 @@ std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs
     key += "include " + fs::absolute(d).lexically_normal().string() + "\n";
   key += fmt::format("stdlib {}\n", o.sema.stdlibDir);
   key += fmt::format("variants {} serial {} runtime-checks {} impl {} emit-mlir {} profile {} ranks {} "
-                     "emulate {} host-kernels {}\n",
+                     "emulate {} host-kernels {} numerics {}\n",
                      o.variants, o.serial, o.runtimeChecks, o.impl, o.emitMlir, o.profile, o.ranks,
-                     o.emulate, o.hostKernels);
+                     o.emulate, o.hostKernels, support::toString(o.numerics));
 
   // The weights decide which optional tensors are compiled in: their names.
   if (o.weights.empty()) {

@@ -2,6 +2,7 @@
 #include "linnet/Compiler/Compiler.h"
 
 #include "linnet/Config.h"
+#include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Plan/Binding.h"
 #include "linnet/Plan/PlanWriter.h"
 #include "linnet/Planning/FromTaskIR.h"
@@ -238,6 +239,8 @@ struct Compiler::Impl {
       f.push_back("--emulate");
     if (o.hostKernels)
       f.push_back("--host-kernels");
+    if (o.numerics != support::NumericsPolicy::AsWritten)
+      f.push_back(std::string("--numerics=") + support::toString(o.numerics));
     return f;
   }
 
@@ -384,6 +387,18 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
     else
       errs << fmt::format("linnet build: error: {}: {}\n", o.file, err);
     return false;
+  }
+  // The numerics policy applies to the model as imported, before any
+  // fusion moves the places where its values are kept.
+  if (o.numerics == support::NumericsPolicy::F32Compute) {
+    mlir::PassManager pm(module->getContext());
+    pm.addPass(gf::createGfWidenHalf());
+    support::DiagnosticCollector diags(module->getContext());
+    if (mlir::failed(pm.run(*module))) {
+      errs << fmt::format("linnet build: error: {}: the numerics policy could not be applied{}\n", o.file,
+                          diags.suffix());
+      return false;
+    }
   }
   m.tensors = std::move(tensors);
   m.module = std::move(module);

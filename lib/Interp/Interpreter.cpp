@@ -72,6 +72,14 @@ struct Frame {
   std::vector<Val> vals;
 };
 
+/// The run's numerics policy on this thread, restored on exit (a host may
+/// run interpreters of different policies in turn).
+struct HalfComputeScope {
+  HalfCompute saved;
+  explicit HalfComputeScope(HalfCompute h) : saved(halfCompute()) { setHalfCompute(h); }
+  ~HalfComputeScope() { setHalfCompute(saved); }
+};
+
 struct Interpreter::Impl {
   const plan::Plan plan;
   std::unique_ptr<rt::SafeTensorsFile> weights;
@@ -82,6 +90,7 @@ struct Interpreter::Impl {
   std::map<std::string, Val> constantCache;
   std::map<std::string, std::pair<Instance *, std::string>> statePaths;
   int depth = 0;
+  HalfCompute half = HalfCompute::AsWritten;
 
   explicit Impl(plan::Plan planIn) : plan(std::move(planIn)) {
     const plan::Plan &p = plan;
@@ -580,7 +589,7 @@ struct Interpreter::Impl {
     } else if (k == ir::kind::While) {
       std::vector<Val> carried;
       for (ir::ValueId id : op.operands)
-        carried.push_back(f.vals[id]);
+        carried.push_back(kept(f.vals[id]));
       const ir::Region &cond = op.regions[0], &body = op.regions[1];
       for (;;) {
         for (size_t i = 0; i < cond.args.size() && i < carried.size(); ++i)
@@ -598,6 +607,8 @@ struct Interpreter::Impl {
         if (b.returned)
           return b;
         carried = std::move(b.vals);
+        for (Val &v : carried)
+          v = kept(std::move(v));
       }
       bindResults(op, carried, f);
     } else {
@@ -608,7 +619,19 @@ struct Interpreter::Impl {
 
   void bindResults(const ir::Op &op, const std::vector<Val> &vals, Frame &f) {
     for (size_t i = 0; i < op.results.size() && i < vals.size(); ++i)
-      f.vals[op.results[i].id] = conform(vals[i], op.results[i].type, f.env);
+      f.vals[op.results[i].id] = kept(conform(vals[i], op.results[i].type, f.env));
+  }
+
+  /// `v` where it is kept (a branch's result, a loop's or a fold's state):
+  /// half scalars rounded to their dtype, which only the f32-compute
+  /// numerics policy leaves unrounded before (tensors round as they are
+  /// built).
+  static Val kept(Val v) {
+    if (v.k == Val::Scalar && deferredRounding(v.dt))
+      v.s = normalize(v.dt, v.s);
+    for (Val &e : v.elems)
+      e = kept(std::move(e));
+    return v;
   }
 
   Val constant(const json &value, const json &type, const Env &env) {
@@ -633,6 +656,8 @@ struct Interpreter::Impl {
                                       : numI(value.get<int64_t>());
     DT from = value.is_boolean() ? DT::Bool : value.is_number_float() ? DT::LitFloat : DT::LitInt;
     Num x = convert(n, from, t);
+    if (deferredRounding(t))
+      x = normalize(t, x); // a literal is its dtype's value
     if (k == "tensor") {
       std::vector<int64_t> s = shape(type["shape"], env);
       checkSize("a constant tensor", s, t);
@@ -1118,10 +1143,10 @@ struct Interpreter::Impl {
       Val m = convertVal(convertVal(y[0], dt), at);
       ++count;
       if (!acc) {
-        acc = m;
+        acc = kept(std::move(m));
         return;
       }
-      acc = elementwise2(*acc, m, [&](Num a, Num b) { return arith(op2, at, a, b); }, at);
+      acc = kept(elementwise2(*acc, m, [&](Num a, Num b) { return arith(op2, at, a, b); }, at));
     });
     if (!acc) {
       // The reducer's identity (an empty domain). A mean of nothing is 0
@@ -1180,7 +1205,7 @@ struct Interpreter::Impl {
       if (!gens[i].is_null() && !bindGeneric(decl[i], gens[i], f.env, env))
         throw EvalError(fmt::format("reducer '{}': generic '{}' is not bound here", name,
                                     decl[i].value("name", "?")));
-    Val state = invoke(idf, env, nullptr, {});
+    Val state = kept(invoke(idf, env, nullptr, {}));
     const ir::Region &body = op.regions[0];
     forEachTerm(op, f, [&] {
       std::vector<Val> y = yieldOf(body, f, "a reduction");
@@ -1191,7 +1216,7 @@ struct Interpreter::Impl {
         throw EvalError(fmt::format("reducer '{}': lift takes {} values, the body gives {}", name, params,
                                     y.size()));
       Val l = invoke(lift, env, nullptr, std::move(y));
-      state = invoke(comb, env, nullptr, {std::move(state), std::move(l)});
+      state = kept(invoke(comb, env, nullptr, {std::move(state), std::move(l)}));
     });
     return conform(invoke(fin, env, nullptr, {std::move(state)}), op.results[0].type, f.env);
   }
@@ -1703,6 +1728,8 @@ std::unique_ptr<Interpreter> Interpreter::load(plan::Plan plan, const LoadOption
   std::unique_ptr<Interpreter> in(new Interpreter());
   in->impl_ = std::make_unique<Impl>(std::move(plan));
   Impl &m = *in->impl_;
+  m.half = opts.numerics == support::NumericsPolicy::F32Compute ? HalfCompute::F32Compute : HalfCompute::AsWritten;
+  HalfComputeScope scope(m.half);
   const plan::Plan &p = m.plan;
   if (!opts.weightsPath.empty()) {
     m.weights = rt::SafeTensorsFile::open(opts.weightsPath, error, opts.mapWeights);
@@ -1822,6 +1849,7 @@ bool Interpreter::check(const std::string &entry, const std::vector<rt::TensorVi
 bool Interpreter::invoke(const std::string &entry, const std::vector<rt::TensorView> &ins,
                          std::vector<rt::OwnedTensor> *resultsOut, std::string &error) {
   Impl &m = *impl_;
+  HalfComputeScope scope(m.half);
   const plan::Function *f = m.entry(entry);
   if (!f) {
     error = fmt::format("no entry '{}' (entries: {})", entry, fmt::join(entries(), ", "));

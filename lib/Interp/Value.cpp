@@ -74,7 +74,7 @@ template <typename F> Num floatOp(DT t, double a, double b, F f) {
   case DT::F32:
   case DT::F16:
   case DT::BF16:
-    return normalize(t, numF(static_cast<double>(f(static_cast<float>(a), static_cast<float>(b)))));
+    return opResult(t, numF(static_cast<double>(f(static_cast<float>(a), static_cast<float>(b)))));
   default:
     return numF(f(a, b));
   }
@@ -148,6 +148,19 @@ DT interp::fromRt(rt::DType t) {
   return DT::F32;
 }
 
+namespace {
+thread_local HalfCompute tHalfCompute = HalfCompute::AsWritten;
+} // namespace
+
+HalfCompute interp::halfCompute() { return tHalfCompute; }
+void interp::setHalfCompute(HalfCompute h) { tHalfCompute = h; }
+
+bool interp::deferredRounding(DT t) {
+  return tHalfCompute == HalfCompute::F32Compute && (t == DT::F16 || t == DT::BF16);
+}
+
+Num interp::opResult(DT t, Num x) { return normalize(deferredRounding(t) ? DT::F32 : t, x); }
+
 Num interp::normalize(DT t, Num x) {
   switch (t) {
   case DT::Bool: return numI(x.i != 0);
@@ -179,11 +192,11 @@ Num interp::convert(Num x, DT from, DT to) {
     return x;
   bool ff = isFloat(from), tf = isFloat(to);
   if (ff && tf)
-    return normalize(to, x);
+    return opResult(to, x);
   if (!ff && tf) {
     if (to == DT::F64 || to == DT::LitFloat)
       return numF(static_cast<double>(x.i));
-    return normalize(to, numF(static_cast<double>(static_cast<float>(x.i))));
+    return opResult(to, numF(static_cast<double>(static_cast<float>(x.i))));
   }
   if (!ff)
     return normalize(to, x);
@@ -268,7 +281,7 @@ bool interp::compare(const std::string &p, DT t, Num a, Num b) {
 
 Num interp::unary(const std::string &n, DT t, Num a) {
   if (n == "neg")
-    return isFloat(t) ? normalize(t, numF(-a.f)) : normalize(t, numI(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))));
+    return isFloat(t) ? opResult(t, numF(-a.f)) : normalize(t, numI(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))));
   if (n == "not")
     return t == DT::Bool ? numI(!a.i) : normalize(t, numI(~a.i));
   if (n == "abs") {

@@ -47,6 +47,21 @@ struct EvalError : std::runtime_error {
 
 /// Rounds/wraps a raw value into dtype `t`.
 Num normalize(DT t, Num x);
+
+/// The numerics policy's reading of f16/bf16 (docs/language/08, "Numerics
+/// policies"): `AsWritten` rounds every op's result to its dtype;
+/// `F32Compute` computes half ops in f32 and leaves their results f32 in a
+/// cell of the half dtype, rounded only where the value is kept (keep()).
+enum class HalfCompute : uint8_t { AsWritten, F32Compute };
+/// The policy of the current thread's run (set by the interpreter).
+HalfCompute halfCompute();
+void setHalfCompute(HalfCompute h);
+/// An op's result of dtype `t`: normalize(), except a half result under
+/// F32Compute, which is rounded to f32 only.
+Num opResult(DT t, Num x);
+/// Whether values of dtype `t` may hold unrounded f32 values (a half type
+/// under F32Compute): where they are kept, keep() rounds them.
+bool deferredRounding(DT t);
 /// `x` of dtype `from` as dtype `to` (C semantics: float to int truncates
 /// toward zero; out of range or NaN is an error).
 Num convert(Num x, DT from, DT to);
@@ -101,6 +116,11 @@ struct Val {
     v.k = Tensor;
     v.dt = t;
     v.shape = std::move(shape);
+    // A tensor's elements are kept values: rounded to the dtype (under
+    // HalfCompute::F32Compute a half op's results are f32 until here).
+    if (deferredRounding(t))
+      for (Num &x : data)
+        x = normalize(t, x);
     v.data = std::make_shared<const std::vector<Num>>(std::move(data));
     return v;
   }

@@ -923,6 +923,7 @@ ProgramManifest artifactManifest(const ArtifactInputs &in) {
   m.targetFingerprint = in.target.fingerprint();
   m.ranks = in.portable.requirements.ranks;
   m.dtypes = in.portable.requirements.dtypes;
+  m.numerics = in.portable.numerics;
   m.collectives = in.portable.requirements.collectives;
   m.memoryBytesPerRank = in.portable.requirements.memoryBytesPerRank;
   m.deploymentId = in.deployment.id;
@@ -963,6 +964,7 @@ Json toJson(const ProgramManifest &m) {
           {"compiler", {{"name", "linnet"}, {"version", m.compilerVersion}, {"commit", m.compilerCommit},
                         {"flags", m.flags}, {"planner_revision", m.plannerRevision}}},
           {"runtime_libraries", m.runtimeLibraries},
+          {"numerics", m.numerics},
           {"lineage", lineage}};
   if (m.libraryFile) doc["library"] = *m.libraryFile;
   if (!m.files.empty()) {
@@ -1024,6 +1026,7 @@ ProgramManifest manifestFromJson(const Json &j) {
     c.done();
   }
   m.runtimeLibraries = r.strs("runtime_libraries");
+  if (r.has("numerics")) m.numerics = r.str("numerics");
   if (r.has("library")) m.libraryFile = r.str("library");
   if (r.has("files"))
     r.each("files", [&](const Json &e, const std::string &p) {

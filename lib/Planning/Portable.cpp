@@ -136,6 +136,7 @@ Json toJson(const PortablePlan &p) {
     buffers.push_back({{"id", b.id},
                        {"name", b.name},
                        {"dtype", b.dtype},
+                       {"compute_dtype", b.computeDtype.empty() ? b.dtype : b.computeDtype},
                        {"role", toString(b.role)},
                        {"storage", toString(b.storage)},
                        {"bytes", toJson(b.bytes)},
@@ -166,6 +167,7 @@ Json toJson(const PortablePlan &p) {
   Json doc = {{"schema", p.schema},
           {"id", p.id},
           {"source", {{"file", p.sourceFile}, {"digest", p.sourceDigest}}},
+          {"numerics", p.numerics},
           {"partitioning",
            {{"scheme", p.partitioning.scheme},
             {"mesh_shape", p.partitioning.meshShape},
@@ -201,6 +203,8 @@ PortablePlan portableFromJson(const Json &j) {
     p.sourceDigest = s.str("digest");
     s.done();
   }
+  if (r.opt("numerics"))
+    p.numerics = r.str("numerics");
   {
     ObjReader s = r.obj("partitioning");
     p.partitioning = {s.str("scheme"), s.i64s("mesh_shape"), s.i64("mesh_axis"), s.i64("parts")};
@@ -259,6 +263,7 @@ PortablePlan portableFromJson(const Json &j) {
     buf.id = b.str("id");
     buf.name = b.str("name");
     buf.dtype = b.str("dtype");
+    buf.computeDtype = b.opt("compute_dtype") ? b.str("compute_dtype") : buf.dtype;
     buf.role = roleFrom(b.str("role"), b.at("role"));
     buf.storage = storageFrom(b.str("storage"), b.at("storage"));
     buf.bytes = b.qty("bytes");

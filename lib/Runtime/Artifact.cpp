@@ -311,6 +311,14 @@ bool parseArtifactManifest(std::string_view text, ArtifactManifest &out, std::st
       return a.fail(a.at("runtime_abi"), fmt::format("unsupported runtime ABI '{}' (this runtime implements {})",
                                                      runtimeAbi, knownRuntimeAbis()));
   }
+  if (o.get("numerics", false)) {
+    if (!o.str("numerics", out.numerics))
+      return false;
+    if (out.numerics != "as-written" && out.numerics != "f32-compute")
+      return o.fail(o.at("numerics"), fmt::format("unknown numerics policy '{}' (this runtime knows as-written, "
+                                                  "f32-compute)",
+                                                  out.numerics));
+  }
   const bool listsFiles = o.get("files", false) != nullptr;
   const json *files = o.ok() ? o.array("files") : nullptr;
   if (!files) {

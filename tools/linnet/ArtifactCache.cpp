@@ -34,6 +34,15 @@ void tool::addSourceOptions(CLI::App *cmd, SourceOptions &opts) {
   cmd->add_flag("--host-kernels", opts.hostKernels,
                 "For a .ln model built for cuda: also its kernels for the CUDA driver emulator "
                 "(kernels.host.so; tests of the CUDA runtime without a GPU)");
+  addNumericsOption(cmd, opts.numerics);
+}
+
+void tool::addNumericsOption(CLI::App *cmd, std::string &numerics) {
+  cmd->add_option("--numerics", numerics,
+                  "How f16/bf16 compute (docs/language/08): as-written (each op rounds to its dtype) or "
+                  "f32-compute (half tensors are stored as such and computed in f32, rounded where "
+                  "kept); an artifact records its policy")
+      ->check(CLI::IsMember({"as-written", "f32-compute"}));
 }
 
 std::optional<std::string> tool::resolveArtifact(const std::string &model, const SourceOptions &opts,
@@ -58,6 +67,7 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   b.binding = binding;
   b.emulate = opts.emulate;
   b.hostKernels = opts.hostKernels;
+  b.numerics = opts.numerics;
   b.profile = profile;
   std::optional<compiler::Options> o = compilerOptions(b, opts.target);
   if (!o)

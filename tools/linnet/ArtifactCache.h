@@ -17,8 +17,11 @@ struct SourceOptions {
   std::string target = "cpu"; // the registered target the model is built for
   bool emulate = false;       // with a GPU target: its kernels run on the CPU
   bool hostKernels = false;   // with cuda: kernels.host.so for the driver emulator
+  std::string numerics = "as-written"; // how f16/bf16 compute (--numerics)
 };
 void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
+/// --numerics NAME (as-written | f32-compute), checked.
+void addNumericsOption(CLI::App *cmd, std::string &numerics);
 
 /// `model` itself if it is an artifact directory; for a .ln file, the
 /// artifact built from it (with `weights` deciding optional tensors, and

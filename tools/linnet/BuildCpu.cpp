@@ -1,6 +1,7 @@
 //===- BuildCpu.cpp - `linnet build MODEL.ln` flags -----------------------===//
 #include "FrontEnd.h"
 #include "BuildCpu.h"
+#include "ArtifactCache.h"
 
 #include <iostream>
 
@@ -50,6 +51,7 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
   c->add_option("--impl", o.impl,
                  "Contractions: auto (BLAS where installed), generated (libraries disabled), blas")
       ->check(CLI::IsMember({"auto", "generated", "blas"}));
+  addNumericsOption(c, o.numerics);
   c->add_option("--variants", o.variants,
                 "Without --weights, which presences of the optional tensors get a library (the "
                 "weights choose one at load time): auto (none or all present), each (every "
@@ -76,6 +78,7 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const
   o.serial = b.serial;
   o.runtimeChecks = b.runtimeChecks;
   o.impl = b.impl;
+  o.numerics = *support::parseNumericsPolicy(b.numerics); // CLI11 checked the name
   o.emitMlir = b.emitMlir;
   o.dumpIR = b.dumpIR;
   o.profile = b.profile;

@@ -30,6 +30,7 @@ struct BuildCpuOptions {
   bool hostKernels = false;  // --host-kernels: also kernels.host.so, for the driver emulator
   std::string impl = "auto"; // auto | generated | blas
   std::string variants = "auto";
+  std::string numerics = "as-written"; // --numerics: as-written | f32-compute
 };
 
 /// Adds --root, -D, -I, --weights, --binding, --serial, --emit-mlir,

@@ -77,7 +77,7 @@ std::optional<plan::Plan> planOfSource(const std::string &model, const tool::Sou
   return p;
 }
 
-std::optional<plan::Plan> planOfArtifact(const std::string &dir) {
+std::optional<plan::Plan> planOfArtifact(const std::string &dir, std::string &numerics) {
   // plan.json is read like the library: through the manifest's digest.
   std::string path = dir + "/plan.json", text, error;
   std::unique_ptr<rt::VerifiedArtifact> art = rt::VerifiedArtifact::open(dir, error);
@@ -85,6 +85,7 @@ std::optional<plan::Plan> planOfArtifact(const std::string &dir) {
     report(error);
     return std::nullopt;
   }
+  numerics = art->manifest().numerics;
   std::vector<ir::Problem> problems;
   std::optional<plan::Plan> p = plan::readPlanText(text, problems);
   for (const ir::Problem &pr : problems)
@@ -99,8 +100,10 @@ std::unique_ptr<interp::Interpreter> tool::loadInterpreter(const std::string &mo
   gCommand = command;
   std::error_code ec;
   std::optional<plan::Plan> p;
+  // An artifact is interpreted under the numerics policy it was built with.
+  std::string numerics = source.numerics;
   if (fs::is_directory(model, ec)) {
-    p = planOfArtifact(model);
+    p = planOfArtifact(model, numerics);
   } else if (fs::path(model).extension() == ".ln" && fs::is_regular_file(model, ec)) {
     p = planOfSource(model, source);
   } else {
@@ -113,6 +116,7 @@ std::unique_ptr<interp::Interpreter> tool::loadInterpreter(const std::string &mo
   interp::LoadOptions lo;
   lo.weightsPath = weights;
   lo.mapWeights = tool::mapWeights();
+  lo.numerics = support::parseNumericsPolicy(numerics).value_or(support::NumericsPolicy::AsWritten);
   if (!binding.empty()) {
     std::shared_ptr<rt::BindingMap> b = rt::BindingMap::load(binding, error);
     if (!b) {

@@ -18,6 +18,7 @@
 #ifndef LINNET_COMPILER_COMPILER_H
 #define LINNET_COMPILER_COMPILER_H
 
+#include "linnet/Support/Numerics.h"
 #include "linnet/Import/PlanImporter.h"
 #include "linnet/Plan/PlanReader.h"
 #include "linnet/Planning/Derived.h"
@@ -56,6 +57,7 @@ struct Options {
   bool serial = false;        // no threads
   bool runtimeChecks = true;  // off only to measure what the checks cost
   std::string impl = "auto";  // contractions: auto | generated | blas
+  support::NumericsPolicy numerics = support::NumericsPolicy::AsWritten; // --numerics
   bool emitMlir = false;      // also model.mlir and model.loops.mlir
   std::string dumpIR;         // --dump-ir=DIR: each stage's IR
   bool profile = false;       // --profile: timers at every command's boundaries

@@ -13,6 +13,7 @@
 
 #include "linnet/Plan/PlanReader.h"
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/Numerics.h"
 
 #include <functional>
 #include <map>
@@ -30,6 +31,9 @@ struct LoadOptions {
   /// Maps a canonical path to the tensor's name in the weights file (a
   /// binding manifest); identity when unset.
   std::function<std::string(const std::string &)> externalName;
+  /// How f16/bf16 compute (a build's numerics policy, recorded in its
+  /// artifact): the oracle evaluates as the compiled code was built.
+  support::NumericsPolicy numerics = support::NumericsPolicy::AsWritten;
 };
 
 /// One input of an entry as the command line names it: a tensor or scalar

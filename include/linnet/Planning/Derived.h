@@ -261,6 +261,9 @@ struct ProgramManifest {
   std::string compilerVersion, compilerCommit, plannerRevision;
   std::vector<std::string> flags;
   std::vector<std::string> runtimeLibraries;
+  /// The numerics policy the code computes under (the portable plan's):
+  /// the interpreter evaluates an artifact's plan under the same one.
+  std::string numerics = "as-written";
   std::vector<LineageEntry> lineage;
   /// A built artifact: its code library (`model.so`) and the SHA-256 of its
   /// bytes, which the runtime checks before loading it; absent for a plan

@@ -64,7 +64,8 @@ const char *toString(StorageClass s);
 struct Buffer {
   std::string id;
   std::string name;  // the user's field name, for messages
-  std::string dtype;
+  std::string dtype;        // storage
+  std::string computeDtype; // what its values compute in (the numerics policy)
   BufferRole role = BufferRole::Intermediate;
   StorageClass storage = StorageClass::Transient;
   Quantity bytes;
@@ -167,6 +168,9 @@ struct PortablePlan {
   std::string id;
   std::string sourceFile;
   std::string sourceDigest; // "sha256:..." of the input text
+  /// The numerics policy the tasks compute under ("as-written",
+  /// "f32-compute": docs/language/08); each buffer's compute dtype follows.
+  std::string numerics = "as-written";
   Partitioning partitioning;
   TargetRequirements requirements;
   std::vector<Task> tasks;

@@ -41,6 +41,9 @@ struct ArtifactFileEntry {
 /// What the runtime takes from manifest.json.
 struct ArtifactManifest {
   std::string library; // the code library, one of `files`
+  /// The numerics policy the code was built under ("as-written",
+  /// "f32-compute"): an interpreter of the artifact's plan takes it.
+  std::string numerics = "as-written";
   std::vector<ArtifactFileEntry> files;
   const ArtifactFileEntry *find(std::string_view path) const;
 };

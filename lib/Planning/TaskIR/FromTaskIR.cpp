@@ -23,6 +23,7 @@
 
 #include "linnet/Dialect/Gf/IR/MessageSignature.h"
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
+#include "linnet/Support/Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -174,7 +175,12 @@ struct Builder {
   std::map<std::string, Operation *> taskOp; // task id -> the op it comes from
   int64_t ranks = 1;
 
-  explicit Builder(Diagnostics &d) : diags(d) {}
+  Builder(Diagnostics &d, ModuleOp module) : diags(d) {
+    // The numerics policy the imported module was put under (-gf-widen-half
+    // marks it): every buffer records the dtype its values compute in.
+    if (auto n = module->getAttrOfType<StringAttr>("linnet.numerics"))
+      plan.numerics = n.str();
+  }
 
   Buffer &buffer(const std::string &id) { return plan.buffers[bufferIndex.at(id)]; }
 
@@ -185,6 +191,9 @@ struct Builder {
     for (int n = 2; bufferIndex.count(id); ++n)
       id = b.id + "." + std::to_string(n);
     b.id = id;
+    if (b.computeDtype.empty())
+      b.computeDtype = support::computeDtype(
+          support::parseNumericsPolicy(plan.numerics).value_or(support::NumericsPolicy::AsWritten), b.dtype);
     bufferIndex[id] = plan.buffers.size();
     plan.buffers.push_back(std::move(b));
     return id;
@@ -1119,7 +1128,7 @@ void addPhases(Builder &b, ModuleOp module) {
 
 std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string &sourceFile,
                                               const std::string &sourceText, Diagnostics &diags) {
-  Builder b(diags);
+  Builder b(diags, module);
   if (!buildGfPlan(b, module, sourceFile, sourceText))
     return std::nullopt;
   return std::move(b.plan);
@@ -1147,7 +1156,7 @@ std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const st
                                                        bool tagOps) {
   // The gf tasks (relations), then the linalg work of every function; a
   // single partition unless the gf plan partitioned.
-  Builder b(diags);
+  Builder b(diags, module);
   if (!buildGfPlan(b, module, sourceFile, sourceText))
     return std::nullopt;
   size_t problemsBefore = diags.size();

@@ -175,6 +175,26 @@ def GfPlanDistributedTasks : Pass<"gf-plan-distributed-tasks", "::mlir::ModuleOp
                            "::linnet::gf_storage::GfStorageDialect"];
 }
 
+def GfWidenHalf : Pass<"gf-widen-half", "::mlir::ModuleOp"> {
+  let summary = "The f32-compute numerics policy: f16/bf16 arithmetic in f32, rounded where kept";
+  let description = [{
+    Runs on the imported module (tensors, before any fusion) when the build's
+    numerics policy is `f32-compute` (docs/language/08, "Numerics
+    policies"). Every arith or math op with an f16 or bf16 operand or result
+    computes on f32 values instead, and a value computed so stays f32 while
+    it feeds further arithmetic (comparisons and conversions included): a
+    product of two bf16 values is exact, `x * y + z` rounds once. It is
+    rounded to its dtype where it is kept, which is wherever it reaches an
+    op that is not arithmetic: a tensor's element (`linalg.yield`,
+    `tensor.insert`, ...), a fold's or loop's carried state, a branch's
+    result, a call. A conversion to a half type (`x as bf16`, a half sum's
+    final rounding) feeding arithmetic is the unrounded f32 value too;
+    constants keep their half values. Under the default policy
+    (`as-written`) the pass does not run and each op rounds to its dtype.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def GfVerifyPhase : Pass<"gf-verify-phase", "::mlir::ModuleOp"> {
   let summary = "Check that no op of an earlier stage survived a lowering";
   let description = [{

@@ -1,0 +1,49 @@
+//===- Numerics.h - The numerics policy of a build ---------------*- C++ -*-===//
+//
+// How f16/bf16 values compute (docs/language/08, "Numerics policies"). The
+// policy is part of what a build means: the compiler applies it to the
+// imported model, the reference interpreter evaluates under it, and the
+// plans and the artifact record it with each tensor's compute dtype.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINNET_SUPPORT_NUMERICS_H
+#define LINNET_SUPPORT_NUMERICS_H
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace linnet::support {
+
+enum class NumericsPolicy {
+  /// Every op computes in its operands' dtype and rounds its result to it
+  /// (the language as written).
+  AsWritten,
+  /// f16 and bf16 are storage formats: their arithmetic computes in f32 and
+  /// a value is rounded to its dtype where it is kept (a tensor's element,
+  /// a fold's state, a branch's or loop's result).
+  F32Compute,
+};
+
+inline const char *toString(NumericsPolicy p) {
+  return p == NumericsPolicy::F32Compute ? "f32-compute" : "as-written";
+}
+
+inline std::optional<NumericsPolicy> parseNumericsPolicy(std::string_view s) {
+  if (s == "as-written")
+    return NumericsPolicy::AsWritten;
+  if (s == "f32-compute")
+    return NumericsPolicy::F32Compute;
+  return std::nullopt;
+}
+
+/// The dtype a tensor of dtype `storage` computes in under `p`.
+inline std::string computeDtype(NumericsPolicy p, const std::string &storage) {
+  if (p == NumericsPolicy::F32Compute && (storage == "bf16" || storage == "f16"))
+    return "f32";
+  return storage;
+}
+
+} // namespace linnet::support
+
+#endif // LINNET_SUPPORT_NUMERICS_H
