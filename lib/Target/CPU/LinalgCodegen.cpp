@@ -286,40 +286,62 @@ struct Matvec {
   /// to it before they are added to y's f32 sums (the language's half
   /// sums: each term in its dtype, accumulated in f32).
   Type elem;
+  /// Half W and x whose products are taken in f32 (the f32-compute
+  /// numerics policy): exact, so a fused multiply-add computes the term.
+  bool exactProducts = false;
 };
 
+enum class HalfProduct { None, Rounded, Exact };
+
 /// Whether `op` is a half-precision product summed in f32: W and x of one
-/// half type (bf16, f16), y f32, the body `y + extf(x * w)`.
-bool isHalfProductIntoF32(linalg::LinalgOp op) {
+/// half type (bf16, f16), y f32, the body `y + extf(x * w)` (each product
+/// rounded to the half type, as written) or `y + extf(x) * extf(w)` (the
+/// product in f32: the f32-compute numerics policy).
+HalfProduct halfProductIntoF32(linalg::LinalgOp op) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!generic || op.getNumDpsInputs() != 2)
-    return false;
+    return HalfProduct::None;
   Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
   if (a != b || !(a.isBF16() || a.isF16()) || !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
-    return false;
+    return HalfProduct::None;
   Block *body = generic.getBody();
+  auto isArg = [&](Value v, unsigned i) { return v == body->getArgument(i); };
+  if (body->getOperations().size() == 5) {
+    auto e0 = dyn_cast<arith::ExtFOp>(body->front());
+    auto e1 = dyn_cast<arith::ExtFOp>(*std::next(body->begin()));
+    auto mul = dyn_cast<arith::MulFOp>(*std::next(body->begin(), 2));
+    auto add = dyn_cast<arith::AddFOp>(*std::next(body->begin(), 3));
+    if (!e0 || !e1 || !mul || !add || !e0.getType().isF32())
+      return HalfProduct::None;
+    bool ins = (isArg(e0.getIn(), 0) && isArg(e1.getIn(), 1)) || (isArg(e0.getIn(), 1) && isArg(e1.getIn(), 0));
+    bool product = (mul.getLhs() == e0.getResult() && mul.getRhs() == e1.getResult()) ||
+                   (mul.getLhs() == e1.getResult() && mul.getRhs() == e0.getResult());
+    bool sum = (add.getLhs() == mul.getResult() && isArg(add.getRhs(), 2)) ||
+               (add.getRhs() == mul.getResult() && isArg(add.getLhs(), 2));
+    return ins && product && sum ? HalfProduct::Exact : HalfProduct::None;
+  }
   if (body->getOperations().size() != 4)
-    return false;
+    return HalfProduct::None;
   auto mul = dyn_cast<arith::MulFOp>(body->front());
   auto ext = dyn_cast<arith::ExtFOp>(*std::next(body->begin()));
   auto add = dyn_cast<arith::AddFOp>(*std::next(body->begin(), 2));
   if (!mul || !ext || !add || ext.getIn() != mul.getResult())
-    return false;
-  auto isArg = [&](Value v, unsigned i) { return v == body->getArgument(i); };
+    return HalfProduct::None;
   bool operands = (isArg(mul.getLhs(), 0) && isArg(mul.getRhs(), 1)) ||
                   (isArg(mul.getLhs(), 1) && isArg(mul.getRhs(), 0));
   bool sum = (add.getLhs() == ext.getResult() && isArg(add.getRhs(), 2)) ||
              (add.getRhs() == ext.getResult() && isArg(add.getLhs(), 2));
-  return operands && sum;
+  return operands && sum ? HalfProduct::Rounded : HalfProduct::None;
 }
 
 /// W (rows, k) with unit inner stride, x (k) or (1, k) / (k, 1) with unit
 /// stride along k, y (rows) or with a unit axis; f32, or half W and x
-/// summed into f32 y (isHalfProductIntoF32).
+/// summed into f32 y (halfProductIntoF32).
 std::optional<Matvec> matchMatvec(const Contraction &c) {
   linalg::LinalgOp op = c.op;
-  bool half = isHalfProductIntoF32(op);
+  HalfProduct hp = halfProductIntoF32(op);
+  bool half = hp != HalfProduct::None;
   if (!c.batch.empty() || c.m == ~0u || !(isF32(op) || half))
     return std::nullopt;
   Matvec mv;
@@ -364,6 +386,7 @@ std::optional<Matvec> matchMatvec(const Contraction &c) {
   if (!unitInnerStride(mv.W) || !unitInnerStride(mv.x))
     return std::nullopt;
   mv.elem = getElementTypeOrSelf(mv.W.getType());
+  mv.exactProducts = hp == HalfProduct::Exact;
   mv.maps = {xm, ym};
   mv.rows = ShapedType::isDynamic(c.ranges[mv.row]) ? -1 : c.ranges[mv.row];
   return mv;
@@ -396,7 +419,8 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   auto vt = VectorType::get({(int64_t)width}, f32);
   // Half W and x: loaded as such, widened (exactly), each product rounded
   // to the half type and widened again, then added (no FMA: the rounding
-  // between the product and the sum is the language's).
+  // between the product and the sum is the language's). Under f32-compute
+  // the product of two widened halves is exact in f32: an FMA is the term.
   bool half = !mv.elem.isF32();
   auto vin = VectorType::get({(int64_t)width}, mv.elem);
   auto loadV = [&](OpBuilder &b, Location loc, Value m, ValueRange ix) -> Value {
@@ -408,7 +432,7 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
     return half ? b.create<arith::ExtFOp>(loc, f32, v).getResult() : v;
   };
   auto productAdd = [&](OpBuilder &b, Location loc, Value w, Value xv, Value acc) -> Value {
-    if (!half)
+    if (!half || mv.exactProducts)
       return isa<VectorType>(acc.getType()) ? b.create<vector::FMAOp>(loc, w, xv, acc).getResult()
                                             : b.create<arith::AddFOp>(loc, acc, b.create<arith::MulFOp>(loc, w, xv))
                                                   .getResult();

@@ -61,10 +61,19 @@ struct WidenHalf : linnet::gf::impl::GfWidenHalfBase<WidenHalf> {
     // A half value's unrounded f32 value, where it has one.
     DenseMap<Value, Value> wide;
     SmallVector<arith::TruncFOp> roundings;
-    auto wideOf = [&](OpBuilder &b, Location loc, Value v) -> Value {
+    // Any other half value is widened once, where it is defined, so that
+    // every later reader shares the extension.
+    auto wideOf = [&](Location loc, Value v) -> Value {
       if (Value w = wide.lookup(v))
         return w;
-      return b.create<arith::ExtFOp>(loc, withElement(v.getType(), f32), v);
+      OpBuilder b(&getContext());
+      if (Operation *def = v.getDefiningOp())
+        b.setInsertionPointAfter(def);
+      else
+        b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+      Value w = b.create<arith::ExtFOp>(loc, withElement(v.getType(), f32), v);
+      wide[v] = w;
+      return w;
     };
 
     for (Operation *op : ops) {
@@ -96,11 +105,12 @@ struct WidenHalf : linnet::gf::impl::GfWidenHalfBase<WidenHalf> {
             in = b.create<arith::ExtFOp>(loc, inWide, in);
         }
         wide[trunc.getResult()] = in;
+        roundings.push_back(trunc);
         continue;
       }
       SmallVector<Value> operands;
       for (Value v : op->getOperands())
-        operands.push_back(withElement(v.getType(), f32) ? wideOf(b, loc, v) : v);
+        operands.push_back(withElement(v.getType(), f32) ? wideOf(loc, v) : v);
       SmallVector<Type> types;
       for (Type t : op->getResultTypes())
         types.push_back(withElement(t, f32) ? withElement(t, f32) : t);
@@ -118,7 +128,8 @@ struct WidenHalf : linnet::gf::impl::GfWidenHalfBase<WidenHalf> {
       }
       op->erase();
     }
-    // Roundings that only arithmetic read are gone with their readers.
+    // Roundings that only arithmetic read (ours, and the importer's casts
+    // and half sums' final roundings) are gone with their readers.
     for (arith::TruncFOp t : roundings)
       if (t->use_empty())
         t->erase();
