@@ -48,8 +48,8 @@ struct EvalError : std::runtime_error {
 /// Rounds/wraps a raw value into dtype `t`.
 Num normalize(DT t, Num x);
 
-/// The numerics policy's reading of f16/bf16 (docs/language/08, "Numerics
-/// policies"): `AsWritten` rounds every op's result to its dtype;
+/// The numerics policy's reading of f16/bf16 (docs/language/08,
+/// §8.4): `AsWritten` rounds every op's result to its dtype;
 /// `F32Compute` computes half ops in f32 and leaves their results f32 in a
 /// cell of the half dtype, rounded only where the value is kept (keep()).
 enum class HalfCompute : uint8_t { AsWritten, F32Compute };

@@ -1,6 +1,6 @@
 //===- Numerics.h - The numerics policy of a build ---------------*- C++ -*-===//
 //
-// How f16/bf16 values compute (docs/language/08, "Numerics policies"). The
+// How f16/bf16 values compute (docs/language/08 §8.4). The
 // policy is part of what a build means: the compiler applies it to the
 // imported model, the reference interpreter evaluates under it, and the
 // plans and the artifact record it with each tensor's compute dtype.

@@ -179,8 +179,8 @@ def GfWidenHalf : Pass<"gf-widen-half", "::mlir::ModuleOp"> {
   let summary = "The f32-compute numerics policy: f16/bf16 arithmetic in f32, rounded where kept";
   let description = [{
     Runs on the imported module (tensors, before any fusion) when the build's
-    numerics policy is `f32-compute` (docs/language/08, "Numerics
-    policies"). Every arith or math op with an f16 or bf16 operand or result
+    numerics policy is `f32-compute` (docs/language/08,
+    §8.4). Every arith or math op with an f16 or bf16 operand or result
     computes on f32 values instead, and a value computed so stays f32 while
     it feeds further arithmetic (comparisons and conversions included): a
     product of two bf16 values is exact, `x * y + z` rounds once. It is
