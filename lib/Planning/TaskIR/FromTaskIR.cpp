@@ -909,13 +909,16 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
     bodyOps = std::max<int64_t>(bodyOps, 1);
     bool mulAdd = false;
     if (op->getNumRegions()) {
-      int muls = 0, adds = 0;
+      // Widening an operand (a half value's exact f32 extension) leaves a
+      // product of it a contraction.
+      int muls = 0, adds = 0, widenings = 0;
       op->getRegion(0).walk([&](Operation *o) {
         StringRef n = o->getName().getStringRef();
         if (n == "arith.mulf") ++muls;
         if (n == "arith.addf") ++adds;
+        if (n == "arith.extf") ++widenings;
       });
-      mulAdd = muls == 1 && adds == 1 && bodyOps == 2;
+      mulAdd = muls == 1 && adds == 1 && bodyOps - widenings == 2;
     }
     std::vector<Value> ins, outs;
     int64_t readBytes = 0, writeBytes = 0, distinct = 0;

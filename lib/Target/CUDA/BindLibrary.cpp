@@ -1,15 +1,16 @@
-//===- BindLibrary.cpp - f32 matrix products to cuBLAS, with a fallback ----===//
+//===- BindLibrary.cpp - matrix products to cuBLAS, with a fallback --------===//
 //
 // Passes.td, LinnetCUDABindLibrary. The artifact must run where only the
 // CUDA driver is installed (cuBLAS is not part of it), so the library call
 // is a choice made at run time: the host runtime's `linnet_cuda_sgemm`
-// returns non-zero when it has no cuBLAS, and the generated kernel, kept
+// (`linnet_cuda_gemm` for half operands) returns non-zero when it has no cuBLAS, and the generated kernel, kept
 // under scf.if, runs then. The emulated build (--emulate) defines the
 // same entry point on the CPU in the same column-major convention, so the
 // arguments written here are checked against the interpreter without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
+#include "linnet/Target/CUDA/Abi.h"
 #include "linnet/Target/CUDA/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -25,6 +26,7 @@ namespace linnet::cuda {
 namespace {
 
 constexpr llvm::StringLiteral kSgemm = "linnet_cuda_sgemm";
+constexpr llvm::StringLiteral kGemm = "linnet_cuda_gemm";
 
 /// The position of loop `dim` among the results of operand `operand`'s map.
 int resultPos(linalg::LinalgOp op, unsigned operand, unsigned dim) {
@@ -35,9 +37,9 @@ int resultPos(linalg::LinalgOp op, unsigned operand, unsigned dim) {
   return -1;
 }
 
-bool unitInnerStride(Value v) {
+bool unitInnerStride(Value v, Type elem) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  if (!type || type.getRank() != 2 || !type.getElementType().isF32())
+  if (!type || type.getRank() != 2 || type.getElementType() != elem)
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -47,7 +49,42 @@ bool unitInnerStride(Value v) {
 struct Gemm {
   unsigned m, n, k;
   bool transA, transB; // A stored (k, m), B stored (n, k)
+  Type ab;             // A's and B's element type: f32, or a half type
 };
+
+/// The body of a product summed in f32: `acc + a * b` on f32, or on the f32
+/// extensions of half a and b (`acc + extf(a) * extf(b)`: the f32-compute
+/// numerics policy's exact products, which cublasGemmEx computes). A
+/// product rounded to a half type before the sum (as written) is not.
+bool sumOfProducts(Block *body, bool half) {
+  auto it = body->begin();
+  Value lhs = body->getArgument(0), rhs = body->getArgument(1);
+  if (half) {
+    if (body->getOperations().size() != 5)
+      return false;
+    auto e0 = dyn_cast<arith::ExtFOp>(*it++);
+    auto e1 = dyn_cast<arith::ExtFOp>(*it++);
+    if (!e0 || !e1 || !e0.getType().isF32() || !e1.getType().isF32())
+      return false;
+    bool ins = (e0.getIn() == lhs && e1.getIn() == rhs) || (e0.getIn() == rhs && e1.getIn() == lhs);
+    if (!ins)
+      return false;
+    lhs = e0.getResult();
+    rhs = e1.getResult();
+  } else if (body->getOperations().size() != 3) {
+    return false;
+  }
+  auto mul = dyn_cast<arith::MulFOp>(*it++);
+  auto add = dyn_cast<arith::AddFOp>(*it++);
+  auto yield = dyn_cast<linalg::YieldOp>(*it);
+  if (!mul || !add || !yield || yield.getNumOperands() != 1 || yield.getOperand(0) != add.getResult())
+    return false;
+  bool operands = (mul.getLhs() == lhs && mul.getRhs() == rhs) || (mul.getLhs() == rhs && mul.getRhs() == lhs);
+  Value acc = body->getArgument(2);
+  bool sum = (add.getLhs() == acc && add.getRhs() == mul.getResult()) ||
+             (add.getRhs() == acc && add.getLhs() == mul.getResult());
+  return operands && sum;
+}
 
 std::optional<Gemm> match(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -56,13 +93,17 @@ std::optional<Gemm> match(linalg::LinalgOp op) {
   FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
   if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 || dims->n.size() != 1 || dims->k.size() != 1)
     return std::nullopt;
-  for (Value v : op->getOperands())
-    if (!unitInnerStride(v))
-      return std::nullopt;
-  // mul, add, yield: a body that converts or negates is not an sgemm.
-  if (op.getBlock()->getOperations().size() != 3)
+  Type ab = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  bool half = ab.isBF16() || ab.isF16();
+  if (!(half || ab.isF32()) || !unitInnerStride(op.getDpsInputs()[0], ab) ||
+      !unitInnerStride(op.getDpsInputs()[1], ab) ||
+      !unitInnerStride(op.getDpsInits()[0], Float32Type::get(op->getContext())))
     return std::nullopt;
-  Gemm g{dims->m[0], dims->n[0], dims->k[0], false, false};
+  // A body that converts (other than widening half operands), negates or
+  // rounds its products is not a gemm.
+  if (!sumOfProducts(op.getBlock(), half))
+    return std::nullopt;
+  Gemm g{dims->m[0], dims->n[0], dims->k[0], false, false, ab};
   if (resultPos(op, 2, g.m) != 0 || resultPos(op, 2, g.n) != 1)
     return std::nullopt;
   int am = resultPos(op, 0, g.m), ak = resultPos(op, 0, g.k), bk = resultPos(op, 1, g.k),
@@ -79,14 +120,19 @@ std::optional<Gemm> match(linalg::LinalgOp op) {
   return g;
 }
 
-func::FuncOp declareSgemm(ModuleOp module) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(kSgemm))
+/// linnet_cuda_sgemm, or linnet_cuda_gemm (a leading element type word)
+/// for half operands.
+func::FuncOp declareGemm(ModuleOp module, bool typed) {
+  StringRef name = typed ? kGemm : kSgemm;
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
-  // (transa, transb, m, n, k, A, lda, B, ldb, beta, C, ldc) -> status
-  auto type = b.getFunctionType({i32, i32, i64, i64, i64, i64, i64, i64, i64, f32, i64, i64}, {i32});
-  auto f = b.create<func::FuncOp>(module.getLoc(), kSgemm, type);
+  // ([type,] transa, transb, m, n, k, A, lda, B, ldb, beta, C, ldc) -> status
+  SmallVector<Type> params = {i32, i32, i64, i64, i64, i64, i64, i64, i64, f32, i64, i64};
+  if (typed)
+    params.insert(params.begin(), i32);
+  auto f = b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(params, {i32}));
   f.setPrivate();
   return f;
 }
@@ -95,7 +141,8 @@ func::FuncOp declareSgemm(ModuleOp module) {
 std::pair<Value, Value> addressAndLd(OpBuilder &b, Location loc, Value memref) {
   auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
   Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
-  Value bytes = b.create<arith::MulIOp>(loc, meta.getOffset(), b.create<arith::ConstantIndexOp>(loc, 4));
+  int64_t elemBytes = cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value bytes = b.create<arith::MulIOp>(loc, meta.getOffset(), b.create<arith::ConstantIndexOp>(loc, elemBytes));
   Value address = b.create<arith::AddIOp>(loc, base, bytes);
   Type i64 = b.getI64Type();
   return {b.create<arith::IndexCastOp>(loc, i64, address),
@@ -119,14 +166,16 @@ void bind(linalg::LinalgOp op, const Gemm &g) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B's
   // operand first, m and n swapped; a row-major (k, n) B is a column-major
   // (n, k) matrix, untransposed.
-  func::FuncOp sgemm = declareSgemm(op->getParentOfType<ModuleOp>());
-  auto call = b.create<func::CallOp>(
-      loc, sgemm,
-      ValueRange{i32c(g.transB ? 1 : 0), i32c(g.transA ? 1 : 0), N, M, K, pb, ldb, pa, lda, beta, pc, ldc});
+  bool typed = !g.ab.isF32();
+  func::FuncOp gemm = declareGemm(op->getParentOfType<ModuleOp>(), typed);
+  SmallVector<Value> args = {i32c(g.transB ? 1 : 0), i32c(g.transA ? 1 : 0), N, M, K, pb, ldb, pa, lda, beta, pc, ldc};
+  if (typed)
+    args.insert(args.begin(), i32c(g.ab.isBF16() ? kGemmBF16 : kGemmF16));
+  auto call = b.create<func::CallOp>(loc, gemm, args);
   Value fallback = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, call.getResult(0), i32c(0));
   auto guard = b.create<scf::IfOp>(loc, fallback, /*withElse=*/false);
   op->moveBefore(guard.thenBlock()->getTerminator());
-  op->setAttr("linnet.cuda.library", b.getStringAttr("cublasSgemm"));
+  op->setAttr("linnet.cuda.library", b.getStringAttr(typed ? "cublasGemmEx" : "cublasSgemm"));
 }
 
 struct BindLibraryPass : public impl::LinnetCUDABindLibraryBase<BindLibraryPass> {

@@ -200,6 +200,9 @@ typedef struct linnet_cuda_host_table {
                    int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc); /* version 2 */
   void (*mark)(void *session, int64_t task, int64_t end); /* version 3 */
   const void *(*profile_take)(void *session, uint64_t *count, uint64_t *calls);
+  int32_t (*gemm)(void *session, int32_t type, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k,
+                  uint64_t a, int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c,
+                  int64_t ldc); /* version 4 */
 } linnet_cuda_host_table;
 linnet_cuda_host_table linnet_cuda_host; /* kHostTableSymbol, Abi.h's HostTable */
 static void linnet_cuda_unbound(void) {
@@ -234,6 +237,13 @@ int32_t linnet_cuda_sgemm(int32_t transa, int32_t transb, int64_t m, int64_t n, 
     return 1; /* no library: the generated kernel runs */
   return linnet_cuda_host.sgemm(linnet_cuda_host.session, transa, transb, m, n, k, (uint64_t)a, lda, (uint64_t)b,
                                 ldb, beta, (uint64_t)c, ldc);
+}
+int32_t linnet_cuda_gemm(int32_t type, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, int64_t a,
+                         int64_t lda, int64_t b, int64_t ldb, float beta, int64_t c, int64_t ldc) {
+  if (linnet_cuda_host.version < 4 || !linnet_cuda_host.gemm)
+    return 1; /* no library: the generated kernel runs */
+  return linnet_cuda_host.gemm(linnet_cuda_host.session, type, transa, transb, m, n, k, (uint64_t)a, lda,
+                               (uint64_t)b, ldb, beta, (uint64_t)c, ldc);
 }
 /* linnet build --profile: command boundaries are CUDA events on the stream. */
 void linnet_prof_begin(int64_t task) {
@@ -279,6 +289,49 @@ int32_t linnet_cuda_sgemm(int32_t transa, int32_t transb, int64_t m, int64_t n, 
       for (int64_t l = 0; l < k; ++l) {
         float x = transa ? A[l + i * lda] : A[i + l * lda];
         float y = transb ? B[j + l * ldb] : B[l + j * ldb];
+        sum += x * y;
+      }
+      C[i + j * ldc] = sum + beta * C[i + j * ldc];
+    }
+  return 0;
+}
+/* cublasGemmEx with half A and B (type 1 bf16, 2 f16), f32 C and f32
+   accumulation: each product of two widened halves is exact in f32. */
+static float linnet_half_to_f32(uint16_t h, int32_t type) {
+  union { uint32_t u; float f; } v;
+  if (type == 1) {
+    v.u = (uint32_t)h << 16;
+    return v.f;
+  }
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0x1fu)
+    v.u = sign | 0x7f800000u | (man << 13);
+  else if (exp != 0)
+    v.u = sign | ((exp + 112u) << 23) | (man << 13);
+  else if (man == 0)
+    v.u = sign;
+  else {
+    v.f = (float)man * 5.9604644775390625e-8f; /* man * 2^-24, exact */
+    v.u |= sign;
+  }
+  return v.f;
+}
+int32_t linnet_cuda_gemm(int32_t type, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, int64_t a,
+                         int64_t lda, int64_t b, int64_t ldb, float beta, int64_t c, int64_t ldc) {
+  const char *off = getenv("LINNET_EMULATE_NO_CUBLAS");
+  if (off && *off && *off != '0')
+    return 1;
+  if ((type != 1 && type != 2) || lda < (transa ? (k > 1 ? k : 1) : (m > 1 ? m : 1)) ||
+      ldb < (transb ? (n > 1 ? n : 1) : (k > 1 ? k : 1)) || ldc < (m > 1 ? m : 1))
+    return 1;
+  const uint16_t *A = (const uint16_t *)(intptr_t)a, *B = (const uint16_t *)(intptr_t)b;
+  float *C = (float *)(intptr_t)c;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      float sum = 0.0f;
+      for (int64_t l = 0; l < k; ++l) {
+        float x = linnet_half_to_f32(transa ? A[l + i * lda] : A[i + l * lda], type);
+        float y = linnet_half_to_f32(transb ? B[j + l * ldb] : B[l + j * ldb], type);
         sum += x * y;
       }
       C[i + j * ldc] = sum + beta * C[i + j * ldc];

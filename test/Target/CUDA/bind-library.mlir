@@ -86,3 +86,46 @@ func.func @kept(%x: memref<1x512xf32>, %w: memref<256x512xf32>, %y: memref<1x256
       outs(%by : memref<2x8x256xf32>)
   return
 }
+
+// bf16 A and B summed in f32 with exact products (the f32-compute
+// numerics policy's body, acc + extf(a) * extf(b)) is cublasGemmEx's
+// arithmetic: linnet_cuda_gemm with the element type first (1: bf16) and
+// each operand's address counted in 2-byte elements.
+// CHECK-LABEL: func.func @bf16_exact
+// CHECK: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: arith.muli %{{.*}}, %[[TWO]] : index
+// CHECK: %[[F32:.*]] = arith.constant 4 : index
+// CHECK-NEXT: arith.muli %{{.*}}, %[[F32]] : index
+// CHECK: arith.constant 0 : i32
+// CHECK-NEXT: %[[BF16:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: call @linnet_cuda_gemm(%[[BF16]], {{.*}}) : (i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, f32, i64, i64) -> i32
+// CHECK: scf.if
+// CHECK-NEXT: linalg.generic {{.*}} attrs = {linnet.cuda.library = "cublasGemmEx"}
+// A bf16 product rounded before the f32 sum (as written) stays generated.
+// CHECK-LABEL: func.func @bf16_rounded
+// CHECK-NOT: linnet_cuda_gemm
+// CHECK: return
+// CHECK: func.func private @linnet_cuda_gemm(i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, f32, i64, i64) -> i32
+func.func @bf16_exact(%x: memref<?x512xbf16>, %w: memref<256x512xbf16>, %y: memref<?x256xf32>) {
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x512xbf16>, memref<256x512xbf16>) outs(%y : memref<?x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ea = arith.extf %a : bf16 to f32
+    %eb = arith.extf %b : bf16 to f32
+    %p = arith.mulf %ea, %eb : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @bf16_rounded(%x: memref<?x512xbf16>, %w: memref<256x512xbf16>, %y: memref<?x256xf32>) {
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x512xbf16>, memref<256x512xbf16>) outs(%y : memref<?x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %p = arith.mulf %a, %b : bf16
+    %e = arith.extf %p : bf16 to f32
+    %s = arith.addf %acc, %e : f32
+    linalg.yield %s : f32
+  }
+  return
+}

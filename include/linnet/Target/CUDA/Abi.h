@@ -22,7 +22,7 @@ inline constexpr const char *kKernelTableSchema = "linnet.cuda-kernels/1";
 inline constexpr uint32_t kDeviceBufferAlignment = 16;
 /// The host table's symbol in model.so and its layout version.
 inline constexpr const char *kHostTableSymbol = "linnet_cuda_host";
-inline constexpr uint64_t kHostTableVersion = 3;
+inline constexpr uint64_t kHostTableVersion = 4;
 /// The cuBLAS the runtime loads for `linnet_cuda_sgemm` ($LINNET_CUBLAS
 /// overrides; `none` disables it), as the concrete plan names it.
 inline constexpr const char *kCublasSoname = "libcublas.so.13";
@@ -50,7 +50,17 @@ struct HostTable {
   /// device (ns from the first), *calls counting dropped ones.
   void (*mark)(void *session, int64_t task, int64_t end);
   const void *(*profileTake)(void *session, uint64_t *count, uint64_t *calls);
+  /// Version 4. cuBLAS's cublasGemmEx as sgemm above, with A and B of
+  /// `type` (GemmType) and C f32, accumulated in f32 (CUBLAS_COMPUTE_32F):
+  /// the products of half values taken exactly, as the f32-compute
+  /// numerics policy computes them. Non-zero, having done nothing, where
+  /// the runtime has no cuBLAS.
+  int32_t (*gemm)(void *session, int32_t type, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k,
+                  uint64_t a, int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc);
 };
+
+/// The element type of a gemm's A and B (HostTable::gemm's `type`).
+enum GemmType : int32_t { kGemmF32 = 0, kGemmBF16 = 1, kGemmF16 = 2 };
 
 } // namespace linnet::cuda
 

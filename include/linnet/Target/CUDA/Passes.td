@@ -153,7 +153,7 @@ def LinnetCUDASplitReductions : Pass<"linnet-cuda-split-reductions", "::mlir::Mo
 }
 
 def LinnetCUDABindLibrary : Pass<"linnet-cuda-bind-library", "::mlir::ModuleOp"> {
-  let summary = "f32 matrix products to cuBLAS's sgemm, with the generated kernel as the fallback";
+  let summary = "Matrix products to cuBLAS (sgemm, GemmEx), with the generated kernel as the fallback";
   let description = [{
     Runs on memref-level linalg ops before -linnet-cuda-split-reductions.
     Where the implementation policy allows a library (`auto`, `blas`), a
@@ -164,9 +164,14 @@ def LinnetCUDABindLibrary : Pass<"linnet-cuda-bind-library", "::mlir::ModuleOp">
     column-major convention (C^T = B^T A^T, beta = 1: C holds its initial
     value), followed by the op itself under `scf.if` on the call's result:
     a runtime without cuBLAS (a machine with the CUDA driver only) returns
-    non-zero and the generated kernel runs instead. The op keeps
-    `linnet.cuda.library = "cublasSgemm"`, which the concrete plan records
-    as the implementation.
+    non-zero and the generated kernel runs instead. A product of bf16 or
+    f16 A and B summed in f32 with exact products (`acc + extf(a) *
+    extf(b)`, the f32-compute numerics policy) calls
+    `linnet_cuda_gemm(type, ...)` the same way: cuBLAS's GemmEx with f32
+    accumulation, the tensor cores' arithmetic. A half product rounded
+    before the sum (as written) stays generated. The op keeps
+    `linnet.cuda.library = "cublasSgemm"` (or `"cublasGemmEx"`), which the
+    concrete plan records as the implementation.
   }];
   let options = [
     Option<"implementation", "implementation", "std::string", "\"auto\"",

@@ -44,6 +44,10 @@ struct Cublas {
   int (*setStream)(Handle, void *) = nullptr;
   int (*sgemm)(Handle, int, int, int, int, int, const float *, const float *, int, const float *, int,
                const float *, float *, int) = nullptr;
+  /// cublasGemmEx (optional: half products run their generated kernels
+  /// without it).
+  int (*gemmEx)(Handle, int, int, int, int, int, const void *, const void *, int, int, const void *, int, int,
+                const void *, void *, int, int, int, int) = nullptr;
   std::string path, error;
 
   static const Cublas &get() {
@@ -84,7 +88,9 @@ private:
         !sym(c.setStream, "cublasSetStream_v2") || !sym(c.sgemm, "cublasSgemm_v2")) {
       c.error = c.path + " lacks the cuBLAS v2 entry points";
       c.sgemm = nullptr;
+      return c;
     }
+    sym(c.gemmEx, "cublasGemmEx");
     return c;
   }
 };
@@ -173,7 +179,7 @@ public:
                       &CudaSession::launchHook, &CudaSession::copyHook,
                       &CudaSession::allocHook,  &CudaSession::releaseHook,
                       &CudaSession::sgemmHook,  &CudaSession::markHook,
-                      &CudaSession::profileTakeHook};
+                      &CudaSession::profileTakeHook, &CudaSession::gemmHook};
     return s;
   }
 
@@ -356,8 +362,17 @@ private:
   /// enqueued; a failure of cuBLAS itself fails the call.
   static int32_t sgemmHook(void *session, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k,
                            uint64_t a, int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc) {
+    return gemmHook(session, kGemmF32, transa, transb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+  /// The same with A and B of `type` (the host table's `gemm`: GemmType),
+  /// through cublasGemmEx with f32 accumulation.
+  static int32_t gemmHook(void *session, int32_t type, int32_t transa, int32_t transb, int64_t m, int64_t n,
+                          int64_t k, uint64_t a, int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c,
+                          int64_t ldc) {
     auto *s = static_cast<CudaSession *>(session);
     const Cublas &lib = Cublas::get();
+    if (type != kGemmF32 && ((type != kGemmBF16 && type != kGemmF16) || !lib.gemmEx))
+      return 1;
     constexpr int64_t kMax = std::numeric_limits<int>::max();
     // cuBLAS refuses a leading dimension shorter than its column (a view
     // with a zero stride): such a product runs the generated kernel.
@@ -375,7 +390,8 @@ private:
     }
     uint32_t betaBits;
     std::memcpy(&betaBits, &beta, sizeof betaBits);
-    Op op{Op::Sgemm, {transa, transb, m, n, k, int64_t(a), lda, int64_t(b), ldb, int64_t(betaBits), int64_t(c), ldc}};
+    Op op{Op::Gemm,
+          {type, transa, transb, m, n, k, int64_t(a), lda, int64_t(b), ldb, int64_t(betaBits), int64_t(c), ldc}};
     if (s->recording_)
       s->pending_.push_back(std::move(op));
     else if (std::string error; !s->enqueue(op, error))
@@ -421,15 +437,15 @@ private:
   }
 
   /// What the host code asked of the device, recorded: a launch (kernel,
-  /// grid, block, shared bytes, then its slots) or cuBLAS's sgemm (its
-  /// arguments, beta's bits).
+  /// grid, block, shared bytes, then its slots) or a cuBLAS gemm (the
+  /// operands' type, then its arguments, beta's bits).
   struct Op {
-    enum Kind { Launch, Sgemm } kind;
+    enum Kind { Launch, Gemm } kind;
     std::vector<int64_t> words;
     bool operator==(const Op &o) const { return kind == o.kind && words == o.words; }
     /// Same node in a graph: the same kernel, whatever its grid and slots.
     bool sameNode(const Op &o) const {
-      return kind == o.kind && (kind == Sgemm || words[0] == o.words[0]) && words.size() == o.words.size();
+      return kind == o.kind && words[0] == o.words[0] && words.size() == o.words.size();
     }
   };
   struct InputCopy {
@@ -458,14 +474,26 @@ private:
     const Cublas &lib = Cublas::get();
     const float alpha = 1.0f;
     float beta;
-    uint32_t betaBits = uint32_t(w[9]);
+    uint32_t betaBits = uint32_t(w[10]);
     std::memcpy(&beta, &betaBits, sizeof beta);
-    int rc = lib.sgemm(blas_, w[0] ? 1 : 0, w[1] ? 1 : 0, int(w[2]), int(w[3]), int(w[4]), &alpha,
-                       reinterpret_cast<const float *>(w[5]), int(std::max<int64_t>(w[6], 1)),
-                       reinterpret_cast<const float *>(w[7]), int(std::max<int64_t>(w[8], 1)), &beta,
-                       reinterpret_cast<float *>(w[10]), int(std::max<int64_t>(w[11], 1)));
+    auto ld = [&](size_t i) { return int(std::max<int64_t>(w[i], 1)); };
+    const void *A = reinterpret_cast<const void *>(w[6]), *B = reinterpret_cast<const void *>(w[8]);
+    void *C = reinterpret_cast<void *>(w[11]);
+    int rc;
+    if (w[0] == kGemmF32) {
+      rc = lib.sgemm(blas_, w[1] ? 1 : 0, w[2] ? 1 : 0, int(w[3]), int(w[4]), int(w[5]), &alpha,
+                     static_cast<const float *>(A), ld(7), static_cast<const float *>(B), ld(9), &beta,
+                     static_cast<float *>(C), ld(12));
+    } else {
+      // cudaDataType CUDA_R_32F / _16F / _16BF; CUBLAS_COMPUTE_32F; CUBLAS_GEMM_DEFAULT.
+      constexpr int kR32F = 0, kR16F = 2, kR16BF = 14, kCompute32F = 68, kGemmDefault = -1;
+      int ab = w[0] == kGemmBF16 ? kR16BF : kR16F;
+      rc = lib.gemmEx(blas_, w[1] ? 1 : 0, w[2] ? 1 : 0, int(w[3]), int(w[4]), int(w[5]), &alpha, A, ab, ld(7), B, ab,
+                      ld(9), &beta, C, kR32F, ld(12), kCompute32F, kGemmDefault);
+    }
     if (rc != 0) {
-      error = fmt::format("cublasSgemm failed (status {}) for m={} n={} k={}", rc, w[2], w[3], w[4]);
+      error = fmt::format("{} failed (status {}) for m={} n={} k={}", w[0] == kGemmF32 ? "cublasSgemm" : "cublasGemmEx",
+                          rc, w[3], w[4], w[5]);
       return false;
     }
     return true;
