@@ -2,6 +2,7 @@
 #include "linnet/Plan/Binding.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <set>
 
@@ -53,6 +54,76 @@ std::vector<ManifestEntry> plan::manifestOf(const json &doc) {
   return out;
 }
 
+namespace {
+/// configDefines; with `config` null, only the section's shape is checked.
+std::optional<std::map<std::string, std::string>> readConfig(const json &binding, const json *config,
+                                                             std::vector<ir::Problem> &problems) {
+  size_t before = problems.size();
+  auto fail = [&](std::string path, std::string msg) { problems.push_back({std::move(path), std::move(msg)}); };
+  if (!binding.is_object() || !binding.contains("config")) {
+    fail("config", "the binding manifest has no config section (generic -> configuration key) to read a "
+                   "configuration with");
+    return std::nullopt;
+  }
+  const json &section = binding["config"];
+  if (!section.is_object()) {
+    fail("config", fmt::format("expected an object mapping generics to configuration keys, found {}",
+                               section.type_name()));
+    return std::nullopt;
+  }
+  if (config && !config->is_object()) {
+    fail("$", fmt::format("a configuration is a JSON object, found {}", config->type_name()));
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  for (auto &[generic, spec] : section.items()) {
+    std::string where = "config." + generic;
+    const json *values = nullptr;
+    std::string key;
+    if (spec.is_string()) {
+      key = spec.get<std::string>();
+    } else if (spec.is_object() && spec.contains("key") && spec["key"].is_string() && spec.contains("values") &&
+               spec["values"].is_object() && spec.size() == 2) {
+      key = spec["key"].get<std::string>();
+      values = &spec["values"];
+      for (auto &[from, to] : values->items())
+        if (!to.is_string())
+          fail(where + ".values." + from, fmt::format("expected the -D value text, found {}", to.type_name()));
+    } else {
+      fail(where, "expected a configuration key, or {\"key\": K, \"values\": {value: -D text}}");
+      continue;
+    }
+    if (!config)
+      continue; // the section's shape only
+    if (!config->contains(key)) {
+      fail(key, fmt::format("missing: {} binds generic {} to it", where, generic));
+      continue;
+    }
+    const json &v = (*config)[key];
+    if (values) {
+      std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+      if (!values->contains(text)) {
+        std::vector<std::string> known;
+        for (auto &[from, to] : values->items())
+          known.push_back(from);
+        fail(key, fmt::format("{} is not one of the values {} maps ({})", v.dump(), where, fmt::join(known, ", ")));
+        continue;
+      }
+      out[generic] = (*values)[text].get<std::string>();
+    } else if (v.is_number_integer()) {
+      out[generic] = std::to_string(v.get<int64_t>());
+    } else {
+      fail(key, fmt::format("expected an integer for generic {}, found {} (map a non-integer value with "
+                            "{{\"key\": ..., \"values\": {{...}}}} in {})",
+                            generic, v.dump(), where));
+    }
+  }
+  if (problems.size() != before)
+    return std::nullopt;
+  return out;
+}
+} // namespace
+
 std::optional<Binding> plan::checkBinding(const json &doc, const std::vector<ManifestEntry> &manifest,
                                           std::vector<ir::Problem> &problems) {
   size_t before = problems.size();
@@ -62,8 +133,12 @@ std::optional<Binding> plan::checkBinding(const json &doc, const std::vector<Man
     return std::nullopt;
   }
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "version" && it.key() != "model" && it.key() != "tensors")
-      fail(it.key(), "unknown key (a binding manifest has version, model, tensors)");
+    if (it.key() != "version" && it.key() != "model" && it.key() != "tensors" && it.key() != "config")
+      fail(it.key(), "unknown key (a binding manifest has version, model, tensors, config)");
+  if (doc.contains("config")) {
+    // Its shape is checked here too; its values against a configuration.
+    readConfig(doc, nullptr, problems);
+  }
   if (!doc.contains("version") || doc["version"] != 1)
     fail("version", "expected 1");
   if (!doc.contains("tensors") || !doc["tensors"].is_object()) {
@@ -161,4 +236,10 @@ std::optional<Binding> plan::checkBinding(const json &doc, const std::vector<Man
   if (problems.size() != before)
     return std::nullopt;
   return b;
+}
+
+
+std::optional<std::map<std::string, std::string>> plan::configDefines(const json &binding, const json &config,
+                                                                      std::vector<ir::Problem> &problems) {
+  return readConfig(binding, &config, problems);
 }

@@ -35,6 +35,7 @@ void tool::addSourceOptions(CLI::App *cmd, SourceOptions &opts) {
                 "For a .ln model built for cuda: also its kernels for the CUDA driver emulator "
                 "(kernels.host.so; tests of the CUDA runtime without a GPU)");
   addNumericsOption(cmd, opts.numerics);
+  cmd->add_option("--config", opts.config, "For a .ln model: ""A checkpoint's configuration (a Hugging Face config.json): the generics the --binding manifest's config section maps become -D values (an explicit -D wins)");
 }
 
 void tool::addNumericsOption(CLI::App *cmd, std::string &numerics) {
@@ -68,6 +69,7 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   b.emulate = opts.emulate;
   b.hostKernels = opts.hostKernels;
   b.numerics = opts.numerics;
+  b.config = opts.config;
   b.profile = profile;
   std::optional<compiler::Options> o = compilerOptions(b, opts.target);
   if (!o)

@@ -18,6 +18,7 @@ struct SourceOptions {
   bool emulate = false;       // with a GPU target: its kernels run on the CPU
   bool hostKernels = false;   // with cuda: kernels.host.so for the driver emulator
   std::string numerics = "as-written"; // how f16/bf16 compute (--numerics)
+  std::string config;                  // --config: a checkpoint's configuration
 };
 void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
 /// --numerics NAME (as-written | f32-compute), checked.

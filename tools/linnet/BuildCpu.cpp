@@ -52,6 +52,7 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
                  "Contractions: auto (BLAS where installed), generated (libraries disabled), blas")
       ->check(CLI::IsMember({"auto", "generated", "blas"}));
   addNumericsOption(c, o.numerics);
+  c->add_option("--config", o.config, "A checkpoint's configuration (a Hugging Face config.json): the generics the --binding manifest's config section maps become -D values (an explicit -D wins)");
   c->add_option("--variants", o.variants,
                 "Without --weights, which presences of the optional tensors get a library (the "
                 "weights choose one at load time): auto (none or all present), each (every "
@@ -60,13 +61,16 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
 }
 
 std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const std::string &target) {
-  std::optional<std::map<std::string, std::string>> parsed = parseDefines(b.defines, "build");
+  std::vector<std::string> defines = b.defines;
+  if (!addConfigDefines(defines, b.config, b.binding, "build"))
+    return std::nullopt;
+  std::optional<std::map<std::string, std::string>> parsed = parseDefines(defines, "build");
   if (!parsed)
     return std::nullopt;
   compiler::Options o;
   o.file = b.file;
   o.root = b.root;
-  for (const std::string &d : b.defines) {
+  for (const std::string &d : defines) {
     size_t eq = d.find('=');
     o.defines.emplace_back(d.substr(0, eq), d.substr(eq + 1));
   }

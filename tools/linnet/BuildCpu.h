@@ -18,7 +18,7 @@
 namespace linnet::tool {
 
 struct BuildCpuOptions {
-  std::string file, root, weights, binding, output;
+  std::string file, root, weights, binding, output, config;
   std::vector<std::string> defines, includeDirs;
   bool serial = false;
   bool runtimeChecks = true; // --runtime-checks=off: only to measure their cost

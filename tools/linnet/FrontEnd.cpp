@@ -1,6 +1,9 @@
 //===- FrontEnd.cpp - Options every command that reads a model shares -----===//
 #include "FrontEnd.h"
 
+#include "linnet/Plan/Binding.h"
+#include "linnet/Support/Input.h"
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -80,4 +83,49 @@ sema::SemaOptions tool::semaOptions(const std::vector<std::string> &includeDirs)
   o.includeDirs = includeDirs;
   o.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
   return o;
+}
+
+bool tool::addConfigDefines(std::vector<std::string> &defines, const std::string &config, const std::string &binding,
+                            const char *command) {
+  if (config.empty())
+    return true;
+  if (binding.empty()) {
+    std::cerr << fmt::format("linnet {}: error: --config {} needs --binding: the binding manifest's config section "
+                             "says which configuration key gives each generic\n",
+                             command, config);
+    return false;
+  }
+  auto read = [&](const std::string &path, nlohmann::json &out) {
+    std::string text, err;
+    if (!input::readFile(path, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, err)) {
+      std::cerr << fmt::format("linnet {}: error: cannot read '{}': {}\n", command, path, err);
+      return false;
+    }
+    out = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (out.is_discarded()) {
+      std::cerr << fmt::format("{}: error: $: not valid JSON\n", path);
+      return false;
+    }
+    return true;
+  };
+  nlohmann::json b, c;
+  if (!read(binding, b) || !read(config, c))
+    return false;
+  // A generic an explicit -D gives is not read from the configuration
+  // (which need not have its key).
+  std::map<std::string, std::string> given;
+  for (const std::string &d : defines)
+    given.emplace(d.substr(0, d.find('=')), d);
+  if (b.is_object() && b.contains("config") && b["config"].is_object())
+    for (const auto &[name, d] : given)
+      b["config"].erase(name);
+  std::vector<ir::Problem> problems;
+  std::optional<std::map<std::string, std::string>> values = plan::configDefines(b, c, problems);
+  for (const ir::Problem &p : problems)
+    std::cerr << fmt::format("{}: error: {}\n", p.path.rfind("config", 0) == 0 ? binding : config, p.str());
+  if (!values)
+    return false;
+  for (const auto &[name, value] : *values)
+    defines.push_back(name + "=" + value);
+  return true;
 }

@@ -28,6 +28,14 @@ parseInputFiles(const std::vector<std::string> &inputs, const std::vector<std::s
 /// Reports "linnet <command>: error: <flag> ..." and returns nullopt.
 std::optional<uint64_t> parseUnsigned(const std::string &text, const char *flag, const char *command);
 
+/// `--config FILE` (a checkpoint's configuration, e.g. a Hugging Face
+/// config.json) read through the `config` section of the binding manifest
+/// `binding`: appends `Name=value` to `defines` for every generic it maps
+/// that no `-D` gives (an explicit -D wins). Reports problems as
+/// "FILE: error: PATH: ..." and returns false.
+bool addConfigDefines(std::vector<std::string> &defines, const std::string &config, const std::string &binding,
+                      const char *command);
+
 /// Sema options for `includeDirs` and the standard library beside the binary.
 sema::SemaOptions semaOptions(const std::vector<std::string> &includeDirs);
 

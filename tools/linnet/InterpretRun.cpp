@@ -41,7 +41,8 @@ void report(const std::string &msg) {
 }
 
 /// The plan of a .ln model, through Sema and lowering, as `linnet plan` makes it.
-std::optional<plan::Plan> planOfSource(const std::string &model, const tool::SourceOptions &source) {
+std::optional<plan::Plan> planOfSource(const std::string &model, const tool::SourceOptions &source,
+                                       const std::string &binding) {
   SourceManager sm;
   std::string err;
   std::optional<uint32_t> buf = sm.addFile(model, err);
@@ -49,7 +50,10 @@ std::optional<plan::Plan> planOfSource(const std::string &model, const tool::Sou
     report(fmt::format("cannot read '{}': {}", model, err));
     return std::nullopt;
   }
-  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(source.defines, gCommand);
+  std::vector<std::string> defineList = source.defines;
+  if (!tool::addConfigDefines(defineList, source.config, binding, gCommand))
+    return std::nullopt;
+  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList, gCommand);
   if (!defines)
     return std::nullopt;
   DiagnosticEngine diag(sm, &std::cerr);
@@ -105,7 +109,7 @@ std::unique_ptr<interp::Interpreter> tool::loadInterpreter(const std::string &mo
   if (fs::is_directory(model, ec)) {
     p = planOfArtifact(model, numerics);
   } else if (fs::path(model).extension() == ".ln" && fs::is_regular_file(model, ec)) {
-    p = planOfSource(model, source);
+    p = planOfSource(model, source, binding);
   } else {
     report(fmt::format("'{}' is neither an artifact directory nor a .ln model", model));
     return nullptr;

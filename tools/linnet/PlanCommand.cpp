@@ -24,7 +24,7 @@ std::vector<std::string> linnet::tool::gIncludeDirs;
 
 namespace {
 struct PlanOptions {
-  std::string file, root, output, binding;
+  std::string file, root, output, binding, config;
   std::vector<std::string> defines;
   bool functions = false;
 } gPlan;
@@ -78,6 +78,7 @@ CLI::App *tool::addPlanCommand(CLI::App &app) {
   c->add_option("-o", gPlan.output, "Write the plan to FILE instead of stdout");
   c->add_option("--binding", gPlan.binding,
                 "Check a binding manifest (JSON) against the plan's manifest");
+  c->add_option("--config", gPlan.config, "A checkpoint's configuration (a Hugging Face config.json): the generics the --binding manifest's config section maps become -D values (an explicit -D wins)");
   c->add_option("-I", gIncludeDirs, "Add a module search root")->allow_extra_args(false);
   return c;
 }
@@ -126,6 +127,8 @@ int tool::runPlan() {
       return 1;
     doc = plan::writePlan(*p);
   } else {
+    if (!tool::addConfigDefines(gPlan.defines, gPlan.config, gPlan.binding, "plan"))
+      return 1;
     std::optional<nlohmann::json> d = planOfSource(gPlan.file, gPlan.root, gPlan.defines, gPlan.functions);
     if (!d)
       return 1;

@@ -30,6 +30,16 @@ struct Binding {
 std::optional<Binding> checkBinding(const json &doc, const std::vector<ManifestEntry> &manifest,
                                     std::vector<ir::Problem> &problems);
 
+/// The `-D` values a checkpoint's configuration gives (a Hugging Face
+/// `config.json`), through the binding manifest's `config` section: root
+/// generic -> config key, or `{"key": K, "values": {config value: text}}`
+/// for a value that is not an integer (`torch_dtype: "bfloat16"` -> `bf16`).
+/// Returns generic -> value text, or nullopt with every problem: a path of
+/// the binding (`config.Hidden`) or of the configuration (`hidden_size`)
+/// and what was expected and found.
+std::optional<std::map<std::string, std::string>> configDefines(const json &binding, const json &config,
+                                                                std::vector<ir::Problem> &problems);
+
 /// The manifest of a plan document, without reading its bodies.
 std::vector<ManifestEntry> manifestOf(const json &planDoc);
 
