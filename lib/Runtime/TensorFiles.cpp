@@ -157,25 +157,20 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openIndex(const std::string &p
   return f;
 }
 
-std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
-                                                       std::string &error, bool map) {
+std::unique_ptr<SafeTensorsFile> SafeTensorsFile::mapFile(const std::string &path, std::string &error, bool map) {
   auto fail = [&](std::string msg) -> std::unique_ptr<SafeTensorsFile> {
     error = fmt::format("{}: {}", path, msg);
     return nullptr;
   };
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
-    return openIndex(path, error, map);
   struct stat st;
   std::string why;
   int fd = input::openRegular(path, st, why);
   if (fd < 0)
     return fail(why.rfind("is ", 0) == 0 ? why : "cannot open: " + why);
   uint64_t fileSize = static_cast<uint64_t>(st.st_size);
-  if (fileSize < 8) {
+  if (fileSize == 0) {
     ::close(fd);
-    return fail(fmt::format("file is {} bytes, too short for a safetensors header "
-                            "(8-byte length, then JSON)",
-                            fileSize));
+    return fail("file is empty");
   }
   // Mapped, the file's pages are read as they are used: truncated by another
   // process meanwhile, the next read of a lost page kills this one (SIGBUS).
@@ -211,7 +206,28 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
   } else {
     ::close(fd);
   }
-  const auto *bytes = static_cast<const unsigned char *>(mem);
+  return f;
+}
+
+std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
+                                                       std::string &error, bool map) {
+  auto fail = [&](std::string msg) -> std::unique_ptr<SafeTensorsFile> {
+    error = fmt::format("{}: {}", path, msg);
+    return nullptr;
+  };
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
+    return openIndex(path, error, map);
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0)
+    return openGguf(path, error, map);
+  std::unique_ptr<SafeTensorsFile> f = mapFile(path, error, map);
+  if (!f)
+    return nullptr;
+  uint64_t fileSize = f->mapSize_;
+  if (fileSize < 8)
+    return fail(fmt::format("file is {} bytes, too short for a safetensors header "
+                            "(8-byte length, then JSON)",
+                            fileSize));
+  const auto *bytes = static_cast<const unsigned char *>(f->map_);
 
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
@@ -251,6 +267,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
         if (!v.is_string())
           return fail(fmt::format("'__metadata__.{}' is not a string", k));
         f->metadata_[k] = v.get<std::string>();
+        f->metadataJson_[k] = v.dump();
       }
       continue;
     }

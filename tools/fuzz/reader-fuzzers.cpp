@@ -8,6 +8,7 @@
 //   safetensors  rt::SafeTensorsFile::open
 //   shardindex  rt::SafeTensorsFile::open of a shard index
 //             (model.safetensors.index.json) beside two valid shards
+//   gguf      rt::SafeTensorsFile::open of a .gguf file
 //   npy       rt::readNpy
 //   binding   rt::BindingMap::parse and plan::checkBinding against a manifest
 //   artifact  rt::parseArtifactManifest and rt::parseArtifactInfo (an
@@ -99,6 +100,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(dir + "/model.safetensors.index.json", error);
   if (f)
     for (auto &[name, t] : f->tensors())
+      for (std::byte b : t.data)
+        (void)b;
+  else if (error.empty())
+    std::abort();
+#elif LINNET_FUZZ_TARGET_gguf
+  static const std::string path = [] {
+    char tmpl[] = "/tmp/linnet-fuzz-gguf-XXXXXX";
+    if (!::mkdtemp(tmpl))
+      std::abort();
+    return std::string(tmpl) + "/w.gguf";
+  }();
+  {
+    FILE *f = std::fopen(path.c_str(), "wb");
+    if (!f)
+      std::abort();
+    if (size)
+      std::fwrite(data, 1, size, f);
+    std::fclose(f);
+  }
+  std::string error;
+  std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(path, error);
+  if (f)
+    for (auto &[name, t] : f->tensors()) // every view lies inside the file
       for (std::byte b : t.data)
         (void)b;
   else if (error.empty())

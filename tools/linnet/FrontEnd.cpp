@@ -2,6 +2,7 @@
 #include "FrontEnd.h"
 
 #include "linnet/Plan/Binding.h"
+#include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Support/Input.h"
 
 #include <fmt/format.h>
@@ -109,8 +110,22 @@ bool tool::addConfigDefines(std::vector<std::string> &defines, const std::string
     return true;
   };
   nlohmann::json b, c;
-  if (!read(binding, b) || !read(config, c))
+  if (!read(binding, b))
     return false;
+  if (config.ends_with(".gguf")) {
+    // A GGUF file's metadata is its configuration (llama.embedding_length, ...).
+    std::string err;
+    std::unique_ptr<rt::SafeTensorsFile> g = rt::SafeTensorsFile::open(config, err);
+    if (!g) {
+      std::cerr << fmt::format("linnet {}: error: {}\n", command, err);
+      return false;
+    }
+    c = nlohmann::json::object();
+    for (const auto &[k, v] : g->metadataJson())
+      c[k] = nlohmann::json::parse(v);
+  } else if (!read(config, c)) {
+    return false;
+  }
   // A generic an explicit -D gives is not read from the configuration
   // (which need not have its key).
   std::map<std::string, std::string> given;

@@ -26,7 +26,8 @@ void printTensor(const std::string &name, const rt::TensorView &t) {
 
 CLI::App *tool::addInspectCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand(
-      "inspect", "List the tensors of .safetensors and .npy files (validating them)");
+      "inspect", "List the tensors of weights (.safetensors, a shard index .json, .gguf) and .npy files "
+                 "(validating them)");
   cmd->add_option("files", gFiles, "Tensor files")->required();
   return cmd;
 }
@@ -53,7 +54,9 @@ int tool::runInspect() {
       ok = false;
       continue;
     }
-    std::cout << fmt::format("{}: safetensors, {} tensor{}\n", file, f->tensors().size(),
+    auto endsWith = [&](const char *ext) { return file.ends_with(ext); };
+    const char *format = endsWith(".gguf") ? "gguf" : endsWith(".json") ? "sharded safetensors" : "safetensors";
+    std::cout << fmt::format("{}: {}, {} tensor{}\n", file, format, f->tensors().size(),
                              f->tensors().size() == 1 ? "" : "s");
     for (auto &[k, v] : f->metadata())
       std::cout << fmt::format("  metadata {} = {}\n", k, v);

@@ -65,16 +65,24 @@ public:
   const std::map<std::string, TensorView> &tensors() const { return tensors_; }
   const TensorView *find(const std::string &name) const;
   const std::map<std::string, std::string> &metadata() const { return metadata_; }
+  /// The metadata as JSON values' text (a GGUF file's are typed: numbers,
+  /// booleans, strings, short arrays, a long array as {"length": n}; a
+  /// safetensors file's are strings), for reading it as a configuration.
+  const std::map<std::string, std::string> &metadataJson() const { return metadataJson_; }
 
 private:
   SafeTensorsFile() = default;
   static std::unique_ptr<SafeTensorsFile> openIndex(const std::string &path, std::string &error, bool map);
+  /// A GGUF file (lib/Runtime/Gguf.cpp).
+  static std::unique_ptr<SafeTensorsFile> openGguf(const std::string &path, std::string &error, bool map);
+  /// `path` mapped (or read whole), not yet parsed.
+  static std::unique_ptr<SafeTensorsFile> mapFile(const std::string &path, std::string &error, bool map);
   std::string path_;
   std::vector<std::unique_ptr<SafeTensorsFile>> shards_; // a shard index's files
   void *map_ = nullptr;
   size_t mapSize_ = 0;
   std::map<std::string, TensorView> tensors_;
-  std::map<std::string, std::string> metadata_;
+  std::map<std::string, std::string> metadata_, metadataJson_;
 };
 
 /// A tensor that owns its bytes (for inputs, outputs and writers).

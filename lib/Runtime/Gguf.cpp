@@ -1,0 +1,297 @@
+//===- Gguf.cpp - GGUF files as weights --------------------------------------===//
+//
+// GGUF (versions 2 and 3, llama.cpp's format): a header of typed metadata
+// and tensor descriptions, then the tensors' data at aligned offsets. It is
+// read as hostile input, as safetensors is: every count, length and offset
+// is checked against the file before it is used, no allocation is sized by
+// a count the file claims before the bytes it implies are known to exist,
+// and tensors may neither overlap nor leave the data section.
+//
+// GGUF lists a tensor's dimensions fastest first (ne[0] is a row's length);
+// the tensor seen here has them reversed, row-major like every other tensor.
+// f32, f16 and bf16 tensors are read in place; a quantized block format
+// (q8_0, q4_0, k-quants) is refused, naming the tensor and its type.
+//
+//===----------------------------------------------------------------------===//
+#include "linnet/Runtime/TensorFiles.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+using namespace linnet::rt;
+
+namespace {
+
+/// ggml's type ids and names (ggml.h), those a GGUF file may hold.
+struct GgmlType {
+  uint32_t id;
+  const char *name;
+  std::optional<DType> dtype; // read as this; none: not supported yet
+};
+constexpr GgmlType kGgmlTypes[] = {
+    {0, "f32", DType::F32},  {1, "f16", DType::F16},  {2, "q4_0", {}},     {3, "q4_1", {}},
+    {6, "q5_0", {}},         {7, "q5_1", {}},         {8, "q8_0", {}},     {9, "q8_1", {}},
+    {10, "q2_K", {}},        {11, "q3_K", {}},        {12, "q4_K", {}},    {13, "q5_K", {}},
+    {14, "q6_K", {}},        {15, "q8_K", {}},        {16, "iq2_xxs", {}}, {17, "iq2_xs", {}},
+    {18, "iq3_xxs", {}},     {19, "iq1_s", {}},       {20, "iq4_nl", {}},  {21, "iq3_s", {}},
+    {22, "iq2_s", {}},       {23, "iq4_xs", {}},      {24, "i8", DType::I8}, {25, "i16", DType::I16},
+    {26, "i32", DType::I32}, {27, "i64", DType::I64}, {28, "f64", DType::F64}, {29, "iq1_m", {}},
+    {30, "bf16", DType::BF16},
+};
+
+const GgmlType *ggmlType(uint32_t id) {
+  for (const GgmlType &t : kGgmlTypes)
+    if (t.id == id)
+      return &t;
+  return nullptr;
+}
+
+/// At most this many tensors, metadata entries, array elements and
+/// dimensions: far above any real model, far below what would exhaust
+/// memory before the file's own size stops the reader.
+constexpr uint64_t kMaxCount = uint64_t(1) << 24;
+constexpr uint32_t kMaxDims = 8;
+/// Arrays longer than this are kept as their length in the metadata.
+constexpr uint64_t kMaxKeptArray = 64;
+
+/// A cursor over the header that fails (with the offset) instead of reading
+/// past the end.
+class Reader {
+public:
+  Reader(const unsigned char *bytes, uint64_t size) : p_(bytes), size_(size) {}
+  uint64_t offset() const { return at_; }
+  const std::string &error() const { return error_; }
+  bool failed() const { return !error_.empty(); }
+
+  bool fail(std::string msg) {
+    if (error_.empty())
+      error_ = fmt::format("at byte {}: {}", at_, msg);
+    return false;
+  }
+  template <typename T> bool read(T &out, const char *what) {
+    if (size_ - at_ < sizeof(T))
+      return fail(fmt::format("the file ends inside {} ({} bytes left, {} needed)", what, size_ - at_, sizeof(T)));
+    std::memcpy(&out, p_ + at_, sizeof(T)); // little-endian, as GGUF is
+    at_ += sizeof(T);
+    return true;
+  }
+  bool string(std::string &out, const char *what) {
+    uint64_t n = 0;
+    if (!read(n, what))
+      return false;
+    if (n > size_ - at_)
+      return fail(fmt::format("{} claims {} bytes, the file has {} left", what, n, size_ - at_));
+    if (n > (uint64_t(1) << 20))
+      return fail(fmt::format("{} is {} bytes long (at most 1 MiB)", what, n));
+    out.assign(reinterpret_cast<const char *>(p_ + at_), n);
+    at_ += n;
+    return true;
+  }
+  bool skip(uint64_t n, const char *what) {
+    if (n > size_ - at_)
+      return fail(fmt::format("{} claims {} bytes, the file has {} left", what, n, size_ - at_));
+    at_ += n;
+    return true;
+  }
+
+private:
+  const unsigned char *p_;
+  uint64_t size_, at_ = 0;
+  std::string error_;
+};
+
+/// Metadata value types (gguf.h) and their fixed sizes (0: not fixed).
+enum ValueType : uint32_t { U8, I8, U16, I16, U32, I32, F32, Bool, String, Array, U64, I64, F64 };
+uint64_t fixedSize(uint32_t t) {
+  switch (t) {
+  case U8: case I8: case Bool: return 1;
+  case U16: case I16: return 2;
+  case U32: case I32: case F32: return 4;
+  case U64: case I64: case F64: return 8;
+  default: return 0;
+  }
+}
+
+/// One scalar of type `t` as JSON; false after failing the reader.
+bool scalar(Reader &r, uint32_t t, nlohmann::json &out) {
+  auto num = [&](auto v, const char *what) {
+    if (!r.read(v, what))
+      return false;
+    out = v;
+    return true;
+  };
+  switch (t) {
+  case U8: return num(uint8_t{}, "a u8 value");
+  case I8: return num(int8_t{}, "an i8 value");
+  case U16: return num(uint16_t{}, "a u16 value");
+  case I16: return num(int16_t{}, "an i16 value");
+  case U32: return num(uint32_t{}, "a u32 value");
+  case I32: return num(int32_t{}, "an i32 value");
+  case U64: return num(uint64_t{}, "a u64 value");
+  case I64: return num(int64_t{}, "an i64 value");
+  case F32: return num(float{}, "an f32 value");
+  case F64: return num(double{}, "an f64 value");
+  case Bool: {
+    uint8_t b = 0;
+    if (!r.read(b, "a bool value"))
+      return false;
+    if (b > 1)
+      return r.fail(fmt::format("a bool value is {} (0 or 1)", b));
+    out = b == 1;
+    return true;
+  }
+  case String: {
+    std::string s;
+    if (!r.string(s, "a string value"))
+      return false;
+    out = std::move(s);
+    return true;
+  }
+  default: return r.fail(fmt::format("unknown metadata value type {}", t));
+  }
+}
+
+/// A metadata value (a scalar or an array of them); an array longer than
+/// kMaxKeptArray becomes {"array": type, "length": n}.
+bool value(Reader &r, uint32_t t, nlohmann::json &out) {
+  if (t != Array)
+    return scalar(r, t, out);
+  uint32_t et = 0;
+  uint64_t n = 0;
+  if (!r.read(et, "an array's element type") || !r.read(n, "an array's length"))
+    return false;
+  if (et == Array)
+    return r.fail("an array of arrays");
+  if (n > kMaxCount)
+    return r.fail(fmt::format("an array of {} elements (at most {})", n, kMaxCount));
+  bool keep = n <= kMaxKeptArray;
+  if (!keep && fixedSize(et))
+    // Fixed-size elements are skipped at once, after checking they exist.
+    return r.skip(n * fixedSize(et), "an array") && (out = {{"length", n}}, true);
+  out = keep ? nlohmann::json::array() : nlohmann::json{{"length", n}};
+  for (uint64_t i = 0; i < n; ++i) {
+    nlohmann::json e;
+    if (!scalar(r, et, e))
+      return false;
+    if (keep)
+      out.push_back(std::move(e));
+  }
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &path, std::string &error, bool map) {
+  std::unique_ptr<SafeTensorsFile> f = mapFile(path, error, map);
+  if (!f)
+    return nullptr;
+  auto fail = [&](std::string msg) -> std::unique_ptr<SafeTensorsFile> {
+    error = fmt::format("{}: {}", path, msg);
+    return nullptr;
+  };
+  const auto *bytes = static_cast<const unsigned char *>(f->map_);
+  Reader r(bytes, f->mapSize_);
+  if (f->mapSize_ < 4 || std::memcmp(bytes, "GGUF", 4) != 0)
+    return fail("not a GGUF file (it does not begin with \"GGUF\")");
+  r.skip(4, "the magic");
+  uint32_t version = 0;
+  uint64_t tensorCount = 0, kvCount = 0;
+  if (!r.read(version, "the version") || !r.read(tensorCount, "the tensor count") ||
+      !r.read(kvCount, "the metadata count"))
+    return fail(r.error());
+  if (version != 2 && version != 3)
+    return fail(fmt::format("GGUF version {} (this reader reads versions 2 and 3)", version));
+  if (tensorCount > kMaxCount || kvCount > kMaxCount)
+    return fail(fmt::format("{} tensors and {} metadata entries claimed (at most {} each)", tensorCount, kvCount,
+                            kMaxCount));
+
+  uint64_t alignment = 32;
+  for (uint64_t i = 0; i < kvCount; ++i) {
+    std::string key;
+    uint32_t type = 0;
+    if (!r.string(key, "a metadata key") || !r.read(type, "a metadata value's type"))
+      return fail(r.error());
+    nlohmann::json v;
+    if (!value(r, type, v))
+      return fail(fmt::format("metadata '{}': {}", key, r.error()));
+    if (f->metadata_.count(key))
+      return fail(fmt::format("metadata '{}' appears twice", key));
+    if (key == "general.alignment") {
+      if (type != U32 || v.get<uint64_t>() == 0 || (v.get<uint64_t>() & (v.get<uint64_t>() - 1)) != 0)
+        return fail(fmt::format("metadata 'general.alignment' must be a power of two (u32), found {}", v.dump()));
+      alignment = v.get<uint64_t>();
+    }
+    f->metadata_[key] = v.is_string() ? v.get<std::string>() : v.dump();
+    f->metadataJson_[key] = v.dump();
+  }
+
+  struct Info {
+    std::string name;
+    TensorView view;
+    uint64_t offset, bytes;
+  };
+  std::vector<Info> infos;
+  for (uint64_t i = 0; i < tensorCount; ++i) {
+    Info t;
+    uint32_t dims = 0, type = 0;
+    if (!r.string(t.name, "a tensor name") || !r.read(dims, "a tensor's dimension count"))
+      return fail(r.error());
+    auto where = [&](std::string msg) { return fmt::format("tensor '{}': {}", t.name, msg); };
+    if (dims > kMaxDims)
+      return fail(where(fmt::format("{} dimensions (at most {})", dims, kMaxDims)));
+    std::vector<int64_t> ne(dims);
+    for (uint32_t d = 0; d < dims; ++d) {
+      uint64_t n = 0;
+      if (!r.read(n, "a tensor dimension"))
+        return fail(r.error());
+      if (n > uint64_t(INT64_MAX))
+        return fail(where(fmt::format("dimension {} is {}", d, n)));
+      ne[d] = int64_t(n);
+    }
+    if (!r.read(type, "a tensor's type") || !r.read(t.offset, "a tensor's offset"))
+      return fail(r.error());
+    const GgmlType *gt = ggmlType(type);
+    if (!gt)
+      return fail(where(fmt::format("unknown ggml type {}", type)));
+    if (!gt->dtype)
+      return fail(where(fmt::format("its type is {}: linnet reads f32, f16, bf16, f64 and integer GGUF tensors "
+                                    "(quantized block formats are not supported yet)",
+                                    gt->name)));
+    std::reverse(ne.begin(), ne.end()); // fastest last: row-major
+    t.view = {*gt->dtype, ne, {}};
+    int64_t n = int64_t(dtypeSize(*gt->dtype));
+    for (int64_t d : ne)
+      if (__builtin_mul_overflow(n, d, &n))
+        return fail(where(fmt::format("shape {} is too large", shapeString(ne))));
+    t.bytes = uint64_t(n);
+    if (t.offset % alignment != 0)
+      return fail(where(fmt::format("offset {} is not a multiple of the alignment {}", t.offset, alignment)));
+    infos.push_back(std::move(t));
+  }
+  // The data section starts at the first aligned offset after the header.
+  uint64_t dataStart = (r.offset() + alignment - 1) / alignment * alignment;
+  if (dataStart > f->mapSize_)
+    return fail(fmt::format("the data section would start at byte {}, past the end of the file ({} bytes)", dataStart,
+                            f->mapSize_));
+  uint64_t dataLen = f->mapSize_ - dataStart;
+  std::sort(infos.begin(), infos.end(), [](const Info &a, const Info &b) { return a.offset < b.offset; });
+  uint64_t end = 0;
+  const Info *prev = nullptr;
+  for (Info &t : infos) {
+    if (t.offset > dataLen || t.bytes > dataLen - t.offset)
+      return fail(fmt::format("tensor '{}': shape {} of {} needs {} bytes at offset {}, past the data section ({} "
+                              "bytes)",
+                              t.name, shapeString(t.view.shape), dtypeName(t.view.dtype), t.bytes, t.offset, dataLen));
+    if (prev && t.offset < end)
+      return fail(fmt::format("tensors '{}' and '{}' overlap", prev->name, t.name));
+    end = t.offset + t.bytes;
+    prev = &t;
+    t.view.data = {reinterpret_cast<const std::byte *>(bytes + dataStart + t.offset), size_t(t.bytes)};
+    if (!f->tensors_.emplace(t.name, t.view).second)
+      return fail(fmt::format("tensor '{}' appears twice", t.name));
+  }
+  return f;
+}
