@@ -85,10 +85,11 @@ def build_source(text, *, name="model", root=None, dims=None):
     return _cached(["-", "--source-name", name] + _options(root, dims), stdin=text)
 
 
-def build_file(path, *, root=None, dims=None, weights=None, binding=None):
+def build_file(path, *, root=None, dims=None, weights=None, binding=None, numerics=None):
     """Compiles a `.ln` file (its imports resolve next to it); cached.
     `weights` (a .safetensors path) decides which optional tensors are
-    present; without it they are absent."""
+    present; without it they are absent. `numerics`: "as-written" (the
+    default) or "f32-compute" (f16/bf16 computed in f32; language §8.4)."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such .ln file: {path}")
@@ -97,6 +98,10 @@ def build_file(path, *, root=None, dims=None, weights=None, binding=None):
         args += ["--weights", os.path.abspath(weights)]
     if weights and binding:
         args += ["--binding", os.path.abspath(binding)]
+    if numerics:
+        if numerics not in ("as-written", "f32-compute"):
+            raise ValueError(f"numerics must be 'as-written' or 'f32-compute', not {numerics!r}")
+        args += ["--numerics", numerics]
     return _cached(args)
 
 

@@ -257,7 +257,10 @@ class LinnetModule(torch.nn.Module):
         if self._model is None:
             return None
         s = self._model.state(path)
-        return None if s is None else torch.from_numpy(s)
+        if s is None:
+            return None
+        dtype = next((t.get("dtype") for t in self._tensors if t.get("path") == path), None)
+        return torch.from_numpy(s).view(torch.bfloat16) if dtype == "bf16" else torch.from_numpy(s)
 
     def call(self, entry, *args, **kwargs):
         """Calls `entry` with torch tensors (positional in signature order, or
@@ -308,6 +311,8 @@ class LinnetModule(torch.nn.Module):
                 for axis, dim in enumerate(i["shape"]):
                     if dim in orders and axis < v.dim():  # COO order -> the relation's
                         v = v.index_select(axis, orders[dim][0])
+                if v.dtype == torch.bfloat16:  # numpy has no bf16: its bits travel
+                    v = v.contiguous().view(torch.int16)
                 arrays.append(v.contiguous().numpy())
             elif isinstance(v, np.ndarray):
                 arrays.append(v)
@@ -318,6 +323,9 @@ class LinnetModule(torch.nn.Module):
                                 f"{type(v).__name__}")
         self._sync()
         results = [torch.from_numpy(r) for r in self._model.call(entry, arrays)]
+        for k, r in enumerate(sig.get("results", [])):
+            if r.get("dtype") == "bf16":  # bf16 comes back as its bits
+                results[k] = results[k].view(torch.bfloat16)
         for k, r in enumerate(sig.get("results", [])):
             for axis, dim in enumerate(r["shape"]):
                 if dim in orders:  # the relation's order -> COO order
@@ -405,17 +413,19 @@ def load(artifact_dir, weights=None, binding=None, mmap=True):
     return LinnetModule(artifact_dir, weights=weights, binding=binding, mmap=mmap)
 
 
-def compile(path, root=None, dims=None, weights=None, binding=None):  # noqa: A001
+def compile(path, root=None, dims=None, weights=None, binding=None, numerics=None):  # noqa: A001
     """Compiles a .ln file for the CPU (cached) and loads it (see load). The
     weights decide which optional tensors (a `bias: ...? = none`) are
-    compiled in; without weights they are absent."""
+    compiled in; without weights they are absent. `numerics`: the build's
+    numerics policy ("as-written", "f32-compute": language §8.4)."""
     if weights is None or isinstance(weights, (str, os.PathLike)):
         return load(_compiler.build_file(path, root=root, dims=dims, weights=weights,
-                                         binding=binding),
+                                         binding=binding, numerics=numerics),
                     weights=weights, binding=binding)
     tensors = {k: torch.as_tensor(v).detach().contiguous().numpy() for k, v in dict(weights).items()}
     with tempfile.TemporaryDirectory(prefix="linnet-") as tmp:
         wpath = os.path.join(tmp, "weights.safetensors")
         _core.write_safetensors(wpath, tensors)
-        art = _compiler.build_file(path, root=root, dims=dims, weights=wpath, binding=binding)
+        art = _compiler.build_file(path, root=root, dims=dims, weights=wpath, binding=binding,
+                                   numerics=numerics)
     return load(art, weights=weights, binding=binding)

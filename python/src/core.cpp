@@ -28,7 +28,8 @@ using namespace linnet::rt;
 
 namespace {
 
-/// numpy dtype for a linnet dtype; bf16 has none.
+/// numpy dtype for a linnet dtype; bf16 (which numpy lacks) travels as its
+/// bits, an int16 array (linnet.LinnetModule views it as torch.bfloat16).
 py::dtype numpyDType(DType t) {
   switch (t) {
   case DType::Bool: return py::dtype("bool");
@@ -40,7 +41,7 @@ py::dtype numpyDType(DType t) {
   case DType::F16: return py::dtype("float16");
   case DType::F32: return py::dtype("float32");
   case DType::F64: return py::dtype("float64");
-  case DType::BF16: break;
+  case DType::BF16: return py::dtype("int16");
   }
   throw py::type_error("linnet: bf16 tensors have no numpy dtype");
 }
@@ -189,6 +190,8 @@ public:
         throw py::type_error("input '" + s.name + "': expected an array, found " +
                              std::string(py::str(py::type::of(obj).attr("__name__"))));
       DType t = linnetDType(a, "input '" + s.name + "'");
+      if (s.dtype == DType::BF16 && t == DType::I16)
+        t = DType::BF16; // bf16 bits (numpy has no bf16)
       if (t != s.dtype)
         throw py::type_error("input '" + s.name + "': expected dtype " + dtypeName(s.dtype) +
                              ", found " + dtypeName(t));
