@@ -281,6 +281,10 @@ std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs
                      "emulate {} host-kernels {} numerics {}\n",
                      o.variants, o.serial, o.runtimeChecks, o.impl, o.emitMlir, o.profile, o.ranks,
                      o.emulate, o.hostKernels, support::toString(o.numerics));
+  // A configuration's constants are checked by the build: a key of its own,
+  // so no entry built without the check answers for one with it.
+  for (const plan::ConstantExpectation &c : o.constants)
+    key += fmt::format("constant {} {} {}\n", c.constant, c.key, c.value.dump());
 
   // The weights decide which optional tensors are compiled in: their names.
   if (o.weights.empty()) {

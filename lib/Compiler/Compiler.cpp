@@ -299,12 +299,19 @@ std::optional<nlohmann::json> Compiler::Impl::planDocument() {
   if (!inst)
     return std::nullopt;
   stage.next("plan");
+  nlohmann::json doc;
   try {
-    return plan::buildPlan(*prog, &*inst);
+    doc = plan::buildPlan(*prog, &*inst);
   } catch (const std::exception &e) {
     errs << "linnet: " << e.what() << "\n";
     return std::nullopt;
   }
+  std::vector<std::string> mismatched = plan::checkConstants(o.constants, doc);
+  for (const std::string &m : mismatched)
+    errs << m << "\n";
+  if (!mismatched.empty())
+    return std::nullopt;
+  return doc;
 }
 
 std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <set>
 
 using namespace linnet;
@@ -133,8 +134,18 @@ std::optional<Binding> plan::checkBinding(const json &doc, const std::vector<Man
     return std::nullopt;
   }
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "version" && it.key() != "model" && it.key() != "tensors" && it.key() != "config")
-      fail(it.key(), "unknown key (a binding manifest has version, model, tensors, config)");
+    if (it.key() != "version" && it.key() != "model" && it.key() != "tensors" && it.key() != "config" &&
+        it.key() != "constants")
+      fail(it.key(), "unknown key (a binding manifest has version, model, tensors, config, constants)");
+  if (doc.contains("constants")) {
+    const json &c = doc["constants"];
+    if (!c.is_object())
+      fail("constants", "expected an object mapping module constants to configuration keys");
+    else
+      for (auto &[name, key] : c.items())
+        if (!key.is_string())
+          fail("constants." + name, fmt::format("expected a configuration key, found {}", key.type_name()));
+  }
   if (doc.contains("config")) {
     // Its shape is checked here too; its values against a configuration.
     readConfig(doc, nullptr, problems);
@@ -242,4 +253,69 @@ std::optional<Binding> plan::checkBinding(const json &doc, const std::vector<Man
 std::optional<std::map<std::string, std::string>> plan::configDefines(const json &binding, const json &config,
                                                                       std::vector<ir::Problem> &problems) {
   return readConfig(binding, &config, problems);
+}
+
+std::vector<plan::ConstantExpectation> plan::configConstants(const json &binding, const json &config,
+                                                             const std::string &configFile,
+                                                             std::vector<ir::Problem> &problems) {
+  std::vector<ConstantExpectation> out;
+  if (!binding.is_object() || !binding.contains("constants") || !binding["constants"].is_object())
+    return out;
+  for (auto &[name, key] : binding["constants"].items()) {
+    if (!key.is_string()) {
+      problems.push_back({"constants." + name, fmt::format("expected a configuration key, found {}", key.type_name())});
+      continue;
+    }
+    std::string k = key.get<std::string>();
+    if (!config.is_object() || !config.contains(k)) {
+      problems.push_back({k, fmt::format("missing: constants.{} checks the model's {} against it", name, name)});
+      continue;
+    }
+    out.push_back({name, k, configFile, config[k]});
+  }
+  return out;
+}
+
+std::vector<std::string> plan::checkConstants(const std::vector<ConstantExpectation> &expected, const json &planDoc) {
+  std::vector<std::string> errors;
+  if (expected.empty())
+    return errors;
+  std::string module = planDoc.is_object() && planDoc.contains("module") && planDoc["module"].is_string()
+                           ? planDoc["module"].get<std::string>()
+                           : "";
+  for (const ConstantExpectation &e : expected) {
+    auto fail = [&](std::string msg) { errors.push_back(fmt::format("{}: error: {}: {}", e.config, e.key, msg)); };
+    const json *found = nullptr;
+    if (planDoc.contains("constants") && planDoc["constants"].is_array())
+      for (const json &c : planDoc["constants"])
+        if (c.is_object() && c.value("name", "") == module + "::" + e.constant)
+          found = &c;
+    if (!found) {
+      fail(fmt::format("the model's module {} has no constant {} to check it against", module, e.constant));
+      continue;
+    }
+    // A literal: one `const` op, yielded.
+    const json *ops = found->contains("body") ? &(*found)["body"]["ops"] : nullptr;
+    const json *op = ops && ops->is_array() && ops->size() == 2 ? &(*ops)[0] : nullptr;
+    if (!op || op->value("kind", "") != "const" || !(*op)["attrs"].contains("value")) {
+      fail(fmt::format("the model's {} is computed, not a literal: it cannot be checked against the "
+                       "configuration",
+                       e.constant));
+      continue;
+    }
+    const json &have = (*op)["attrs"]["value"];
+    std::string where = op->value("loc", "");
+    bool same;
+    if (have.is_number() && e.value.is_number()) {
+      double a = have.get<double>(), b = e.value.get<double>();
+      same = a == b || std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b));
+    } else {
+      same = have == e.value;
+    }
+    if (!same)
+      fail(fmt::format("{}, but the model's {} is {}{}: this model does not compute what the checkpoint was "
+                       "trained with (change the constant, or use a model that matches)",
+                       e.value.dump(), e.constant, have.dump(), where.empty() ? "" : " (" + where + ")"));
+  }
+  return errors;
 }

@@ -62,7 +62,8 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
 
 std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const std::string &target) {
   std::vector<std::string> defines = b.defines;
-  if (!addConfigDefines(defines, b.config, b.binding, "build"))
+  std::vector<plan::ConstantExpectation> constants;
+  if (!addConfigDefines(defines, b.config, b.binding, "build", &constants))
     return std::nullopt;
   std::optional<std::map<std::string, std::string>> parsed = parseDefines(defines, "build");
   if (!parsed)
@@ -83,6 +84,7 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const
   o.runtimeChecks = b.runtimeChecks;
   o.impl = b.impl;
   o.numerics = *support::parseNumericsPolicy(b.numerics); // CLI11 checked the name
+  o.constants = std::move(constants);
   o.emitMlir = b.emitMlir;
   o.dumpIR = b.dumpIR;
   o.profile = b.profile;

@@ -87,7 +87,7 @@ sema::SemaOptions tool::semaOptions(const std::vector<std::string> &includeDirs)
 }
 
 bool tool::addConfigDefines(std::vector<std::string> &defines, const std::string &config, const std::string &binding,
-                            const char *command) {
+                            const char *command, std::vector<plan::ConstantExpectation> *constants) {
   if (config.empty())
     return true;
   if (binding.empty()) {
@@ -135,10 +135,19 @@ bool tool::addConfigDefines(std::vector<std::string> &defines, const std::string
     for (const auto &[name, d] : given)
       b["config"].erase(name);
   std::vector<ir::Problem> problems;
-  std::optional<std::map<std::string, std::string>> values = plan::configDefines(b, c, problems);
+  std::vector<plan::ConstantExpectation> expected = plan::configConstants(b, c, config, problems);
+  if (constants)
+    *constants = expected;
+  std::optional<std::map<std::string, std::string>> values;
+  if (b.is_object() && b.contains("config"))
+    values = plan::configDefines(b, c, problems);
+  else if (!b.is_object() || !b.contains("constants"))
+    values = plan::configDefines(b, c, problems); // says what is missing
+  else
+    values.emplace();
   for (const ir::Problem &p : problems)
     std::cerr << fmt::format("{}: error: {}\n", p.path.rfind("config", 0) == 0 ? binding : config, p.str());
-  if (!values)
+  if (!values || !problems.empty())
     return false;
   for (const auto &[name, value] : *values)
     defines.push_back(name + "=" + value);

@@ -2,6 +2,7 @@
 #ifndef LINNET_TOOLS_FRONTEND_H
 #define LINNET_TOOLS_FRONTEND_H
 
+#include "linnet/Plan/Binding.h"
 #include "linnet/Sema/Sema.h"
 
 #include <map>
@@ -33,8 +34,10 @@ std::optional<uint64_t> parseUnsigned(const std::string &text, const char *flag,
 /// `binding`: appends `Name=value` to `defines` for every generic it maps
 /// that no `-D` gives (an explicit -D wins). Reports problems as
 /// "FILE: error: PATH: ..." and returns false.
+/// The binding's `constants` section, read against the same configuration,
+/// goes to `constants` (checked against the plan: plan::checkConstants).
 bool addConfigDefines(std::vector<std::string> &defines, const std::string &config, const std::string &binding,
-                      const char *command);
+                      const char *command, std::vector<plan::ConstantExpectation> *constants = nullptr);
 
 /// Sema options for `includeDirs` and the standard library beside the binary.
 sema::SemaOptions semaOptions(const std::vector<std::string> &includeDirs);

@@ -51,7 +51,8 @@ std::optional<plan::Plan> planOfSource(const std::string &model, const tool::Sou
     return std::nullopt;
   }
   std::vector<std::string> defineList = source.defines;
-  if (!tool::addConfigDefines(defineList, source.config, binding, gCommand))
+  std::vector<plan::ConstantExpectation> constants;
+  if (!tool::addConfigDefines(defineList, source.config, binding, gCommand, &constants))
     return std::nullopt;
   std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList, gCommand);
   if (!defines)
@@ -74,6 +75,11 @@ std::optional<plan::Plan> planOfSource(const std::string &model, const tool::Sou
     std::cerr << "linnet: " << e.what() << "\n";
     return std::nullopt;
   }
+  std::vector<std::string> mismatched = plan::checkConstants(constants, doc);
+  for (const std::string &m : mismatched)
+    std::cerr << m << "\n";
+  if (!mismatched.empty())
+    return std::nullopt;
   std::vector<ir::Problem> problems;
   std::optional<plan::Plan> p = plan::readPlan(doc, problems);
   for (const ir::Problem &pr : problems)

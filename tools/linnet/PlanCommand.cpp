@@ -127,9 +127,17 @@ int tool::runPlan() {
       return 1;
     doc = plan::writePlan(*p);
   } else {
-    if (!tool::addConfigDefines(gPlan.defines, gPlan.config, gPlan.binding, "plan"))
+    std::vector<plan::ConstantExpectation> constants;
+    if (!tool::addConfigDefines(gPlan.defines, gPlan.config, gPlan.binding, "plan", &constants))
       return 1;
     std::optional<nlohmann::json> d = planOfSource(gPlan.file, gPlan.root, gPlan.defines, gPlan.functions);
+    if (d) {
+      std::vector<std::string> mismatched = plan::checkConstants(constants, *d);
+      for (const std::string &m : mismatched)
+        std::cerr << m << "\n";
+      if (!mismatched.empty())
+        return 1;
+    }
     if (!d)
       return 1;
     doc = std::move(*d);

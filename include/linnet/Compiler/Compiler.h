@@ -18,6 +18,7 @@
 #ifndef LINNET_COMPILER_COMPILER_H
 #define LINNET_COMPILER_COMPILER_H
 
+#include "linnet/Plan/Binding.h"
 #include "linnet/Support/Numerics.h"
 #include "linnet/Import/PlanImporter.h"
 #include "linnet/Plan/PlanReader.h"
@@ -58,6 +59,9 @@ struct Options {
   bool runtimeChecks = true;  // off only to measure what the checks cost
   std::string impl = "auto";  // contractions: auto | generated | blas
   support::NumericsPolicy numerics = support::NumericsPolicy::AsWritten; // --numerics
+  /// Module constants a checkpoint's configuration must agree with
+  /// (--config through a binding's `constants`), checked against the plan.
+  std::vector<plan::ConstantExpectation> constants;
   bool emitMlir = false;      // also model.mlir and model.loops.mlir
   std::string dumpIR;         // --dump-ir=DIR: each stage's IR
   bool profile = false;       // --profile: timers at every command's boundaries

@@ -40,6 +40,30 @@ std::optional<Binding> checkBinding(const json &doc, const std::vector<ManifestE
 std::optional<std::map<std::string, std::string>> configDefines(const json &binding, const json &config,
                                                                 std::vector<ir::Problem> &problems);
 
+/// A module constant a configuration must agree with: the binding's
+/// `constants` section maps a constant (`ROPE_THETA`) to a configuration
+/// key (`rope_theta`); a model written with 10000 cannot run a checkpoint
+/// trained with 500000, and only the check says so.
+struct ConstantExpectation {
+  std::string constant; // the name in the model's module
+  std::string key;      // the configuration's key
+  std::string config;   // the configuration file, for messages
+  json value;           // the configuration's value
+};
+
+/// The binding's `constants` section read against a configuration (none
+/// when it has no such section); problems as configDefines'.
+std::vector<ConstantExpectation> configConstants(const json &binding, const json &config,
+                                                 const std::string &configFile,
+                                                 std::vector<ir::Problem> &problems);
+
+/// Each expectation against the plan document's module constants: a
+/// literal constant must equal the configuration's value (floats within a
+/// relative 1e-6); a constant the plan computes, or one it lacks, is
+/// refused too. Messages read "<config>: error: <key>: ..." with the
+/// constant's source location.
+std::vector<std::string> checkConstants(const std::vector<ConstantExpectation> &expected, const json &planDoc);
+
 /// The manifest of a plan document, without reading its bodies.
 std::vector<ManifestEntry> manifestOf(const json &planDoc);
 
