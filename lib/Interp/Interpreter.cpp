@@ -1735,6 +1735,8 @@ std::unique_ptr<Interpreter> Interpreter::load(plan::Plan plan, const LoadOption
     m.weights = rt::SafeTensorsFile::open(opts.weightsPath, error, opts.mapWeights);
     if (!m.weights)
       return nullptr;
+    if (opts.binding && !rt::applyBindingTransforms(*m.weights, *opts.binding, error))
+      return nullptr;
   }
   std::vector<std::string> problems;
   try {

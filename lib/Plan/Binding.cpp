@@ -165,11 +165,24 @@ std::optional<Binding> plan::checkBinding(const json &doc, const std::vector<Man
   const json &tensors = doc["tensors"];
   for (auto it = tensors.begin(); it != tensors.end(); ++it) {
     std::string where = fmt::format("tensors[\"{}\"]", it.key());
-    if (!it.value().is_string()) {
+    const json *name = &it.value();
+    if (name->is_object()) {
+      // {"name": N, "rotary_pairs": KEY}: N's rows are stored per head as
+      // rotary pairs; KEY (the weights file's metadata) gives the head size.
+      bool ok = name->contains("name") && (*name)["name"].is_string();
+      for (auto &[k, v] : name->items())
+        ok = ok && ((k == "name") || (k == "rotary_pairs" && v.is_string()));
+      if (!ok) {
+        fail(where, "expected the external tensor name, or {\"name\": NAME, \"rotary_pairs\": METADATA_KEY}");
+        continue;
+      }
+      name = &(*name)["name"];
+    }
+    if (!name->is_string()) {
       fail(where, "expected the external tensor name (a string)");
       continue;
     }
-    std::string canon = toManifestSpelling(it.key()), ext = it.value();
+    std::string canon = toManifestSpelling(it.key()), ext = *name;
     auto e = byPath.find(canon);
     if (e == byPath.end()) {
       fail(where, fmt::format("unknown path '{}': the model has no param or buffer there", it.key()));

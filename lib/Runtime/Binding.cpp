@@ -83,7 +83,25 @@ std::unique_ptr<BindingMap> BindingMap::parse(const std::string &text, const std
   auto map = std::make_unique<BindingMap>();
   std::vector<Rule> exact, patterns;
   std::map<std::vector<std::string>, std::string> seen; // split path -> as written
-  for (auto &[from, to] : j["tensors"].items()) {
+  for (auto &[from, value] : j["tensors"].items()) {
+    const json *target = &value;
+    std::string rotary;
+    if (value.is_object()) {
+      for (auto &[k, v] : value.items())
+        if (!((k == "name" && v.is_string()) || (k == "rotary_pairs" && v.is_string()))) {
+          error = fmt::format("{}: tensors.{}: expected {{\"name\": NAME, \"rotary_pairs\": METADATA_KEY}}, found key "
+                              "'{}'",
+                              origin, from, k);
+          return nullptr;
+        }
+      if (!value.contains("name")) {
+        error = fmt::format("{}: tensors.{}: an entry object needs 'name'", origin, from);
+        return nullptr;
+      }
+      target = &value["name"];
+      rotary = value.value("rotary_pairs", "");
+    }
+    const json &to = *target;
     if (!to.is_string()) {
       error = fmt::format("{}: tensors.{}: expected a tensor name (string)", origin, from);
       return nullptr;
@@ -92,7 +110,7 @@ std::unique_ptr<BindingMap> BindingMap::parse(const std::string &text, const std
     std::string fromDots = from;
     for (size_t at; (at = fromDots.find("[*]")) != std::string::npos;)
       fromDots.replace(at, 3, ".*");
-    Rule r{split(fromDots), split(to.get<std::string>())};
+    Rule r{split(fromDots), split(to.get<std::string>()), rotary};
     if (auto [at, fresh] = seen.emplace(r.from, from); !fresh) {
       error = fmt::format("{}: tensors.{}: the path is mapped twice (also as '{}')", origin, from,
                           at->second);
@@ -140,4 +158,37 @@ std::string BindingMap::externalName(const std::string &canonicalPath) const {
     return out;
   }
   return canonicalPath;
+}
+
+bool linnet::rt::applyBindingTransforms(SafeTensorsFile &weights, const BindingMap &binding, std::string &error) {
+  for (const BindingMap::Rule &r : binding.rules()) {
+    if (r.rotaryPairs.empty())
+      continue;
+    auto meta = weights.metadataJson().find(r.rotaryPairs);
+    int64_t d = 0;
+    if (meta != weights.metadataJson().end()) {
+      json v = json::parse(meta->second, nullptr, /*allow_exceptions=*/false);
+      if (v.is_number_unsigned())
+        d = int64_t(std::min<uint64_t>(v.get<uint64_t>(), uint64_t(1) << 40));
+    }
+    std::vector<std::string> names;
+    for (const auto &[name, view] : weights.tensors()) {
+      std::vector<std::string> stars;
+      if (match(r.to, split(name), stars))
+        names.push_back(name);
+    }
+    if (names.empty())
+      continue;
+    if (d <= 0 || d % 2 != 0) {
+      error = fmt::format("{}: metadata '{}' must be an even positive integer (the head size of {}'s rotary pairs), "
+                          "found {}",
+                          weights.path(), r.rotaryPairs, names.front(),
+                          meta == weights.metadataJson().end() ? std::string("nothing") : meta->second);
+      return false;
+    }
+    for (const std::string &name : names)
+      if (!weights.permuteRotaryRows(name, d, error))
+        return false;
+  }
+  return true;
 }

@@ -34,8 +34,9 @@ extern "C" int linnet_model_open(const char *artifactDir, const char *weightsPat
     auto binding = BindingMap::load(bindingPath, error);
     if (!binding)
       return fail(error);
-    opts.externalName = [b = std::shared_ptr<BindingMap>(std::move(binding))](
-                            const std::string &p) { return b->externalName(p); };
+    std::shared_ptr<BindingMap> b(std::move(binding));
+    opts.externalName = [b](const std::string &p) { return b->externalName(p); };
+    opts.binding = b;
   }
   auto model = Model::load(artifactDir, opts, error);
   if (!model)

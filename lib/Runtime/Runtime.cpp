@@ -361,6 +361,8 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
     m->weights_ = SafeTensorsFile::open(opts.weightsPath, error, opts.mapWeights);
     if (!m->weights_)
       return nullptr;
+    if (opts.binding && !applyBindingTransforms(*m->weights_, *opts.binding, error))
+      return nullptr;
   } else if (needsWeights) {
     error = "the model has parameters: give a weights file (--weights)";
     return nullptr;

@@ -83,6 +83,30 @@ SafeTensorsFile::~SafeTensorsFile() {
     ::munmap(map_, mapSize_);
 }
 
+bool SafeTensorsFile::permuteRotaryRows(const std::string &name, int64_t headSize, std::string &error) {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end())
+    return true;
+  TensorView &t = it->second;
+  int64_t rows = t.shape.empty() ? 0 : t.shape[0];
+  if (rows <= 0 || headSize <= 0 || headSize % 2 != 0 || rows % headSize != 0) {
+    error = fmt::format("{}: tensor '{}': {} rows do not split into heads of {} rotary pairs", path_, name, rows,
+                        headSize / 2);
+    return false;
+  }
+  size_t rowBytes = t.data.size() / size_t(rows);
+  std::vector<std::byte> out(t.data.size());
+  const int64_t half = headSize / 2;
+  for (int64_t h = 0; h < rows / headSize; ++h)
+    for (int64_t j = 0; j < half; ++j)
+      for (int64_t k = 0; k < 2; ++k)
+        std::memcpy(out.data() + size_t(h * headSize + k * half + j) * rowBytes,
+                    t.data.data() + size_t(h * headSize + 2 * j + k) * rowBytes, rowBytes);
+  owned_.push_back(std::move(out));
+  t.data = {owned_.back().data(), owned_.back().size()};
+  return true;
+}
+
 const TensorView *SafeTensorsFile::find(const std::string &name) const {
   auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : &it->second;

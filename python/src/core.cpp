@@ -124,8 +124,9 @@ public:
       auto map = BindingMap::load(binding, error);
       if (!map)
         throw py::value_error(error);
-      opts.externalName = [b = std::shared_ptr<BindingMap>(std::move(map))](
-                              const std::string &p) { return b->externalName(p); };
+      std::shared_ptr<BindingMap> b(std::move(map));
+      opts.externalName = [b](const std::string &p) { return b->externalName(p); };
+      opts.binding = b;
     }
     {
       py::gil_scoped_release release;

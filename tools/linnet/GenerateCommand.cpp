@@ -122,6 +122,7 @@ int tool::runGenerate() {
       return 1;
     }
     lo.externalName = [b](const std::string &p) { return b->externalName(p); };
+    lo.binding = b;
   }
   // The compiled model or the interpreter: one way to call an entry.
   std::unique_ptr<rt::Model> model;

@@ -134,6 +134,7 @@ std::unique_ptr<interp::Interpreter> tool::loadInterpreter(const std::string &mo
       return nullptr;
     }
     lo.externalName = [b](const std::string &path) { return b->externalName(path); };
+    lo.binding = b;
   }
   std::unique_ptr<interp::Interpreter> in = interp::Interpreter::load(std::move(*p), lo, error);
   if (!in)

@@ -172,6 +172,7 @@ std::unique_ptr<rt::Model> tool::loadArtifact(const std::string &dir, const std:
       return nullptr;
     }
     lo.externalName = [map](const std::string &p) { return map->externalName(p); };
+    lo.binding = map;
   }
   std::unique_ptr<rt::Model> model = rt::Model::load(dir, lo, error);
   if (!model)

@@ -12,6 +12,7 @@
 #define LINNET_INTERP_INTERPRETER_H
 
 #include "linnet/Plan/PlanReader.h"
+#include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Support/Numerics.h"
 
@@ -31,6 +32,9 @@ struct LoadOptions {
   /// Maps a canonical path to the tensor's name in the weights file (a
   /// binding manifest); identity when unset.
   std::function<std::string(const std::string &)> externalName;
+  /// The binding manifest itself, for the tensors it says are stored in
+  /// another row order (rt::applyBindingTransforms); none when unset.
+  std::shared_ptr<const rt::BindingMap> binding;
   /// How f16/bf16 compute (a build's numerics policy, recorded in its
   /// artifact): the oracle evaluates as the compiled code was built.
   support::NumericsPolicy numerics = support::NumericsPolicy::AsWritten;

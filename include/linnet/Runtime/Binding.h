@@ -15,6 +15,8 @@
 #ifndef LINNET_RUNTIME_BINDING_H
 #define LINNET_RUNTIME_BINDING_H
 
+#include "linnet/Runtime/TensorFiles.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,12 +35,23 @@ public:
 
   struct Rule {
     std::vector<std::string> from, to; // dot-separated segments, "*" wildcards
+    /// The external tensor's rows are stored per head as rotary pairs
+    /// (llama.cpp's order); this weights-file metadata key gives the head
+    /// size. Empty: stored as the model reads them.
+    std::string rotaryPairs;
   };
   const std::vector<Rule> &rules() const { return rules_; }
 
 private:
   std::vector<Rule> rules_; // exact rules first, then patterns, each in file order
 };
+
+/// Puts the tensors of `weights` that a rule of `binding` says are stored as
+/// rotary pairs into the model's order: in each head of d rows (d read from
+/// the file's metadata key), row 2j + t of the file becomes row t * d/2 + j
+/// (the inverse of llama.cpp's conversion of Hugging Face's q/k
+/// projections). The permuted tensors are copies the file object owns.
+bool applyBindingTransforms(SafeTensorsFile &weights, const BindingMap &binding, std::string &error);
 
 } // namespace linnet::rt
 

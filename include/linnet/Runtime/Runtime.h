@@ -9,6 +9,7 @@
 #ifndef LINNET_RUNTIME_RUNTIME_H
 #define LINNET_RUNTIME_RUNTIME_H
 
+#include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/TensorFiles.h"
 
 #include "linnet/Runtime/HostCpu.h"
@@ -207,6 +208,9 @@ struct LoadOptions {
   /// Maps a canonical path to the tensor's name in the weights file
   /// (a binding manifest); identity when unset.
   std::function<std::string(const std::string &)> externalName;
+  /// The binding manifest itself, for the tensors it says are stored in
+  /// another row order (applyBindingTransforms); none when unset.
+  std::shared_ptr<const BindingMap> binding;
 };
 
 class Model {

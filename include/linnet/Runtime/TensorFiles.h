@@ -69,6 +69,10 @@ public:
   /// booleans, strings, short arrays, a long array as {"length": n}; a
   /// safetensors file's are strings), for reading it as a configuration.
   const std::map<std::string, std::string> &metadataJson() const { return metadataJson_; }
+  /// Replaces tensor `name` (rows x ...) by a copy whose rows, in each head
+  /// of `headSize` rows, go from rotary pairs (2j, 2j + 1) to halves (j,
+  /// j + headSize / 2). False with `error` when the rows do not split so.
+  bool permuteRotaryRows(const std::string &name, int64_t headSize, std::string &error);
 
 private:
   SafeTensorsFile() = default;
@@ -83,6 +87,7 @@ private:
   size_t mapSize_ = 0;
   std::map<std::string, TensorView> tensors_;
   std::map<std::string, std::string> metadata_, metadataJson_;
+  std::vector<std::vector<std::byte>> owned_; // permuted copies
 };
 
 /// A tensor that owns its bytes (for inputs, outputs and writers).

@@ -1,6 +1,7 @@
 """Writes GGUF files (v3) for the reader's tests, from the format itself
 (no gguf-py): gguf.py write OUT.gguf [--from W.safetensors] [--meta K=V]...
-[--names hf-to-gguf] [--type q8_0] [--align N] [--damage WHAT].
+[--names hf-to-gguf] [--permute-rope HEADS,KV_HEADS] [--type q8_0] [--align N]
+[--damage WHAT].
 
 Tensors come from a safetensors file (f32, f16 and bf16 kept as they are;
 GGUF lists dimensions fastest first, so a [rows, cols] tensor is written
@@ -85,10 +86,21 @@ def main():
     ap.add_argument("--type", help="write the first tensor with this ggml type id (a quantized one)")
     ap.add_argument("--align", type=int, default=32)
     ap.add_argument("--damage")
+    ap.add_argument("--permute-rope", help="HEADS,KV_HEADS: permute attn_q/attn_k rows as llama.cpp's converter does")
     a = ap.parse_args()
     tensors = read_safetensors(a.src) if a.src else [("w", "F32", [2, 3], np.arange(6, dtype=np.float32).tobytes())]
     if a.names == "hf-to-gguf":
         tensors = [(gguf_name(n), d, sh, b) for n, d, sh, b in tensors]
+    if a.permute_rope:
+        heads, kv_heads = (int(x) for x in a.permute_rope.split(","))
+
+        def permute(data, dt, shape, n_head):  # llama.cpp's LlamaModel.permute, on raw rows
+            rows = np.frombuffer(data, np.uint8).reshape(shape[0], -1)
+            w = rows.reshape(n_head, 2, shape[0] // n_head // 2, rows.shape[1]).swapaxes(1, 2)
+            return np.ascontiguousarray(w.reshape(rows.shape)).tobytes()
+        tensors = [(n, d, sh, permute(b, d, sh, heads) if n.endswith("attn_q.weight")
+                    else permute(b, d, sh, kv_heads) if n.endswith("attn_k.weight") else b)
+                   for n, d, sh, b in tensors]
     metas = [m.split("=", 1) for m in a.meta]
     if a.align != 32:
         metas.append(("general.alignment", None))
