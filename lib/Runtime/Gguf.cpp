@@ -221,11 +221,14 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
       return fail(fmt::format("metadata '{}' appears twice", key));
     if (key == "general.alignment") {
       if (type != U32 || v.get<uint64_t>() == 0 || (v.get<uint64_t>() & (v.get<uint64_t>() - 1)) != 0)
-        return fail(fmt::format("metadata 'general.alignment' must be a power of two (u32), found {}", v.dump()));
+        return fail(fmt::format("metadata 'general.alignment' must be a power of two (u32), found {}",
+                                v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
       alignment = v.get<uint64_t>();
     }
-    f->metadata_[key] = v.is_string() ? v.get<std::string>() : v.dump();
-    f->metadataJson_[key] = v.dump();
+    // A string need not be UTF-8 (JSON's dump would throw): replaced.
+    std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    f->metadata_[key] = v.is_string() ? v.get<std::string>() : text;
+    f->metadataJson_[key] = text;
   }
 
   struct Info {

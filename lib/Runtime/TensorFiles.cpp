@@ -291,7 +291,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
         if (!v.is_string())
           return fail(fmt::format("'__metadata__.{}' is not a string", k));
         f->metadata_[k] = v.get<std::string>();
-        f->metadataJson_[k] = v.dump();
+        f->metadataJson_[k] = v.dump(-1, ' ', false, json::error_handler_t::replace);
       }
       continue;
     }
