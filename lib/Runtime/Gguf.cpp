@@ -9,8 +9,11 @@
 //
 // GGUF lists a tensor's dimensions fastest first (ne[0] is a row's length);
 // the tensor seen here has them reversed, row-major like every other tensor.
-// f32, f16 and bf16 tensors are read in place; a quantized block format
-// (q8_0, q4_0, k-quants) is refused, naming the tensor and its type.
+// f32, f16, bf16 and integer tensors are read in place. The block formats
+// q8_0 and q4_0 are dequantized to f32 when the file is opened (exactly:
+// an f16 scale times a small integer), a copy the file object owns; the
+// other quantized formats (k-quants, i-quants) are refused, naming the
+// tensor and its type.
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/Runtime/TensorFiles.h"
@@ -30,10 +33,12 @@ struct GgmlType {
   uint32_t id;
   const char *name;
   std::optional<DType> dtype; // read as this; none: not supported yet
+  /// A block format: elements and bytes per block (dequantized to f32).
+  int64_t blockElems = 0, blockBytes = 0;
 };
 constexpr GgmlType kGgmlTypes[] = {
-    {0, "f32", DType::F32},  {1, "f16", DType::F16},  {2, "q4_0", {}},     {3, "q4_1", {}},
-    {6, "q5_0", {}},         {7, "q5_1", {}},         {8, "q8_0", {}},     {9, "q8_1", {}},
+    {0, "f32", DType::F32},  {1, "f16", DType::F16},  {2, "q4_0", DType::F32, 32, 18}, {3, "q4_1", {}},
+    {6, "q5_0", {}},         {7, "q5_1", {}},         {8, "q8_0", DType::F32, 32, 34}, {9, "q8_1", {}},
     {10, "q2_K", {}},        {11, "q3_K", {}},        {12, "q4_K", {}},    {13, "q5_K", {}},
     {14, "q6_K", {}},        {15, "q8_K", {}},        {16, "iq2_xxs", {}}, {17, "iq2_xs", {}},
     {18, "iq3_xxs", {}},     {19, "iq1_s", {}},       {20, "iq4_nl", {}},  {21, "iq3_s", {}},
@@ -182,6 +187,43 @@ bool value(Reader &r, uint32_t t, nlohmann::json &out) {
   return true;
 }
 
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+  if (exp == 0x1f)
+    bits = sign | 0x7f800000u | (man << 13);
+  else if (exp != 0)
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  else if (man == 0)
+    bits = sign;
+  else {
+    float f = float(man) * 5.9604644775390625e-8f; // man * 2^-24, exact
+    std::memcpy(&bits, &f, 4);
+    bits |= sign;
+  }
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+
+/// Blocks of q8_0 (f16 d, 32 x i8) or q4_0 (f16 d, 16 bytes of two 4-bit
+/// values, low nibbles first, offset by 8) as f32: d * q, exact in f32.
+void dequantize(const GgmlType &t, const unsigned char *in, int64_t blocks, float *out) {
+  for (int64_t b = 0; b < blocks; ++b, in += t.blockBytes, out += 32) {
+    uint16_t dh;
+    std::memcpy(&dh, in, 2);
+    float d = halfToFloat(dh);
+    if (t.id == 8) {
+      for (int j = 0; j < 32; ++j)
+        out[j] = d * float(int8_t(in[2 + j]));
+    } else {
+      for (int j = 0; j < 16; ++j) {
+        out[j] = d * float(int(in[2 + j] & 0x0f) - 8);
+        out[j + 16] = d * float(int(in[2 + j] >> 4) - 8);
+      }
+    }
+  }
+}
+
 } // namespace
 
 std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &path, std::string &error, bool map) {
@@ -235,6 +277,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     std::string name;
     TensorView view;
     uint64_t offset, bytes;
+    const GgmlType *type;
   };
   std::vector<Info> infos;
   for (uint64_t i = 0; i < tensorCount; ++i) {
@@ -260,15 +303,26 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     if (!gt)
       return fail(where(fmt::format("unknown ggml type {}", type)));
     if (!gt->dtype)
-      return fail(where(fmt::format("its type is {}: linnet reads f32, f16, bf16, f64 and integer GGUF tensors "
-                                    "(quantized block formats are not supported yet)",
+      return fail(where(fmt::format("its type is {}: linnet reads f32, f16, bf16, f64, integer, q8_0 and q4_0 "
+                                    "GGUF tensors (other quantized formats are not supported yet)",
                                     gt->name)));
+    if (gt->blockElems && (ne.empty() || ne[0] % gt->blockElems != 0))
+      return fail(where(fmt::format("a {} tensor's rows are whole blocks of {}, but a row has {} elements", gt->name,
+                                    gt->blockElems, ne.empty() ? 0 : ne[0])));
     std::reverse(ne.begin(), ne.end()); // fastest last: row-major
     t.view = {*gt->dtype, ne, {}};
-    int64_t n = int64_t(dtypeSize(*gt->dtype));
+    t.type = gt;
+    // Bytes in the file: elements times the element size, or blocks times
+    // the block size (a row of a block format is whole blocks).
+    int64_t n = 1;
     for (int64_t d : ne)
       if (__builtin_mul_overflow(n, d, &n))
         return fail(where(fmt::format("shape {} is too large", shapeString(ne))));
+    int64_t unit = gt->blockElems ? gt->blockBytes : int64_t(dtypeSize(*gt->dtype));
+    if (gt->blockElems)
+      n /= gt->blockElems;
+    if (__builtin_mul_overflow(n, unit, &n))
+      return fail(where(fmt::format("shape {} is too large", shapeString(ne))));
     t.bytes = uint64_t(n);
     if (t.offset % alignment != 0)
       return fail(where(fmt::format("offset {} is not a multiple of the alignment {}", t.offset, alignment)));
@@ -293,6 +347,16 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     end = t.offset + t.bytes;
     prev = &t;
     t.view.data = {reinterpret_cast<const std::byte *>(bytes + dataStart + t.offset), size_t(t.bytes)};
+    if (t.type->blockElems) {
+      // Dequantized now: f32, four bytes an element, a copy the file owns
+      // (its size is bounded by the blocks the file was checked to hold).
+      int64_t blocks = int64_t(t.bytes) / t.type->blockBytes;
+      std::vector<std::byte> out(size_t(blocks * t.type->blockElems) * sizeof(float));
+      dequantize(*t.type, bytes + dataStart + t.offset, blocks, reinterpret_cast<float *>(out.data()));
+      f->owned_.push_back(std::move(out));
+      t.view.data = {f->owned_.back().data(), f->owned_.back().size()};
+      f->storedAs_[t.name] = t.type->name;
+    }
     if (!f->tensors_.emplace(t.name, t.view).second)
       return fail(fmt::format("tensor '{}' appears twice", t.name));
   }

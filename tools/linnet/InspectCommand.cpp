@@ -60,8 +60,11 @@ int tool::runInspect() {
                              f->tensors().size() == 1 ? "" : "s");
     for (auto &[k, v] : f->metadata())
       std::cout << fmt::format("  metadata {} = {}\n", k, v);
-    for (auto &[name, t] : f->tensors())
+    for (auto &[name, t] : f->tensors()) {
       printTensor(name, t);
+      if (auto q = f->storedAs().find(name); q != f->storedAs().end())
+        std::cout << fmt::format("    stored as {}, dequantized to f32 when read\n", q->second);
+    }
   }
   return ok ? 0 : 1;
 }

@@ -73,6 +73,9 @@ public:
   /// of `headSize` rows, go from rotary pairs (2j, 2j + 1) to halves (j,
   /// j + headSize / 2). False with `error` when the rows do not split so.
   bool permuteRotaryRows(const std::string &name, int64_t headSize, std::string &error);
+  /// Tensors the file stores in a block format (GGUF q8_0, q4_0), by name,
+  /// with that format: they are seen dequantized (f32).
+  const std::map<std::string, std::string> &storedAs() const { return storedAs_; }
 
 private:
   SafeTensorsFile() = default;
@@ -87,7 +90,8 @@ private:
   size_t mapSize_ = 0;
   std::map<std::string, TensorView> tensors_;
   std::map<std::string, std::string> metadata_, metadataJson_;
-  std::vector<std::vector<std::byte>> owned_; // permuted copies
+  std::vector<std::vector<std::byte>> owned_; // permuted or dequantized copies
+  std::map<std::string, std::string> storedAs_;
 };
 
 /// A tensor that owns its bytes (for inputs, outputs and writers).

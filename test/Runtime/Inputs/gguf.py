@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-GGML = {"F32": 0, "F16": 1, "BF16": 30, "q8_0": 8}
+GGML = {"F32": 0, "F16": 1, "BF16": 30, "q8_0": 8, "q4_0": 2, "q4_K": 12}
 U32, I32, F32T, BOOL, STRING, ARRAY, U64, I64 = 4, 5, 6, 7, 8, 9, 10, 11
 
 
@@ -76,6 +76,43 @@ def gguf_name(name):
     return name
 
 
+def quantize(x, kind):
+    """ggml's quantize_row_q8_0_ref / quantize_row_q4_0_ref on blocks of 32;
+    returns the blocks' bytes and their dequantized values (f16 d * q)."""
+    if kind == "q8_0":
+        amax = np.abs(x).max(axis=1)
+        d = amax / 127.0
+        inv = np.where(d != 0, 1.0 / np.where(d != 0, d, 1), 0.0)
+        q = np.round(x * inv[:, None])  # numpy rounds half to even; ggml's roundf away: ties are rare
+        q = np.clip(q, -127, 127).astype(np.int8)
+        dh = d.astype(np.float16)
+        blocks = b"".join(dh[i].tobytes() + q[i].tobytes() for i in range(len(x)))
+        return blocks, (dh.astype(np.float32)[:, None] * q.astype(np.float32))
+    idx = np.abs(x).argmax(axis=1)
+    mx = x[np.arange(len(x)), idx]
+    d = mx / -8.0
+    inv = np.where(d != 0, 1.0 / np.where(d != 0, d, 1), 0.0)
+    q = np.minimum(15, (x * inv[:, None] + 8.5).astype(np.int8)).astype(np.uint8)
+    dh = d.astype(np.float16)
+    packed = (q[:, :16] & 0x0F) | ((q[:, 16:] & 0x0F) << 4)
+    blocks = b"".join(dh[i].tobytes() + packed[i].astype(np.uint8).tobytes() for i in range(len(x)))
+    return blocks, dh.astype(np.float32)[:, None] * (q.astype(np.float32) - 8.0)
+
+
+def write_safetensors(path, deq, tensors):
+    header, blobs, off = {}, [], 0
+    for n, d, sh, b in tensors:
+        data = deq[n].astype(np.float32).tobytes() if deq.get(n) is not None else b
+        dt = "F32" if deq.get(n) is not None else d
+        header[n] = {"dtype": dt, "shape": sh, "data_offsets": [off, off + len(data)]}
+        blobs.append(data)
+        off += len(data)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cmd", choices=["write"])
@@ -87,6 +124,9 @@ def main():
     ap.add_argument("--align", type=int, default=32)
     ap.add_argument("--damage")
     ap.add_argument("--permute-rope", help="HEADS,KV_HEADS: permute attn_q/attn_k rows as llama.cpp's converter does")
+    ap.add_argument("--quantize", choices=["q8_0", "q4_0"], help="every 2-D f32 tensor, as ggml's reference "
+                    "quantizers do; --dequantized OUT.safetensors writes what they dequantize to")
+    ap.add_argument("--dequantized")
     a = ap.parse_args()
     tensors = read_safetensors(a.src) if a.src else [("w", "F32", [2, 3], np.arange(6, dtype=np.float32).tobytes())]
     if a.names == "hf-to-gguf":
@@ -101,6 +141,19 @@ def main():
         tensors = [(n, d, sh, permute(b, d, sh, heads) if n.endswith("attn_q.weight")
                     else permute(b, d, sh, kv_heads) if n.endswith("attn_k.weight") else b)
                    for n, d, sh, b in tensors]
+    if a.quantize:
+        deq = {}
+        out = []
+        for n, d, sh, b in tensors:
+            if d == "F32" and len(sh) == 2 and sh[1] % 32 == 0:
+                x = np.frombuffer(b, np.float32).reshape(-1, 32)
+                b, y = quantize(x, a.quantize)
+                deq[n] = y.reshape(sh)
+                d = a.quantize
+            out.append((n, d, sh, b))
+        tensors = out
+        if a.dequantized:
+            write_safetensors(a.dequantized, {n: deq.get(n) for n, *_ in tensors}, tensors)
     metas = [m.split("=", 1) for m in a.meta]
     if a.align != 32:
         metas.append(("general.alignment", None))
