@@ -303,10 +303,28 @@ HalfProduct halfProductIntoF32(linalg::LinalgOp op) {
     return HalfProduct::None;
   Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
-  if (a != b || !(a.isBF16() || a.isF16()) || !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+  auto isHalf = [](Type t) { return t.isBF16() || t.isF16(); };
+  if (!getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
     return HalfProduct::None;
   Block *body = generic.getBody();
   auto isArg = [&](Value v, unsigned i) { return v == body->getArgument(i); };
+  // f32 x times a half W widened (a narrower weight: std.nn's Linear with
+  // W = bf16): y + x * extf(w), the product exact to f32's rounding.
+  if ((isHalf(a) != isHalf(b)) && (a.isF32() || b.isF32()) && body->getOperations().size() == 4) {
+    unsigned h = isHalf(a) ? 0 : 1;
+    auto ext = dyn_cast<arith::ExtFOp>(body->front());
+    auto mul = dyn_cast<arith::MulFOp>(*std::next(body->begin()));
+    auto add = dyn_cast<arith::AddFOp>(*std::next(body->begin(), 2));
+    if (!ext || !mul || !add || !isArg(ext.getIn(), h) || !ext.getType().isF32())
+      return HalfProduct::None;
+    bool product = (mul.getLhs() == ext.getResult() && isArg(mul.getRhs(), 1 - h)) ||
+                   (mul.getRhs() == ext.getResult() && isArg(mul.getLhs(), 1 - h));
+    bool sum = (add.getLhs() == mul.getResult() && isArg(add.getRhs(), 2)) ||
+               (add.getRhs() == mul.getResult() && isArg(add.getLhs(), 2));
+    return product && sum ? HalfProduct::Exact : HalfProduct::None;
+  }
+  if (a != b || !isHalf(a))
+    return HalfProduct::None;
   if (body->getOperations().size() == 5) {
     auto e0 = dyn_cast<arith::ExtFOp>(body->front());
     auto e1 = dyn_cast<arith::ExtFOp>(*std::next(body->begin()));
@@ -423,13 +441,18 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   // the product of two widened halves is exact in f32: an FMA is the term.
   bool half = !mv.elem.isF32();
   auto vin = VectorType::get({(int64_t)width}, mv.elem);
+  // Each operand loaded in its own element type (W may be half with an f32
+  // x), a half one widened exactly.
   auto loadV = [&](OpBuilder &b, Location loc, Value m, ValueRange ix) -> Value {
-    Value v = b.create<vector::LoadOp>(loc, half ? vin : vt, m, ix);
-    return half ? b.create<arith::ExtFOp>(loc, vt, v).getResult() : v;
+    Type e = getElementTypeOrSelf(m.getType());
+    if (e.isF32())
+      return b.create<vector::LoadOp>(loc, vt, m, ix);
+    Value v = b.create<vector::LoadOp>(loc, VectorType::get({(int64_t)width}, e), m, ix);
+    return b.create<arith::ExtFOp>(loc, vt, v);
   };
   auto loadS = [&](OpBuilder &b, Location loc, Value m, ValueRange ix) -> Value {
     Value v = b.create<memref::LoadOp>(loc, m, ix);
-    return half ? b.create<arith::ExtFOp>(loc, f32, v).getResult() : v;
+    return v.getType().isF32() ? v : b.create<arith::ExtFOp>(loc, f32, v).getResult();
   };
   auto productAdd = [&](OpBuilder &b, Location loc, Value w, Value xv, Value acc) -> Value {
     if (!half || mv.exactProducts)
