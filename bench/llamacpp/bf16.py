@@ -4,9 +4,10 @@
 The shared f32 comparison (../shared/peers/llamacpp/compare.py) writes the
 default Llama's random weights and a GGUF of them, all F32. This extends it
 to bf16: the same f32 weights rounded to bf16 (nearest even) become a bf16
-safetensors file for linnet (examples/llama.ln -D T=bf16, built under
---numerics f32-compute: bf16 storage, f32 arithmetic, which is what ggml
-computes for BF16 weights) and a GGUF with BF16 tensors for llama.cpp
+safetensors file for linnet (--mode weights, the default: examples/llama.ln
+-D W=bf16, bf16 matrices and f32 activations, which is what ggml computes
+for a BF16 GGUF; --mode all: -D T=bf16 --numerics f32-compute, every tensor
+bf16) and a GGUF with BF16 matrices for llama.cpp
 (llamacpp_decode, the shared C API driver, persistent threadpool, F32 KV
 cache, flash attention off). Rounds alternate the two; each prints its
 decode tokens/s; the greedy tokens of both sides are compared.
@@ -45,11 +46,13 @@ def bf16_bits(a):
     return (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF).astype("<u2")
 
 
-def write_bf16_safetensors(hf, path):
+def write_bf16_safetensors(hf, path, vectors_too):
     header, blobs, off = {}, [], 0
     for name in sorted(hf):
-        b = bf16_bits(hf[name]).tobytes()
-        header[name] = {"dtype": "BF16", "shape": list(hf[name].shape), "data_offsets": [off, off + len(b)]}
+        half = vectors_too or hf[name].ndim > 1
+        b = bf16_bits(hf[name]).tobytes() if half else np.ascontiguousarray(hf[name], dtype="<f4").tobytes()
+        header[name] = {"dtype": "BF16" if half else "F32", "shape": list(hf[name].shape),
+                        "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
     h = json.dumps(header).encode()
@@ -120,6 +123,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--prompt", default="1,450,4996,17354,1701,432,17204,975")
+    ap.add_argument("--mode", choices=["weights", "all"], default="weights",
+                    help="weights: bf16 matrices, f32 activations (-D W=bf16, llama.cpp's arithmetic); "
+                         "all: everything bf16 (-D T=bf16 --numerics f32-compute)")
     a = ap.parse_args()
     sys.path.insert(0, a.peers)
     import write_gguf as wg  # the shared peer's format writer
@@ -130,14 +136,15 @@ def main():
     if not (os.path.exists(wts) and os.path.exists(drv)):
         raise SystemExit(f"run {a.peers}/compare.py first: it writes {wts} and builds {drv}")
     hf = wg.read_safetensors(wts)
-    st16, gg16 = os.path.join(a.work, "w-seed0-bf16.safetensors"), os.path.join(a.work, "w-seed0-bf16.gguf")
+    st16 = os.path.join(a.work, f"w-seed0-bf16-{a.mode}.safetensors")
+    gg16 = os.path.join(a.work, "w-seed0-bf16.gguf")
     if not os.path.exists(st16):
-        write_bf16_safetensors(hf, st16)
+        write_bf16_safetensors(hf, st16, a.mode == "all")
     if not os.path.exists(gg16):
         write_bf16_gguf(wg, hf, gg16)
-    art = os.path.join(a.work, "linnet-llama-bf16")
-    run([a.linnet, "build", os.path.join(ROOT, "examples", "llama.ln"), "-D", "T=bf16", "--numerics",
-         "f32-compute", "--target", "cpu-native", "-o", art])
+    art = os.path.join(a.work, f"linnet-llama-bf16-{a.mode}")
+    flags = ["-D", "W=bf16"] if a.mode == "weights" else ["-D", "T=bf16", "--numerics", "f32-compute"]
+    run([a.linnet, "build", os.path.join(ROOT, "examples", "llama.ln"), *flags, "--target", "cpu-native", "-o", art])
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
 
     def linnet():
