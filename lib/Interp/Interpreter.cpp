@@ -74,10 +74,10 @@ struct Frame {
 
 /// The run's numerics policy on this thread, restored on exit (a host may
 /// run interpreters of different policies in turn).
-struct HalfComputeScope {
-  HalfCompute saved;
-  explicit HalfComputeScope(HalfCompute h) : saved(halfCompute()) { setHalfCompute(h); }
-  ~HalfComputeScope() { setHalfCompute(saved); }
+struct NumericsScope {
+  support::NumericsPolicy saved;
+  explicit NumericsScope(support::NumericsPolicy p) : saved(numericsPolicy()) { setNumericsPolicy(p); }
+  ~NumericsScope() { setNumericsPolicy(saved); }
 };
 
 struct Interpreter::Impl {
@@ -90,7 +90,7 @@ struct Interpreter::Impl {
   std::map<std::string, Val> constantCache;
   std::map<std::string, std::pair<Instance *, std::string>> statePaths;
   int depth = 0;
-  HalfCompute half = HalfCompute::AsWritten;
+  support::NumericsPolicy numerics = support::NumericsPolicy::AsWritten;
 
   explicit Impl(plan::Plan planIn) : plan(std::move(planIn)) {
     const plan::Plan &p = plan;
@@ -1728,8 +1728,8 @@ std::unique_ptr<Interpreter> Interpreter::load(plan::Plan plan, const LoadOption
   std::unique_ptr<Interpreter> in(new Interpreter());
   in->impl_ = std::make_unique<Impl>(std::move(plan));
   Impl &m = *in->impl_;
-  m.half = opts.numerics == support::NumericsPolicy::F32Compute ? HalfCompute::F32Compute : HalfCompute::AsWritten;
-  HalfComputeScope scope(m.half);
+  m.numerics = opts.numerics;
+  NumericsScope scope(m.numerics);
   const plan::Plan &p = m.plan;
   if (!opts.weightsPath.empty()) {
     m.weights = rt::SafeTensorsFile::open(opts.weightsPath, error, opts.mapWeights);
@@ -1851,7 +1851,7 @@ bool Interpreter::check(const std::string &entry, const std::vector<rt::TensorVi
 bool Interpreter::invoke(const std::string &entry, const std::vector<rt::TensorView> &ins,
                          std::vector<rt::OwnedTensor> *resultsOut, std::string &error) {
   Impl &m = *impl_;
-  HalfComputeScope scope(m.half);
+  NumericsScope scope(m.numerics);
   const plan::Function *f = m.entry(entry);
   if (!f) {
     error = fmt::format("no entry '{}' (entries: {})", entry, fmt::join(entries(), ", "));

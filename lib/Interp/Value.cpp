@@ -149,14 +149,14 @@ DT interp::fromRt(rt::DType t) {
 }
 
 namespace {
-thread_local HalfCompute tHalfCompute = HalfCompute::AsWritten;
+thread_local support::NumericsPolicy tPolicy = support::NumericsPolicy::AsWritten;
 } // namespace
 
-HalfCompute interp::halfCompute() { return tHalfCompute; }
-void interp::setHalfCompute(HalfCompute h) { tHalfCompute = h; }
+support::NumericsPolicy interp::numericsPolicy() { return tPolicy; }
+void interp::setNumericsPolicy(support::NumericsPolicy p) { tPolicy = p; }
 
 bool interp::deferredRounding(DT t) {
-  return tHalfCompute == HalfCompute::F32Compute && (t == DT::F16 || t == DT::BF16);
+  return tPolicy == support::NumericsPolicy::F32Compute && (t == DT::F16 || t == DT::BF16);
 }
 
 Num interp::opResult(DT t, Num x) { return normalize(deferredRounding(t) ? DT::F32 : t, x); }

@@ -12,6 +12,7 @@
 #define LINNET_LIB_INTERP_VALUE_H
 
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/Numerics.h"
 
 #include <cstdint>
 #include <memory>
@@ -48,14 +49,11 @@ struct EvalError : std::runtime_error {
 /// Rounds/wraps a raw value into dtype `t`.
 Num normalize(DT t, Num x);
 
-/// The numerics policy's reading of f16/bf16 (docs/language/08,
-/// §8.4): `AsWritten` rounds every op's result to its dtype;
-/// `F32Compute` computes half ops in f32 and leaves their results f32 in a
-/// cell of the half dtype, rounded only where the value is kept (keep()).
-enum class HalfCompute : uint8_t { AsWritten, F32Compute };
-/// The policy of the current thread's run (set by the interpreter).
-HalfCompute halfCompute();
-void setHalfCompute(HalfCompute h);
+/// The numerics policy of the current thread's run (set by the
+/// interpreter; docs/language/08, §8.4): under F32Compute a half op's result
+/// stays f32 in a cell of the half dtype, rounded only where it is kept.
+support::NumericsPolicy numericsPolicy();
+void setNumericsPolicy(support::NumericsPolicy p);
 /// An op's result of dtype `t`: normalize(), except a half result under
 /// F32Compute, which is rounded to f32 only.
 Num opResult(DT t, Num x);
@@ -117,7 +115,7 @@ struct Val {
     v.dt = t;
     v.shape = std::move(shape);
     // A tensor's elements are kept values: rounded to the dtype (under
-    // HalfCompute::F32Compute a half op's results are f32 until here).
+    // NumericsPolicy::F32Compute a half op's results are f32 until here).
     if (deferredRounding(t))
       for (Num &x : data)
         x = normalize(t, x);

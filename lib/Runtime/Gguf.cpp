@@ -226,7 +226,12 @@ void dequantize(const GgmlType &t, const unsigned char *in, int64_t blocks, floa
 
 } // namespace
 
-std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &path, std::string &error, bool map) {
+std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGgufMetadata(const std::string &path, std::string &error) {
+  return openGguf(path, error, /*map=*/true, /*tensors=*/false);
+}
+
+std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &path, std::string &error, bool map,
+                                                           bool tensors) {
   std::unique_ptr<SafeTensorsFile> f = mapFile(path, error, map);
   if (!f)
     return nullptr;
@@ -347,7 +352,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     end = t.offset + t.bytes;
     prev = &t;
     t.view.data = {reinterpret_cast<const std::byte *>(bytes + dataStart + t.offset), size_t(t.bytes)};
-    if (t.type->blockElems) {
+    if (tensors && t.type->blockElems) {
       // Dequantized now: f32, four bytes an element, a copy the file owns
       // (its size is bounded by the blocks the file was checked to hold).
       int64_t blocks = int64_t(t.bytes) / t.type->blockBytes;
@@ -360,5 +365,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     if (!f->tensors_.emplace(t.name, t.view).second)
       return fail(fmt::format("tensor '{}' appears twice", t.name));
   }
+  if (!tensors)
+    f->tensors_.clear(); // checked; the metadata is what was asked for
   return f;
 }

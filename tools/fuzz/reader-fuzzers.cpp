@@ -8,7 +8,7 @@
 //   safetensors  rt::SafeTensorsFile::open
 //   shardindex  rt::SafeTensorsFile::open of a shard index
 //             (model.safetensors.index.json) beside two valid shards
-//   gguf      rt::SafeTensorsFile::open of a .gguf file
+//   gguf      rt::SafeTensorsFile::open of a .gguf file (as safetensors)
 //   npy       rt::readNpy
 //   binding   rt::BindingMap::parse and plan::checkBinding against a manifest
 //   artifact  rt::parseArtifactManifest and rt::parseArtifactInfo (an
@@ -34,15 +34,16 @@
 using namespace linnet;
 
 namespace {
-/// The tensor readers take a path: the input goes to one private file.
-[[maybe_unused]] std::string writeTemp(const uint8_t *data, size_t size) {
-  static std::string path = [] {
-    char tmpl[] = "/tmp/linnet-fuzz-XXXXXX";
-    int fd = ::mkstemp(tmpl);
+/// The tensor readers take a path: the input goes to one private file,
+/// named with `suffix` (the readers choose the format by it).
+[[maybe_unused]] std::string writeTemp(const uint8_t *data, size_t size, const std::string &suffix = "") {
+  static std::string path = [&] {
+    std::string tmpl = "/tmp/linnet-fuzz-XXXXXX" + suffix;
+    int fd = ::mkstemps(tmpl.data(), int(suffix.size()));
     if (fd < 0)
       std::abort();
     ::close(fd);
-    return std::string(tmpl);
+    return tmpl;
   }();
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
@@ -63,9 +64,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::abort(); // a refusal always says why
   if (p)
     (void)input::dumpJson(plan::writePlan(*p));
-#elif LINNET_FUZZ_TARGET_safetensors
+#elif LINNET_FUZZ_TARGET_safetensors || LINNET_FUZZ_TARGET_gguf
   std::string error;
-  std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(writeTemp(data, size), error);
+#if LINNET_FUZZ_TARGET_gguf
+  const char *suffix = ".gguf"; // the reader chooses GGUF by the name
+#else
+  const char *suffix = "";
+#endif
+  std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(writeTemp(data, size, suffix), error);
   if (f)
     for (auto &[name, t] : f->tensors()) // every view lies inside the file
       for (std::byte b : t.data)
@@ -100,29 +106,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(dir + "/model.safetensors.index.json", error);
   if (f)
     for (auto &[name, t] : f->tensors())
-      for (std::byte b : t.data)
-        (void)b;
-  else if (error.empty())
-    std::abort();
-#elif LINNET_FUZZ_TARGET_gguf
-  static const std::string path = [] {
-    char tmpl[] = "/tmp/linnet-fuzz-gguf-XXXXXX";
-    if (!::mkdtemp(tmpl))
-      std::abort();
-    return std::string(tmpl) + "/w.gguf";
-  }();
-  {
-    FILE *f = std::fopen(path.c_str(), "wb");
-    if (!f)
-      std::abort();
-    if (size)
-      std::fwrite(data, 1, size, f);
-    std::fclose(f);
-  }
-  std::string error;
-  std::unique_ptr<rt::SafeTensorsFile> f = rt::SafeTensorsFile::open(path, error);
-  if (f)
-    for (auto &[name, t] : f->tensors()) // every view lies inside the file
       for (std::byte b : t.data)
         (void)b;
   else if (error.empty())

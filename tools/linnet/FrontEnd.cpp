@@ -115,7 +115,7 @@ bool tool::addConfigDefines(std::vector<std::string> &defines, const std::string
   if (config.ends_with(".gguf")) {
     // A GGUF file's metadata is its configuration (llama.embedding_length, ...).
     std::string err;
-    std::unique_ptr<rt::SafeTensorsFile> g = rt::SafeTensorsFile::open(config, err);
+    std::unique_ptr<rt::SafeTensorsFile> g = rt::SafeTensorsFile::openGgufMetadata(config, err);
     if (!g) {
       std::cerr << fmt::format("linnet {}: error: {}\n", command, err);
       return false;

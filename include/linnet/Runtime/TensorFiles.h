@@ -56,6 +56,10 @@ public:
   /// opened so, and each must hold exactly the tensors the index maps to it.
   static std::unique_ptr<SafeTensorsFile> open(const std::string &path, std::string &error,
                                                bool map = true);
+  /// A GGUF file's metadata alone (a configuration: --config): the file is
+  /// checked as open() checks it, but its blocks are not dequantized and
+  /// tensors() is empty.
+  static std::unique_ptr<SafeTensorsFile> openGgufMetadata(const std::string &path, std::string &error);
   ~SafeTensorsFile();
   SafeTensorsFile(const SafeTensorsFile &) = delete;
   SafeTensorsFile &operator=(const SafeTensorsFile &) = delete;
@@ -81,7 +85,8 @@ private:
   SafeTensorsFile() = default;
   static std::unique_ptr<SafeTensorsFile> openIndex(const std::string &path, std::string &error, bool map);
   /// A GGUF file (lib/Runtime/Gguf.cpp).
-  static std::unique_ptr<SafeTensorsFile> openGguf(const std::string &path, std::string &error, bool map);
+  static std::unique_ptr<SafeTensorsFile> openGguf(const std::string &path, std::string &error, bool map,
+                                                   bool tensors = true);
   /// `path` mapped (or read whole), not yet parsed.
   static std::unique_ptr<SafeTensorsFile> mapFile(const std::string &path, std::string &error, bool map);
   std::string path_;
