@@ -85,6 +85,10 @@ case("llama", "llama.ln", D, "decode", {"token": prompt[:1], "pos": np.array(0, 
 # rounding of a reassociated f32 sum.
 case("llama-bf16", "llama.ln", D + ["-D", "T=bf16"], "prefill", {"tokens": prompt},
      policy=["--numerics", "f32-compute"], tol=(2e-2, 2e-2))
+# f32 under --matmul-precision tf32: prefill's products are GemmEx with
+# CUBLAS_COMPUTE_32F_FAST_TF32; within TF32's rounding of the f32 result.
+case("llama-tf32", "llama.ln", D, "prefill", {"tokens": prompt},
+     policy=["--matmul-precision", "tf32"], tol=(1e-2, 1e-2))
 with open(os.path.join(out, "cases.json"), "w") as f:
     json.dump({"cases": cases}, f, indent=1)
 print("device-check: %d example cases in %s" % (len(cases), out))

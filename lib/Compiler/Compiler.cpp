@@ -241,6 +241,8 @@ struct Compiler::Impl {
       f.push_back("--host-kernels");
     if (o.numerics != support::NumericsPolicy::AsWritten)
       f.push_back(std::string("--numerics=") + support::toString(o.numerics));
+    if (o.matmulPrecision != support::MatmulPrecision::Highest)
+      f.push_back(std::string("--matmul-precision=") + support::toString(o.matmulPrecision));
     return f;
   }
 
@@ -407,6 +409,9 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
       return false;
     }
   }
+  if (o.matmulPrecision != support::MatmulPrecision::Highest)
+    (*module)->setAttr("linnet.matmul_precision",
+                       mlir::StringAttr::get(module->getContext(), support::toString(o.matmulPrecision)));
   m.tensors = std::move(tensors);
   m.module = std::move(module);
   return true;
@@ -745,6 +750,7 @@ int Compiler::buildArtifact() {
   request.parallel = !o.serial;
   request.cpu = in.target.abi.cpu == "native" ? "" : in.target.abi.cpu;
   request.implementation = o.impl;
+  request.matmulPrecision = support::toString(o.matmulPrecision);
   request.profile = o.profile;
   request.distributed = o.ranks > 0;
   request.emulate = o.emulate;

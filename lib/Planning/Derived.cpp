@@ -924,6 +924,7 @@ ProgramManifest artifactManifest(const ArtifactInputs &in) {
   m.ranks = in.portable.requirements.ranks;
   m.dtypes = in.portable.requirements.dtypes;
   m.numerics = in.portable.numerics;
+  m.matmulPrecision = in.portable.matmulPrecision;
   m.collectives = in.portable.requirements.collectives;
   m.memoryBytesPerRank = in.portable.requirements.memoryBytesPerRank;
   m.deploymentId = in.deployment.id;
@@ -966,6 +967,7 @@ Json toJson(const ProgramManifest &m) {
           {"runtime_libraries", m.runtimeLibraries},
           {"numerics", m.numerics},
           {"lineage", lineage}};
+  if (m.matmulPrecision != "highest") doc["matmul_precision"] = m.matmulPrecision;
   if (m.libraryFile) doc["library"] = *m.libraryFile;
   if (!m.files.empty()) {
     Json files = Json::array();
@@ -1027,6 +1029,7 @@ ProgramManifest manifestFromJson(const Json &j) {
   }
   m.runtimeLibraries = r.strs("runtime_libraries");
   if (r.has("numerics")) m.numerics = r.str("numerics");
+  if (r.has("matmul_precision")) m.matmulPrecision = r.str("matmul_precision");
   if (r.has("library")) m.libraryFile = r.str("library");
   if (r.has("files"))
     r.each("files", [&](const Json &e, const std::string &p) {

@@ -186,6 +186,8 @@ Json toJson(const PortablePlan &p) {
   // Written only when there are phases: Task IR without entries keeps its bytes.
   if (!p.phases.empty())
     doc["phases"] = phases;
+  if (p.matmulPrecision != "highest")
+    doc["matmul_precision"] = p.matmulPrecision;
   return doc;
 }
 
@@ -205,6 +207,8 @@ PortablePlan portableFromJson(const Json &j) {
   }
   if (r.opt("numerics"))
     p.numerics = r.str("numerics");
+  if (r.opt("matmul_precision"))
+    p.matmulPrecision = r.str("matmul_precision");
   {
     ObjReader s = r.obj("partitioning");
     p.partitioning = {s.str("scheme"), s.i64s("mesh_shape"), s.i64("mesh_axis"), s.i64("parts")};

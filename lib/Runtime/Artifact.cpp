@@ -319,6 +319,13 @@ bool parseArtifactManifest(std::string_view text, ArtifactManifest &out, std::st
                                                   "f32-compute)",
                                                   out.numerics));
   }
+  if (o.get("matmul_precision", false)) {
+    if (!o.str("matmul_precision", out.matmulPrecision))
+      return false;
+    if (out.matmulPrecision != "highest" && out.matmulPrecision != "tf32")
+      return o.fail(o.at("matmul_precision"),
+                    fmt::format("unknown matmul precision '{}' (this runtime knows highest, tf32)", out.matmulPrecision));
+  }
   const bool listsFiles = o.get("files", false) != nullptr;
   const json *files = o.ok() ? o.array("files") : nullptr;
   if (!files) {

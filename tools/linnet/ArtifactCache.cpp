@@ -35,6 +35,7 @@ void tool::addSourceOptions(CLI::App *cmd, SourceOptions &opts) {
                 "For a .ln model built for cuda: also its kernels for the CUDA driver emulator "
                 "(kernels.host.so; tests of the CUDA runtime without a GPU)");
   addNumericsOption(cmd, opts.numerics);
+  addMatmulPrecisionOption(cmd, opts.matmulPrecision);
   cmd->add_option("--config", opts.config, "For a .ln model: ""A checkpoint's configuration (a Hugging Face config.json): the generics the --binding manifest's config section maps become -D values (an explicit -D wins)");
 }
 
@@ -44,6 +45,14 @@ void tool::addNumericsOption(CLI::App *cmd, std::string &numerics) {
                   "f32-compute (half tensors are stored as such and computed in f32, rounded where "
                   "kept); an artifact records its policy")
       ->check(CLI::IsMember({"as-written", "f32-compute"}));
+}
+
+void tool::addMatmulPrecisionOption(CLI::App *cmd, std::string &precision) {
+  cmd->add_option("--matmul-precision", precision,
+                  "What f32 matrix products may do (docs/language/08): highest (f32) or tf32 (a "
+                  "product bound to tensor cores may round its operands to TF32; the CPU and the "
+                  "interpreter still compute in f32); an artifact records it")
+      ->check(CLI::IsMember({"highest", "tf32"}));
 }
 
 std::optional<std::string> tool::resolveArtifact(const std::string &model, const SourceOptions &opts,
@@ -69,6 +78,7 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   b.emulate = opts.emulate;
   b.hostKernels = opts.hostKernels;
   b.numerics = opts.numerics;
+  b.matmulPrecision = opts.matmulPrecision;
   b.config = opts.config;
   b.profile = profile;
   std::optional<compiler::Options> o = compilerOptions(b, opts.target);

@@ -18,11 +18,14 @@ struct SourceOptions {
   bool emulate = false;       // with a GPU target: its kernels run on the CPU
   bool hostKernels = false;   // with cuda: kernels.host.so for the driver emulator
   std::string numerics = "as-written"; // how f16/bf16 compute (--numerics)
+  std::string matmulPrecision = "highest"; // what f32 products may round to (--matmul-precision)
   std::string config;                  // --config: a checkpoint's configuration
 };
 void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
 /// --numerics NAME (as-written | f32-compute), checked.
 void addNumericsOption(CLI::App *cmd, std::string &numerics);
+/// --matmul-precision NAME (highest | tf32), checked.
+void addMatmulPrecisionOption(CLI::App *cmd, std::string &precision);
 
 /// `model` itself if it is an artifact directory; for a .ln file, the
 /// artifact built from it (with `weights` deciding optional tensors, and

@@ -31,6 +31,7 @@ struct BuildCpuOptions {
   std::string impl = "auto"; // auto | generated | blas
   std::string variants = "auto";
   std::string numerics = "as-written"; // --numerics: as-written | f32-compute
+  std::string matmulPrecision = "highest"; // --matmul-precision: highest | tf32
 };
 
 /// Adds --root, -D, -I, --weights, --binding, --serial, --emit-mlir,

@@ -59,6 +59,7 @@ struct Options {
   bool runtimeChecks = true;  // off only to measure what the checks cost
   std::string impl = "auto";  // contractions: auto | generated | blas
   support::NumericsPolicy numerics = support::NumericsPolicy::AsWritten; // --numerics
+  support::MatmulPrecision matmulPrecision = support::MatmulPrecision::Highest; // --matmul-precision
   /// Module constants a checkpoint's configuration must agree with
   /// (--config through a binding's `constants`), checked against the plan.
   std::vector<plan::ConstantExpectation> constants;

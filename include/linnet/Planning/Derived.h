@@ -264,6 +264,9 @@ struct ProgramManifest {
   /// The numerics policy the code computes under (the portable plan's):
   /// the interpreter evaluates an artifact's plan under the same one.
   std::string numerics = "as-written";
+  /// What f32 products may round to (the portable plan's; written only
+  /// when it is not "highest").
+  std::string matmulPrecision = "highest";
   std::vector<LineageEntry> lineage;
   /// A built artifact: its code library (`model.so`) and the SHA-256 of its
   /// bytes, which the runtime checks before loading it; absent for a plan

@@ -171,6 +171,9 @@ struct PortablePlan {
   /// The numerics policy the tasks compute under ("as-written",
   /// "f32-compute": docs/language/08); each buffer's compute dtype follows.
   std::string numerics = "as-written";
+  /// What f32 matrix products may round to ("highest", "tf32":
+  /// docs/language/08); written only when it is not "highest".
+  std::string matmulPrecision = "highest";
   Partitioning partitioning;
   TargetRequirements requirements;
   std::vector<Task> tasks;

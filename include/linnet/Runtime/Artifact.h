@@ -44,6 +44,8 @@ struct ArtifactManifest {
   /// The numerics policy the code was built under ("as-written",
   /// "f32-compute"): an interpreter of the artifact's plan takes it.
   std::string numerics = "as-written";
+  /// What its f32 products may round to ("highest", "tf32").
+  std::string matmulPrecision = "highest";
   std::vector<ArtifactFileEntry> files;
   const ArtifactFileEntry *find(std::string_view path) const;
 };

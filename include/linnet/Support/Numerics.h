@@ -37,6 +37,24 @@ inline std::optional<NumericsPolicy> parseNumericsPolicy(std::string_view s) {
   return std::nullopt;
 }
 
+/// What f32 matrix products may do on a target with tensor cores
+/// (docs/language/08 §8.4): `highest` computes them in f32; `tf32` permits
+/// a product bound to a tensor-core routine to round its f32 operands to
+/// TF32 (10 mantissa bits) before multiplying, the sums staying f32. A
+/// permission, not a rounding rule: a target without such units, and the
+/// interpreter, compute in f32.
+enum class MatmulPrecision { Highest, Tf32 };
+
+inline const char *toString(MatmulPrecision p) { return p == MatmulPrecision::Tf32 ? "tf32" : "highest"; }
+
+inline std::optional<MatmulPrecision> parseMatmulPrecision(std::string_view s) {
+  if (s == "highest")
+    return MatmulPrecision::Highest;
+  if (s == "tf32")
+    return MatmulPrecision::Tf32;
+  return std::nullopt;
+}
+
 /// The dtype a tensor of dtype `storage` computes in under `p`.
 inline std::string computeDtype(NumericsPolicy p, const std::string &storage) {
   if (p == NumericsPolicy::F32Compute && (storage == "bf16" || storage == "f16"))

@@ -44,6 +44,9 @@ struct KernelChoice {
 struct CodegenRequest {
   bool parallel = true;             // threads where the target has them
   std::string implementation = "auto"; // auto | generated | blas
+  /// --matmul-precision: "tf32" permits f32 products bound to tensor-core
+  /// routines to round their operands to TF32; a target may ignore it.
+  std::string matmulPrecision = "highest";
   /// `linnet build --dump-ir`: where each later stage's IR is written
   /// (empty: nowhere), numbered from `firstDumpStage`.
   std::string dumpIRDir;

@@ -180,6 +180,9 @@ struct Builder {
     // marks it): every buffer records the dtype its values compute in.
     if (auto n = module->getAttrOfType<StringAttr>("linnet.numerics"))
       plan.numerics = n.str();
+    // --matmul-precision (the compiler marks the module): recorded as asked.
+    if (auto p = module->getAttrOfType<StringAttr>("linnet.matmul_precision"))
+      plan.matmulPrecision = p.str();
   }
 
   Buffer &buffer(const std::string &id) { return plan.buffers[bufferIndex.at(id)]; }

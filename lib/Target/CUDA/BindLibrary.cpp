@@ -150,7 +150,7 @@ std::pair<Value, Value> addressAndLd(OpBuilder &b, Location loc, Value memref) {
           b.create<arith::IndexCastOp>(loc, i64, meta.getStrides()[0])};
 }
 
-void bind(linalg::LinalgOp op, const Gemm &g) {
+void bind(linalg::LinalgOp op, const Gemm &g, bool tf32) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1], C = op.getDpsInits()[0];
@@ -167,16 +167,18 @@ void bind(linalg::LinalgOp op, const Gemm &g) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B's
   // operand first, m and n swapped; a row-major (k, n) B is a column-major
   // (n, k) matrix, untransposed.
-  bool typed = !g.ab.isF32();
+  // An f32 product under --matmul-precision tf32 is GemmEx's too.
+  bool typed = !g.ab.isF32() || tf32;
   func::FuncOp gemm = declareGemm(op->getParentOfType<ModuleOp>(), typed);
   SmallVector<Value> args = {i32c(g.transB ? 1 : 0), i32c(g.transA ? 1 : 0), N, M, K, pb, ldb, pa, lda, beta, pc, ldc};
   if (typed)
-    args.insert(args.begin(), i32c(g.ab.isBF16() ? kGemmBF16 : kGemmF16));
+    args.insert(args.begin(), i32c(g.ab.isF32() ? kGemmTF32 : g.ab.isBF16() ? kGemmBF16 : kGemmF16));
   auto call = b.create<func::CallOp>(loc, gemm, args);
   Value fallback = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, call.getResult(0), i32c(0));
   auto guard = b.create<scf::IfOp>(loc, fallback, /*withElse=*/false);
   op->moveBefore(guard.thenBlock()->getTerminator());
-  op->setAttr("linnet.cuda.library", b.getStringAttr(typed ? "cublasGemmEx" : "cublasSgemm"));
+  op->setAttr("linnet.cuda.library",
+              b.getStringAttr(!typed ? "cublasSgemm" : g.ab.isF32() ? "cublasGemmEx-tf32" : "cublasGemmEx"));
 }
 
 struct BindLibraryPass : public impl::LinnetCUDABindLibraryBase<BindLibraryPass> {
@@ -196,7 +198,7 @@ struct BindLibraryPass : public impl::LinnetCUDABindLibraryBase<BindLibraryPass>
         gemms.push_back({op, *g});
     });
     for (auto &[op, g] : gemms)
-      bind(op, g);
+      bind(op, g, tf32);
   }
 };
 

@@ -89,9 +89,10 @@ void buildMapPipeline(OpPassManager &pm) {
 
 /// Memref-level linalg ops the target writes itself before the rest
 /// become parallel loops.
-void buildLinalgPipeline(OpPassManager &pm, const std::string &implementation) {
+void buildLinalgPipeline(OpPassManager &pm, const std::string &implementation, bool tf32 = false) {
   LinnetCUDABindLibraryOptions bind;
   bind.implementation = implementation;
+  bind.tf32 = tf32;
   pm.addPass(createLinnetCUDABindLibrary(bind));
   pm.addPass(createLinnetCUDASplitReductions());
 }
@@ -316,16 +317,41 @@ static float linnet_half_to_f32(uint16_t h, int32_t type) {
   }
   return v.f;
 }
+static float linnet_tf32(float f) {
+  union { uint32_t u; float f; } v;
+  v.f = f;
+  if ((v.u & 0x7f800000u) == 0x7f800000u) /* inf, nan: kept */
+    return f;
+  v.u = (v.u + 0xfffu + ((v.u >> 13) & 1u)) & 0xffffe000u;
+  return v.f;
+}
 int32_t linnet_cuda_gemm(int32_t type, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k, int64_t a,
                          int64_t lda, int64_t b, int64_t ldb, float beta, int64_t c, int64_t ldc) {
   const char *off = getenv("LINNET_EMULATE_NO_CUBLAS");
   if (off && *off && *off != '0')
     return 1;
-  if ((type != 1 && type != 2) || lda < (transa ? (k > 1 ? k : 1) : (m > 1 ? m : 1)) ||
+  if ((type < 1 || type > 3) || lda < (transa ? (k > 1 ? k : 1) : (m > 1 ? m : 1)) ||
       ldb < (transb ? (n > 1 ? n : 1) : (k > 1 ? k : 1)) || ldc < (m > 1 ? m : 1))
     return 1;
-  const uint16_t *A = (const uint16_t *)(intptr_t)a, *B = (const uint16_t *)(intptr_t)b;
   float *C = (float *)(intptr_t)c;
+  if (type == 3) {
+    /* TF32 (CUBLAS_COMPUTE_32F_FAST_TF32): each f32 operand rounded to 10
+       mantissa bits, to nearest even here (cuBLAS leaves its rounding
+       unspecified), the products and sums in f32. */
+    const float *A = (const float *)(intptr_t)a, *B = (const float *)(intptr_t)b;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        float sum = 0.0f;
+        for (int64_t l = 0; l < k; ++l) {
+          float x = linnet_tf32(transa ? A[l + i * lda] : A[i + l * lda]);
+          float y = linnet_tf32(transb ? B[j + l * ldb] : B[l + j * ldb]);
+          sum += x * y;
+        }
+        C[i + j * ldc] = sum + beta * C[i + j * ldc];
+      }
+    return 0;
+  }
+  const uint16_t *A = (const uint16_t *)(intptr_t)a, *B = (const uint16_t *)(intptr_t)b;
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < m; ++i) {
       float sum = 0.0f;
@@ -629,7 +655,9 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   options.runTaskPipeline = false;
   options.linalgAsLoops = true;
   options.implementation = cpu::ImplementationPolicy::Generated;
-  options.beforeLinalgLoops = [&](OpPassManager &p) { buildLinalgPipeline(p, request.implementation); };
+  options.beforeLinalgLoops = [&](OpPassManager &p) {
+    buildLinalgPipeline(p, request.implementation, request.matmulPrecision == "tf32");
+  };
   // Emulated kernels run their blocks on host threads; the host code of a
   // device build only launches.
   options.parallel = request.emulate && request.parallel;

@@ -1,6 +1,7 @@
 // RUN: linnet-opt -linnet-cuda-bind-library %s | FileCheck %s
 // RUN: linnet-opt -linnet-cuda-bind-library=implementation=generated %s | FileCheck %s --check-prefix=GEN
 // RUN: not linnet-opt -linnet-cuda-bind-library=implementation=mkl %s 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: linnet-opt -linnet-cuda-bind-library=tf32=true %s | FileCheck %s --check-prefix=TF32
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #km = affine_map<(m, n, k) -> (k, m)>
@@ -20,6 +21,12 @@
 // CHECK: %[[FALLBACK:.*]] = arith.cmpi ne, %[[STATUS]], %{{.*}} : i32
 // CHECK: scf.if %[[FALLBACK]] {
 // CHECK-NEXT: linalg.generic {{.*}} attrs = {linnet.cuda.library = "cublasSgemm"}
+// --matmul-precision tf32: the same product through GemmEx, type word 3
+// (f32 operands, CUBLAS_COMPUTE_32F_FAST_TF32).
+// TF32-LABEL: func.func @linear
+// TF32-DAG: %[[TY:.*]] = arith.constant 3 : i32
+// TF32: call @linnet_cuda_gemm(%[[TY]], {{.*}}) : (i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, f32, i64, i64) -> i32
+// TF32: linalg.generic {{.*}} attrs = {linnet.cuda.library = "cublasGemmEx-tf32"}
 // GEN-LABEL: func.func @linear
 // GEN-NOT: linnet_cuda_sgemm
 // GEN: linalg.generic

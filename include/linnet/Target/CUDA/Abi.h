@@ -60,7 +60,9 @@ struct HostTable {
 };
 
 /// The element type of a gemm's A and B (HostTable::gemm's `type`).
-enum GemmType : int32_t { kGemmF32 = 0, kGemmBF16 = 1, kGemmF16 = 2 };
+/// kGemmTF32: f32 A and B that the tensor cores may round to TF32
+/// (CUBLAS_COMPUTE_32F_FAST_TF32: `--matmul-precision tf32`).
+enum GemmType : int32_t { kGemmF32 = 0, kGemmBF16 = 1, kGemmF16 = 2, kGemmTF32 = 3 };
 
 } // namespace linnet::cuda
 

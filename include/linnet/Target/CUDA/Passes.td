@@ -169,13 +169,19 @@ def LinnetCUDABindLibrary : Pass<"linnet-cuda-bind-library", "::mlir::ModuleOp">
     extf(b)`, the f32-compute numerics policy) calls
     `linnet_cuda_gemm(type, ...)` the same way: cuBLAS's GemmEx with f32
     accumulation, the tensor cores' arithmetic. A half product rounded
-    before the sum (as written) stays generated. The op keeps
-    `linnet.cuda.library = "cublasSgemm"` (or `"cublasGemmEx"`), which the
-    concrete plan records as the implementation.
+    before the sum (as written) stays generated. With `tf32` (the build's
+    `--matmul-precision tf32`) an f32 product calls `linnet_cuda_gemm` with
+    the TF32 type instead: GemmEx on f32 operands with
+    CUBLAS_COMPUTE_32F_FAST_TF32. The op keeps
+    `linnet.cuda.library = "cublasSgemm"` (`"cublasGemmEx"`,
+    `"cublasGemmEx-tf32"`), which the concrete plan records as the
+    implementation.
   }];
   let options = [
     Option<"implementation", "implementation", "std::string", "\"auto\"",
-           "auto | generated | blas: whether matrix products may bind to cuBLAS">
+           "auto | generated | blas: whether matrix products may bind to cuBLAS">,
+    Option<"tf32", "tf32", "bool", "false",
+           "f32 products may round their operands to TF32 (--matmul-precision tf32)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::func::FuncDialect"];

@@ -371,7 +371,7 @@ private:
                           int64_t ldc) {
     auto *s = static_cast<CudaSession *>(session);
     const Cublas &lib = Cublas::get();
-    if (type != kGemmF32 && ((type != kGemmBF16 && type != kGemmF16) || !lib.gemmEx))
+    if (type != kGemmF32 && ((type != kGemmBF16 && type != kGemmF16 && type != kGemmTF32) || !lib.gemmEx))
       return 1;
     constexpr int64_t kMax = std::numeric_limits<int>::max();
     // cuBLAS refuses a leading dimension shorter than its column (a view
@@ -485,11 +485,14 @@ private:
                      static_cast<const float *>(A), ld(7), static_cast<const float *>(B), ld(9), &beta,
                      static_cast<float *>(C), ld(12));
     } else {
-      // cudaDataType CUDA_R_32F / _16F / _16BF; CUBLAS_COMPUTE_32F; CUBLAS_GEMM_DEFAULT.
-      constexpr int kR32F = 0, kR16F = 2, kR16BF = 14, kCompute32F = 68, kGemmDefault = -1;
-      int ab = w[0] == kGemmBF16 ? kR16BF : kR16F;
+      // cudaDataType CUDA_R_32F / _16F / _16BF; CUBLAS_COMPUTE_32F (_FAST_TF32
+      // for f32 operands under --matmul-precision tf32); CUBLAS_GEMM_DEFAULT.
+      constexpr int kR32F = 0, kR16F = 2, kR16BF = 14, kCompute32F = 68, kCompute32FFastTF32 = 77,
+                    kGemmDefault = -1;
+      int ab = w[0] == kGemmBF16 ? kR16BF : w[0] == kGemmF16 ? kR16F : kR32F;
+      int compute = w[0] == kGemmTF32 ? kCompute32FFastTF32 : kCompute32F;
       rc = lib.gemmEx(blas_, w[1] ? 1 : 0, w[2] ? 1 : 0, int(w[3]), int(w[4]), int(w[5]), &alpha, A, ab, ld(7), B, ab,
-                      ld(9), &beta, C, kR32F, ld(12), kCompute32F, kGemmDefault);
+                      ld(9), &beta, C, kR32F, ld(12), compute, kGemmDefault);
     }
     if (rc != 0) {
       error = fmt::format("{} failed (status {}) for m={} n={} k={}", w[0] == kGemmF32 ? "cublasSgemm" : "cublasGemmEx",
