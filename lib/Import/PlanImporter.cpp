@@ -798,6 +798,17 @@ private:
 
     auto func = b_.create<func::FuncOp>(loc_, name, b_.getFunctionType(argTypes, {}));
     func->setAttr("llvm.emit_c_interface", b_.getUnitAttr());
+    // The model's tensors among the arguments (params, buffers, state): the
+    // portable plan lists them as PARAMETER and STATE buffers, which the
+    // capacity check counts.
+    SmallVector<Attribute> declared;
+    for (size_t i = 0; i < present.size(); ++i)
+      declared.push_back(b_.getDictionaryAttr(
+          {b_.getNamedAttr("arg", b_.getI64IntegerAttr(int64_t(firstTensor + i))),
+           b_.getNamedAttr("kind", b_.getStringAttr(present[i]->kind)),
+           b_.getNamedAttr("path", b_.getStringAttr(present[i]->path))}));
+    if (!declared.empty())
+      func->setAttr("linnet.tensors", b_.getArrayAttr(declared));
     Block *body = func.addEntryBlock();
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(body);

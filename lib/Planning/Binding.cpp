@@ -305,7 +305,8 @@ struct Gate {
     for (size_t n = 0; n < order.size(); ++n)
       plan.commands[n].sync = makeSync(waitsOf(plan.commands[n].sync), signals[n]);
 
-    // Buffers: externals are bound by the caller; the rest share an arena.
+    // Buffers: externals are bound by the caller, parameters and state live
+    // as long as the loaded model; the rest share an arena.
     std::string space = plan.devices.empty() ? "" : plan.devices.front().memorySpace;
     std::vector<Allocation> allocs;
     std::vector<size_t> arenaIndex;
@@ -316,6 +317,7 @@ struct Gate {
       r.portableBuffer = b.id;
       r.memorySpace = space;
       r.external = b.storage == StorageClass::External;
+      r.persistent = b.storage == StorageClass::Persistent;
       r.bytes = b.bytes.upper;
       r.alignment = in.target.alignment;
       r.firstCommand = first.count(r.id) ? first[r.id] : 0;
@@ -330,6 +332,8 @@ struct Gate {
       }
       if (r.external) {
         report.externalBytes += r.bytes;
+      } else if (r.persistent) {
+        report.persistentBytes += r.bytes;
       } else {
         allocs.push_back({r.bytes, r.firstCommand, r.lastCommand, -1});
         arenaIndex.push_back(plan.buffers.size());
@@ -384,13 +388,31 @@ struct Gate {
                  d.id + "` has " + formatBytes(d.memoryFreeBytes) + " free");
         return;
       }
-      int64_t need = 0;
+      int64_t need = 0, persistent = 0, working = 0;
       for (const ArenaReport &a : plan.arenas)
-        if (a.memorySpace == d.memorySpace) need += (a.arenaBytes + a.externalBytes) * ranksHere;
-      if (need > d.memoryFreeBytes)
-        fail("bind.capacity", "/buffers",
-             "the plan needs " + formatBytes(need) + " on device `" + d.id + "` (" + std::to_string(ranksHere) +
-                 " rank(s)), which has " + formatBytes(d.memoryFreeBytes) + " free");
+        if (a.memorySpace == d.memorySpace) {
+          need += (a.arenaBytes + a.externalBytes + a.persistentBytes) * ranksHere;
+          persistent += a.persistentBytes * ranksHere;
+          working += (a.arenaBytes + a.externalBytes) * ranksHere;
+        }
+      if (need <= d.memoryFreeBytes)
+        continue;
+      // What to shrink first: the largest tensors.
+      std::vector<const BufferRegion *> largest;
+      for (const BufferRegion &b : plan.buffers)
+        if (b.memorySpace == d.memorySpace && b.bytes > 0) largest.push_back(&b);
+      std::stable_sort(largest.begin(), largest.end(),
+                       [](const BufferRegion *a, const BufferRegion *b) { return a->bytes > b->bytes; });
+      std::string names;
+      for (size_t i = 0; i < largest.size() && i < 3; ++i) {
+        const Buffer *pb = in.portable.buffer(largest[i]->portableBuffer);
+        names += (i ? ", `" : "`") + (pb ? pb->name : largest[i]->id) + "` " + formatBytes(largest[i]->bytes);
+      }
+      fail("bind.capacity", "/buffers",
+           "the model does not fit: it needs " + formatBytes(need) + " on device `" + d.id + "` (" +
+               std::to_string(ranksHere) + " rank(s): parameters and state " + formatBytes(persistent) +
+               ", working memory " + formatBytes(working) + "), which has " + formatBytes(d.memoryFreeBytes) +
+               " free; the largest tensors: " + names);
     }
   }
 };

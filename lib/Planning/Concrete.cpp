@@ -149,11 +149,13 @@ Json toJson(const ConcretePlan &p) {
     buffers.push_back({{"id", b.id}, {"portable_buffer", b.portableBuffer}, {"memory_space", b.memorySpace},
                        {"external", b.external}, {"offset", b.offset}, {"bytes", b.bytes},
                        {"alignment", b.alignment}, {"first_command", b.firstCommand},
-                       {"last_command", b.lastCommand}, {"replaced_bound_bytes", b.replacedBoundBytes}});
+                       {"last_command", b.lastCommand}, {"replaced_bound_bytes", b.replacedBoundBytes},
+                       {"persistent", b.persistent}});
   Json arenas = Json::array();
   for (const auto &a : p.arenas)
     arenas.push_back({{"memory_space", a.memorySpace}, {"arena_bytes", a.arenaBytes},
-                      {"lower_bound_bytes", a.lowerBoundBytes}, {"external_bytes", a.externalBytes}});
+                      {"lower_bound_bytes", a.lowerBoundBytes}, {"external_bytes", a.externalBytes},
+                    {"persistent_bytes", a.persistentBytes}});
   Json ext = std::visit(
       Overloaded{[](const CpuSchedule &c) {
                    return Json{{"kind", "cpu-schedule"}, {"threads_per_rank", c.threadsPerRank}, {"vector_bits", c.vectorBits}};
@@ -253,12 +255,14 @@ ConcretePlan concreteFromJson(const Json &j) {
     b.firstCommand = o.i64("first_command");
     b.lastCommand = o.i64("last_command");
     b.replacedBoundBytes = o.i64("replaced_bound_bytes");
+    b.persistent = o.has("persistent") && o.boolean("persistent");
     o.done();
     p.buffers.push_back(std::move(b));
   });
   r.each("arenas", [&](const Json &e, const std::string &path) {
     ObjReader o(e, path);
-    p.arenas.push_back({o.str("memory_space"), o.i64("arena_bytes"), o.i64("lower_bound_bytes"), o.i64("external_bytes")});
+    p.arenas.push_back({o.str("memory_space"), o.i64("arena_bytes"), o.i64("lower_bound_bytes"), o.i64("external_bytes"),
+                        o.has("persistent_bytes") ? o.i64("persistent_bytes") : 0});
     o.done();
   });
   {
@@ -482,15 +486,16 @@ struct ConcreteVerifier {
     for (size_t i = 0; i < p.buffers.size(); ++i) {
       const BufferRegion &b = p.buffers[i];
       std::string path = "/buffers/" + std::to_string(i);
-      if (b.firstCommand < 0 || b.firstCommand > b.lastCommand || b.lastCommand >= int64_t(p.commands.size()))
+      if (!b.persistent &&
+          (b.firstCommand < 0 || b.firstCommand > b.lastCommand || b.lastCommand >= int64_t(p.commands.size())))
         err("concrete.buffer-lifetime", path, "lifetime of `" + b.id + "` is not a valid command interval");
       for (size_t c = 0; c < p.commands.size(); ++c)
         if (const auto *bufs = bodyBuffers(p.commands[c].body))
-          if (std::count(bufs->begin(), bufs->end(), b.id) && !b.external &&
+          if (std::count(bufs->begin(), bufs->end(), b.id) && !b.external && !b.persistent &&
               (int64_t(c) < b.firstCommand || int64_t(c) > b.lastCommand))
             err("concrete.buffer-lifetime", path,
                 "`" + b.id + "` is used by `" + p.commands[c].id + "` outside its lifetime");
-      if (b.external) continue;
+      if (b.external || b.persistent) continue;
       const ArenaReport *arena = nullptr;
       for (const auto &a : p.arenas) if (a.memorySpace == b.memorySpace) arena = &a;
       if (b.offset < 0 || b.bytes < 0 || (b.alignment > 0 && b.offset % b.alignment) ||
@@ -500,7 +505,7 @@ struct ConcreteVerifier {
                 ") is misaligned or outside its arena of " + std::to_string(arena ? arena->arenaBytes : 0) + " B");
       for (size_t k = i + 1; k < p.buffers.size(); ++k) {
         const BufferRegion &o = p.buffers[k];
-        if (o.external || o.memorySpace != b.memorySpace || !b.bytes || !o.bytes) continue;
+        if (o.external || o.persistent || o.memorySpace != b.memorySpace || !b.bytes || !o.bytes) continue;
         bool liveTogether = b.firstCommand <= o.lastCommand && o.firstCommand <= b.lastCommand;
         bool overlap = b.offset < o.offset + o.bytes && o.offset < b.offset + b.bytes;
         if (liveTogether && overlap)
@@ -516,7 +521,7 @@ struct ConcreteVerifier {
       int64_t ranksHere = std::count(p.rankDevices.begin(), p.rankDevices.end(), dev.id);
       int64_t need = 0;
       for (const auto &a : p.arenas)
-        if (a.memorySpace == dev.memorySpace) need += (a.arenaBytes + a.externalBytes) * ranksHere;
+        if (a.memorySpace == dev.memorySpace) need += (a.arenaBytes + a.externalBytes + a.persistentBytes) * ranksHere;
       if (need > dev.memoryFreeBytes)
         err("concrete.capacity", "/devices/" + std::to_string(d),
             "device `" + dev.id + "` needs " + formatBytes(need) + " for " + std::to_string(ranksHere) +

@@ -319,7 +319,7 @@ SimulationTrace simulate(const PortablePlan &p, const ConcretePlan &c, const Tim
   for (const Run &r : runs) runOf[r.index] = &r;
   std::vector<std::string> spaces;
   for (const BufferRegion &b : c.buffers)
-    if (!b.external && std::find(spaces.begin(), spaces.end(), b.memorySpace) == spaces.end())
+    if (!b.external && !b.persistent && std::find(spaces.begin(), spaces.end(), b.memorySpace) == spaces.end())
       spaces.push_back(b.memorySpace);
   for (double t : times) {
     double busy = 0;
@@ -331,7 +331,7 @@ SimulationTrace simulate(const PortablePlan &p, const ConcretePlan &c, const Tim
     for (double t : times) {
       double live = 0;
       for (const BufferRegion &b : c.buffers) {
-        if (b.external || b.memorySpace != space) continue;
+        if (b.external || b.persistent || b.memorySpace != space) continue;
         auto f = runOf.find(size_t(b.firstCommand)), l = runOf.find(size_t(b.lastCommand));
         if (f == runOf.end() || l == runOf.end()) continue;
         if (f->second->start <= t && t < std::max(l->second->end, f->second->start + 1e-9)) live += double(b.bytes);
@@ -629,7 +629,7 @@ Timeline timelineFromJson(const Json &j) {
 
 std::map<std::string, double> objectiveValues(const ConcretePlan &c, const TimingProjection &tp) {
   int64_t peak = 0;
-  for (const ArenaReport &a : c.arenas) peak += a.arenaBytes + a.externalBytes;
+  for (const ArenaReport &a : c.arenas) peak += a.arenaBytes + a.externalBytes + a.persistentBytes;
   return {{"latency", tp.makespanNs * 1e-9}, {"peak_memory_bytes", double(peak)},
           {"devices", double(c.devices.size())}};
 }
@@ -683,7 +683,8 @@ Json toJson(const EvaluationReport &r) {
                            {"duration_ns", b.durationNs}});
   for (const auto &a : r.memory)
     memory.push_back({{"memory_space", a.memorySpace}, {"arena_bytes", a.arenaBytes},
-                      {"lower_bound_bytes", a.lowerBoundBytes}, {"external_bytes", a.externalBytes}});
+                      {"lower_bound_bytes", a.lowerBoundBytes}, {"external_bytes", a.externalBytes},
+                      {"persistent_bytes", a.persistentBytes}});
   Json doc = {{"schema", kReportSchema}, {"key", keyJson(r.key)}, {"objectives", objectives},
           {"constraints", constraints}, {"bottlenecks", bottlenecks}, {"critical_path", r.criticalPath},
           {"makespan_ns", r.makespanNs}, {"overlap_ns", r.overlapNs}, {"memory", memory}};
@@ -728,7 +729,7 @@ EvaluationReport reportFromJson(const Json &j) {
   r.each("memory", [&](const Json &e, const std::string &p) {
     ObjReader o(e, p);
     rep.memory.push_back({o.str("memory_space"), o.i64("arena_bytes"), o.i64("lower_bound_bytes"),
-                          o.i64("external_bytes")});
+                          o.i64("external_bytes"), o.has("persistent_bytes") ? o.i64("persistent_bytes") : 0});
     o.done();
   });
   rep.phases = phasesFrom(r);

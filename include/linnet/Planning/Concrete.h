@@ -115,6 +115,9 @@ struct BufferRegion {
   std::string portableBuffer;
   std::string memorySpace;
   bool external = false; // bound by the caller, not in the arena
+  /// A PARAMETER or STATE buffer: it lives as long as the loaded model
+  /// (weights copied once, a KV cache between calls), beside the arena.
+  bool persistent = false;
   int64_t offset = 0;    // in the memory space's arena
   int64_t bytes = 0;
   int64_t alignment = 1;
@@ -127,6 +130,7 @@ struct ArenaReport {
   int64_t arenaBytes = 0;      // the planner's peak
   int64_t lowerBoundBytes = 0; // max over time of live bytes
   int64_t externalBytes = 0;
+  int64_t persistentBytes = 0; // parameters and state, beside the arena
 };
 
 /// Typed target schedule extensions: meaning that belongs to one target.

@@ -26,6 +26,7 @@
 #include "linnet/Support/Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -71,6 +72,8 @@ std::vector<std::string> strArray(Operation *op, StringRef name) {
         out.push_back(s.getValue().str());
   return out;
 }
+
+std::optional<int64_t> bufferBytes(Type t, bool &dyn);
 
 /// Work facts saturate at INT64_MAX instead of overflowing: a size past
 /// 64 bits is an error of its buffer (bufferBytes), and the facts of that
@@ -231,12 +234,56 @@ struct Builder {
           t.dependsOn.push_back(d);
   }
 
+  /// The model's tensors each function takes (the importer's
+  /// `linnet.tensors`: params, buffers, state): one PARAMETER or STATE
+  /// buffer per tensor, PERSISTENT (they live as long as the loaded model),
+  /// shared by every entry that takes it.
+  void declareModelTensors(func::FuncOp fn) {
+    auto declared = fn->getAttrOfType<ArrayAttr>("linnet.tensors");
+    if (!declared)
+      return;
+    for (Attribute a : declared) {
+      auto d = dyn_cast<DictionaryAttr>(a);
+      auto arg = d ? d.getAs<IntegerAttr>("arg") : IntegerAttr();
+      auto kind = d ? d.getAs<StringAttr>("kind") : StringAttr();
+      auto path = d ? d.getAs<StringAttr>("path") : StringAttr();
+      if (!arg || !kind || !path || arg.getInt() < 0 || arg.getInt() >= int64_t(fn.getNumArguments()))
+        continue;
+      Value v = fn.getArgument(unsigned(arg.getInt()));
+      std::string id = "buf." + std::string(kind.getValue() == "state" ? "state." : "param.") + path.str();
+      if (!bufferIndex.count(id)) {
+        bool dyn = false;
+        std::optional<int64_t> bytes = bufferBytes(v.getType(), dyn);
+        Buffer b;
+        b.id = id;
+        b.name = path.str();
+        b.dtype = dtypeOf(v.getType());
+        b.role = kind.getValue() == "state" ? BufferRole::State : BufferRole::Parameter;
+        b.storage = StorageClass::Persistent;
+        b.bytes = Quantity::exact(bytes.value_or(0));
+        addBuffer(std::move(b));
+      }
+      valueBuffer[v.getAsOpaquePointer()] = id;
+    }
+  }
+
   /// The buffer of an SSA tensor value: a function argument is an external
   /// INPUT; anything else was produced by an earlier kernel.
+  /// A model tensor read as a tensor value (the importer's to_tensor of
+  /// its argument): its PARAMETER or STATE buffer; "" for anything else.
+  std::string modelTensorBuffer(Value v) {
+    if (auto t = v.getDefiningOp<bufferization::ToTensorOp>())
+      if (auto m = valueBuffer.find(t.getMemref().getAsOpaquePointer()); m != valueBuffer.end())
+        return m->second;
+    return "";
+  }
+
   std::string bufferFor(Value v, const std::string &fn, const std::string &name, Quantity bytes) {
     auto it = valueBuffer.find(v.getAsOpaquePointer());
     if (it != valueBuffer.end())
       return it->second;
+    if (std::string m = modelTensorBuffer(v); !m.empty())
+      return m;
     Buffer b;
     b.id = "buf." + fn + "." + name;
     b.name = name;
@@ -811,6 +858,8 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
     auto it = b.valueBuffer.find(v.getAsOpaquePointer());
     if (it != b.valueBuffer.end())
       return it->second;
+    if (std::string m = b.modelTensorBuffer(v); !m.empty())
+      return m;
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner()->getParentOp() != fn.getOperation())
       return "";
@@ -1135,6 +1184,9 @@ void addPhases(Builder &b, ModuleOp module) {
 std::optional<PortablePlan> buildPortablePlan(ModuleOp module, const std::string &sourceFile,
                                               const std::string &sourceText, Diagnostics &diags) {
   Builder b(diags, module);
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      b.declareModelTensors(fn);
   if (!buildGfPlan(b, module, sourceFile, sourceText))
     return std::nullopt;
   return std::move(b.plan);
@@ -1163,6 +1215,9 @@ std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const st
   // The gf tasks (relations), then the linalg work of every function; a
   // single partition unless the gf plan partitioned.
   Builder b(diags, module);
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      b.declareModelTensors(fn);
   if (!buildGfPlan(b, module, sourceFile, sourceText))
     return std::nullopt;
   size_t problemsBefore = diags.size();
