@@ -43,14 +43,16 @@ using namespace linnet;
 namespace {
 
 /// The value type a per-entity value has in the loops: scalars stay, a small
-/// static 1-D tensor becomes a vector. Null when the CPU lowering has no form.
-Type loweredValueType(Type type) {
+/// static 1-D tensor becomes a vector (of `slice` elements when a thread
+/// holds a slice of the feature axis). Null when the CPU lowering has no
+/// form.
+Type loweredValueType(Type type, int64_t slice = 0) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
     return type;
   if (tensor.getRank() != 1 || !tensor.hasStaticShape())
     return {};
-  return VectorType::get(tensor.getShape(), tensor.getElementType());
+  return VectorType::get({slice > 0 ? slice : tensor.getDimSize(0)}, tensor.getElementType());
 }
 
 bool hasTensorType(TypeRange types) {
@@ -58,15 +60,16 @@ bool hasTensorType(TypeRange types) {
 }
 
 /// Clones one op of a message or reducer region at `b`, rebuilding ops on
-/// small tensors as the same ops on vectors.
-LogicalResult cloneLowered(OpBuilder &b, Operation &op, IRMapping &map) {
+/// small tensors as the same ops on vectors (of `slice` elements: the
+/// thread's slice of the feature axis, where sliceable() holds).
+LogicalResult cloneLowered(OpBuilder &b, Operation &op, IRMapping &map, int64_t slice = 0) {
   if (!hasTensorType(op.getOperandTypes()) && !hasTensorType(op.getResultTypes())) {
     b.clone(op, map);
     return success();
   }
   SmallVector<Type> types;
   for (Type t : op.getResultTypes()) {
-    Type lowered = loweredValueType(t);
+    Type lowered = loweredValueType(t, slice);
     if (!lowered)
       return op.emitOpError() << "produces " << t
                               << "; the CPU lowering handles scalars and 1-D "
@@ -82,8 +85,12 @@ LogicalResult cloneLowered(OpBuilder &b, Operation &op, IRMapping &map) {
     auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
     if (!dense)
       return op.emitOpError("tensor constant must be a dense elements attribute");
+    if (slice > 0 && !dense.isSplat())
+      return op.emitOpError("a constant of distinct features cannot be sliced");
     made = b.create<arith::ConstantOp>(
-        op.getLoc(), types[0], dense.reshape(cast<ShapedType>(types[0])));
+        op.getLoc(), types[0],
+        slice > 0 ? DenseElementsAttr::get(cast<ShapedType>(types[0]), dense.getSplatValue<Attribute>())
+                  : dense.reshape(cast<ShapedType>(types[0])));
   } else if (isa<tensor::SplatOp>(op)) {
     made = b.create<vector::BroadcastOp>(op.getLoc(), types[0], operands[0]);
   } else if (op.getNumRegions() == 0 &&
@@ -104,10 +111,46 @@ LogicalResult cloneLowered(OpBuilder &b, Operation &op, IRMapping &map) {
   return success();
 }
 
+/// Whether every op of `region` computes each feature from the same
+/// feature of its operands (splat constants, splats, elementwise arith and
+/// math on 1-D tensors of `width` features, scalar ops): then a thread can
+/// run it on a slice of the feature axis.
+bool sliceable(Region &region, int64_t width) {
+  auto ok = [&](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return !tensor || (tensor.getRank() == 1 && tensor.hasStaticShape() && tensor.getDimSize(0) == width);
+  };
+  for (Type t : region.front().getArgumentTypes())
+    if (!ok(t))
+      return false;
+  WalkResult r = region.walk([&](Operation *op) {
+    if (!llvm::all_of(op->getOperandTypes(), ok) || !llvm::all_of(op->getResultTypes(), ok))
+      return WalkResult::interrupt();
+    if (!hasTensorType(op->getOperandTypes()) && !hasTensorType(op->getResultTypes())) {
+      // A scalar op with regions is cloned whole: nothing in it may be a tensor.
+      bool nested = false;
+      op->walk([&](Operation *in) {
+        nested |= in != op && (hasTensorType(in->getOperandTypes()) || hasTensorType(in->getResultTypes()));
+      });
+      return nested ? WalkResult::interrupt() : WalkResult::advance();
+    }
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+      return dense && dense.isSplat() ? WalkResult::advance() : WalkResult::interrupt();
+    }
+    if (isa<tensor::SplatOp>(op) ||
+        (op->getNumRegions() == 0 && isa<arith::ArithDialect, math::MathDialect>(op->getDialect())))
+      return WalkResult::advance();
+    // Region terminators pass values through.
+    return op->hasTrait<OpTrait::IsTerminator>() ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  return !r.wasInterrupted();
+}
+
 /// Inlines a single-block region at `b` with its arguments bound to `args`;
 /// returns the values its terminator yields.
 FailureOr<SmallVector<Value>> inlineRegion(OpBuilder &b, Region &region,
-                                           ValueRange args) {
+                                           ValueRange args, int64_t slice = 0) {
   Block &block = region.front();
   if (block.getNumArguments() != args.size())
     return emitError(region.getLoc())
@@ -116,7 +159,7 @@ FailureOr<SmallVector<Value>> inlineRegion(OpBuilder &b, Region &region,
   IRMapping map;
   map.map(block.getArguments(), args);
   for (Operation &op : block.without_terminator())
-    if (failed(cloneLowered(b, op, map)))
+    if (failed(cloneLowered(b, op, map, slice)))
       return failure();
   SmallVector<Value> yielded;
   for (Value v : block.getTerminator()->getOperands())
@@ -134,23 +177,32 @@ Value toIndex(OpBuilder &b, Location loc, Value v) {
   return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
 }
 
-/// Reads entity `idx` of a field buffer: a scalar, or a vector of its row.
-Value loadEntity(OpBuilder &b, Location loc, Value mem, Value idx) {
+/// A thread's slice of the feature axis: `width` features from `offset`
+/// (width 0: the whole axis).
+struct FeatureSlice {
+  Value offset;
+  int64_t width = 0;
+};
+
+/// Reads entity `idx` of a field buffer: a scalar, or a vector of its row
+/// (of the slice's features).
+Value loadEntity(OpBuilder &b, Location loc, Value mem, Value idx, FeatureSlice slice = {}) {
   auto type = cast<MemRefType>(mem.getType());
   if (type.getRank() == 1)
     return b.create<memref::LoadOp>(loc, mem, idx);
-  SmallVector<Value> indices{idx, indexConst(b, loc, 0)};
-  auto vec = VectorType::get(type.getShape().drop_front(), type.getElementType());
+  SmallVector<Value> indices{idx, slice.width > 0 ? slice.offset : indexConst(b, loc, 0)};
+  auto vec = slice.width > 0 ? VectorType::get({slice.width}, type.getElementType())
+                             : VectorType::get(type.getShape().drop_front(), type.getElementType());
   return b.create<vector::LoadOp>(loc, vec, mem, indices);
 }
 
-void storeEntity(OpBuilder &b, Location loc, Value value, Value mem, Value idx) {
+void storeEntity(OpBuilder &b, Location loc, Value value, Value mem, Value idx, FeatureSlice slice = {}) {
   auto type = cast<MemRefType>(mem.getType());
   if (type.getRank() == 1) {
     b.create<memref::StoreOp>(loc, value, mem, idx);
     return;
   }
-  SmallVector<Value> indices{idx, indexConst(b, loc, 0)};
+  SmallVector<Value> indices{idx, slice.width > 0 ? slice.offset : indexConst(b, loc, 0)};
   b.create<vector::StoreOp>(loc, value, mem, indices);
 }
 
@@ -196,6 +248,14 @@ private:
                         ArrayRef<Value> partials = {}, ValueRange slot = {});
   LogicalResult lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
                                ArrayRef<Value> outs);
+  /// The feature axis (`features` wide) split over `lanes` threads of a
+  /// row, the row's neighbors in tiles staged through the block's scratch.
+  LogicalResult lowerFeatureSplit(ArrayRef<gf::ReducerOp> reducers, ArrayRef<Value> outs, int64_t features,
+                                  int64_t lanes);
+  /// The lanes over features where the CSR launch can split its feature
+  /// axis (0 where it cannot): every feature buffer F wide, every region
+  /// computing each feature from the same feature.
+  int64_t featureLanes(ArrayRef<gf::ReducerOp> reducers, ArrayRef<Value> outs, int64_t &features);
   /// The reducers' finalize regions on a row's states, stored at row `d`.
   LogicalResult finalizeRow(OpBuilder &b, Location loc, ArrayRef<gf::ReducerOp> reducers,
                             ValueRange states, ArrayRef<Value> outs, Value d);
@@ -447,6 +507,10 @@ LogicalResult LaunchLowering::lower(ArrayRef<Value> outs) {
 
   int64_t lanesPerRow = launch.getBlockNeighbors().value_or(1);
   bool associative = llvm::all_of(reducers, [](gf::ReducerOp r) { return r.getAssociative(); });
+  int64_t features = 0;
+  if (laneSplit && launch.getTraversalKind() == gf::Traversal::CsrRow)
+    if (int64_t lanes = featureLanes(reducers, outs, features))
+      return lowerFeatureSplit(reducers, outs, features, lanes);
   if (laneSplit && associative && lanesPerRow > 1)
     return lowerLaneSplit(reducers, outs);
 
@@ -580,6 +644,305 @@ LogicalResult LaunchLowering::lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
     return failure();
   // The buffer deallocation pipeline frees the scratch after its tile.
   return finalizeRow(ib, loc, reducers, fold.getResults(), outs, d);
+}
+
+int64_t LaunchLowering::featureLanes(ArrayRef<gf::ReducerOp> reducers, ArrayRef<Value> outs,
+                                     int64_t &features) {
+  features = 0;
+  SmallVector<Value> fields(outs);
+  for (Value input : launch.getInputs())
+    fields.push_back(buffers.lookup(input));
+  for (Value f : fields) {
+    auto type = dyn_cast<MemRefType>(f.getType());
+    if (!type || type.getRank() > 2)
+      return 0;
+    if (type.getRank() == 2) {
+      int64_t width = type.getDimSize(1);
+      if (ShapedType::isDynamic(width) || (features && width != features))
+        return 0;
+      features = width;
+    }
+  }
+  // Narrow rows gain nothing from splitting; 16 features a thread at most.
+  if (features < 16)
+    return 0;
+  int64_t lanes = 32;
+  while (lanes > 1 && features % lanes)
+    lanes /= 2;
+  if (lanes < 8 || features / lanes > 16)
+    return 0;
+  if (!sliceable(launch.getBodies()[0], features))
+    return 0;
+  for (gf::ReducerOp r : reducers)
+    for (Region *region : {&r.getIdentity(), &r.getLift(), &r.getCombine(), &r.getFinalize()})
+      if (!sliceable(*region, features))
+        return 0;
+  return lanes;
+}
+
+/// A tile of block_rows rows; each row's feature axis over `lanes` threads
+/// (features / lanes each, a coalesced slice of every row they read) and
+/// its neighbors in tiles of block_neighbors, staged through the block's
+/// scratch: the tile's threads load the next tile's column indices (and
+/// scalar edge values) together, then every lane of a row reduces the tile
+/// for its slice, in neighbor order (any reducer: each feature is reduced
+/// as the sequential loop reduces it). The tile loop runs to the tile's
+/// largest degree, a value every thread computes alike (`linnet.uniform`),
+/// so a GPU can keep a barrier after each phase inside it
+/// (`linnet.neighbor_tiles`). pipeline_stages = 2 double-buffers the
+/// staging: tile t + 1 is staged in the phase that reduces tile t.
+LogicalResult LaunchLowering::lowerFeatureSplit(ArrayRef<gf::ReducerOp> reducers, ArrayRef<Value> outs,
+                                                int64_t features, int64_t lanes) {
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  auto roles = launch.getInputRoles();
+  auto inputs = launch.getInputs();
+  Value rowPtr = buffers.lookup(launch.getTopology()[0]), colIdx = buffers.lookup(launch.getTopology()[1]);
+  Value c0 = indexConst(b, loc, 0), c1 = indexConst(b, loc, 1);
+  Value rows = b.create<memref::DimOp>(loc, outs[0], 0);
+  const int64_t width = features / lanes;
+  const int64_t blockRows = std::max<int64_t>(launch.getBlockRows().value_or(1), 1);
+  const int64_t tileWidth = std::clamp<int64_t>(launch.getBlockNeighbors().value_or(32), 1, 1024);
+  const int64_t stages = std::clamp<int64_t>(launch.getPipelineStages().value_or(1), 1, 2);
+  Value tile = indexConst(b, loc, blockRows), T = indexConst(b, loc, tileWidth);
+  Value tiles = b.create<arith::DivUIOp>(
+      loc, b.create<arith::AddIOp>(loc, rows, indexConst(b, loc, blockRows - 1)), tile);
+  auto par = b.create<scf::ParallelOp>(loc, ValueRange{c0}, ValueRange{tiles}, ValueRange{c1});
+  DictionaryAttr schedule = scheduleAttr(b, launch);
+  par->setAttr("linnet.schedule", schedule);
+  OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+  Value r0 = pb.create<arith::MulIOp>(loc, par.getInductionVars()[0], tile);
+  auto scratch = [&](ArrayRef<int64_t> shape, Type t) -> Value {
+    auto a = pb.create<memref::AllocOp>(loc, MemRefType::get(shape, t));
+    a->setAttr("linnet.workgroup", pb.getUnitAttr());
+    return a;
+  };
+
+  // The block's scratch: each (row, lane)'s states, and the staged tiles.
+  SmallVector<Value> states;
+  for (gf::ReducerOp r : reducers)
+    for (Attribute ta : r.getStateTypes()) {
+      Type t = loweredValueType(cast<TypeAttr>(ta).getValue(), width);
+      if (!t || (!t.isIntOrIndexOrFloat() && !isa<VectorType>(t)))
+        return launch.emitOpError() << "a reducer state of type " << cast<TypeAttr>(ta).getValue()
+                                    << " cannot be split over lanes";
+      states.push_back(scratch({blockRows, lanes}, t));
+    }
+  Value cols = scratch({stages, blockRows, tileWidth}, cast<MemRefType>(colIdx.getType()).getElementType());
+  SmallVector<Value> staged(inputs.size());
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    auto type = cast<MemRefType>(buffers.lookup(input).getType());
+    if (cast<StringAttr>(roles[i]).getValue() == "edge" && type.getRank() == 1)
+      staged[i] = scratch({stages, blockRows, tileWidth}, type.getElementType());
+  }
+
+  // Row d's bounds, where d is a row of the output.
+  auto rowBounds = [&](OpBuilder &ob, Value d) -> std::pair<Value, Value> {
+    Value lo = toIndex(ob, loc, ob.create<memref::LoadOp>(loc, rowPtr, d));
+    Value next = ob.create<arith::AddIOp>(loc, d, c1);
+    Value hi = toIndex(ob, loc, ob.create<memref::LoadOp>(loc, rowPtr, next));
+    return {lo, hi};
+  };
+  auto ifRow = [&](OpBuilder &ob, Value i, function_ref<void(OpBuilder &, Value)> body) {
+    Value d = ob.create<arith::AddIOp>(loc, r0, i);
+    auto inside = ob.create<scf::IfOp>(loc, ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, d, rows),
+                                       /*withElse=*/false);
+    OpBuilder ib = inside.getThenBodyBuilder();
+    body(ib, d);
+  };
+
+  // The tile's largest degree, every thread alike.
+  auto degree = pb.create<scf::ForOp>(
+      loc, c0, tile, c1, ValueRange{c0}, [&](OpBuilder &lb, Location l, Value i, ValueRange most) {
+        Value d = lb.create<arith::AddIOp>(l, r0, i);
+        auto deg = lb.create<scf::IfOp>(
+            l, lb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, d, rows),
+            [&](OpBuilder &tb, Location tl) {
+              auto [lo, hi] = rowBounds(tb, d);
+              tb.create<scf::YieldOp>(tl, ValueRange{tb.create<arith::SubIOp>(tl, hi, lo).getResult()});
+            },
+            [&](OpBuilder &eb, Location el) { eb.create<scf::YieldOp>(el, ValueRange{c0}); });
+        lb.create<scf::YieldOp>(l, ValueRange{lb.create<arith::MaxSIOp>(l, most[0], deg.getResult(0)).getResult()});
+      });
+  degree->setAttr("linnet.uniform", pb.getUnitAttr());
+  Value ntiles = pb.create<arith::DivUIOp>(
+      loc, pb.create<arith::AddIOp>(loc, degree.getResult(0), indexConst(pb, loc, tileWidth - 1)), T);
+
+  // A phase: (row of the tile, k < inner) over the block's threads.
+  auto phase = [&](OpBuilder &ob, int64_t inner, function_ref<void(OpBuilder &, Value, Value)> body) {
+    auto p = ob.create<scf::ParallelOp>(loc, ValueRange{c0, c0}, ValueRange{tile, indexConst(ob, loc, inner)},
+                                        ValueRange{c1, c1});
+    p->setAttr("linnet.lanes", ob.getUnitAttr());
+    p->setAttr("linnet.tile_schedule", schedule);
+    OpBuilder inb = OpBuilder::atBlockBegin(p.getBody());
+    body(inb, p.getInductionVars()[0], p.getInductionVars()[1]);
+  };
+  auto loadStates = [&](OpBuilder &ob, Value i, Value l) {
+    SmallVector<Value> st;
+    for (Value s : states)
+      st.push_back(ob.create<memref::LoadOp>(loc, s, ValueRange{i, l}));
+    return st;
+  };
+  auto storeStates = [&](OpBuilder &ob, ValueRange st, Value i, Value l) {
+    for (auto [s, v] : llvm::zip(states, st))
+      ob.create<memref::StoreOp>(loc, v, s, ValueRange{i, l});
+  };
+  LogicalResult status = success();
+
+  // The reducers' identities.
+  phase(pb, lanes, [&](OpBuilder &ob, Value i, Value l) {
+    SmallVector<Value> init;
+    for (gf::ReducerOp r : reducers) {
+      auto state = inlineRegion(ob, r.getIdentity(), {}, width);
+      if (failed(state)) {
+        status = failure();
+        return;
+      }
+      llvm::append_range(init, *state);
+    }
+    storeStates(ob, init, i, l);
+  });
+  // Stage tile t of row i, entry k, into slot `slot`.
+  auto stage = [&](OpBuilder &ob, Value i, Value k, Value t, Value slot) {
+    ifRow(ob, i, [&](OpBuilder &ib, Value d) {
+      auto [lo, hi] = rowBounds(ib, d);
+      Value e = ib.create<arith::AddIOp>(loc, lo, ib.create<arith::AddIOp>(loc, ib.create<arith::MulIOp>(loc, t, T), k));
+      auto in = ib.create<scf::IfOp>(loc, ib.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, e, hi),
+                                     /*withElse=*/false);
+      OpBuilder sb = in.getThenBodyBuilder();
+      sb.create<memref::StoreOp>(loc, sb.create<memref::LoadOp>(loc, colIdx, e), cols, ValueRange{slot, i, k});
+      for (auto [n, input] : llvm::enumerate(inputs))
+        if (staged[n])
+          sb.create<memref::StoreOp>(loc, sb.create<memref::LoadOp>(loc, buffers.lookup(input), e), staged[n],
+                                     ValueRange{slot, i, k});
+    });
+  };
+  // Reduce tile t (in `slot`) into row i's states, for lane l's features.
+  auto reduce = [&](OpBuilder &ob, Value i, Value l, Value t, Value slot) {
+    ifRow(ob, i, [&](OpBuilder &ib, Value d) {
+      auto [lo, hi] = rowBounds(ib, d);
+      Value base = ib.create<arith::AddIOp>(loc, lo, ib.create<arith::MulIOp>(loc, t, T));
+      Value n = ib.create<arith::MinSIOp>(
+          loc, ib.create<arith::MaxSIOp>(loc, ib.create<arith::SubIOp>(loc, hi, base), c0), T);
+      FeatureSlice slice{ib.create<arith::MulIOp>(loc, l, indexConst(ib, loc, width)), width};
+      SmallVector<Value> args(inputs.size());
+      for (auto [n2, input] : llvm::enumerate(inputs))
+        if (cast<StringAttr>(roles[n2]).getValue() == "dst")
+          args[n2] = loadEntity(ib, loc, buffers.lookup(input), d, slice);
+      auto loop = ib.create<scf::ForOp>(
+          loc, c0, n, c1, loadStates(ib, i, l), [&](OpBuilder &lb, Location l2, Value k, ValueRange st) {
+            Value src = toIndex(lb, l2, lb.create<memref::LoadOp>(l2, cols, ValueRange{slot, i, k}));
+            Value e = lb.create<arith::AddIOp>(l2, base, k);
+            SmallVector<Value> regionArgs(args);
+            for (auto [n2, input] : llvm::enumerate(inputs)) {
+              StringRef role = cast<StringAttr>(roles[n2]).getValue();
+              if (role == "src")
+                regionArgs[n2] = loadEntity(lb, l2, buffers.lookup(input), src, slice);
+              else if (role == "edge")
+                regionArgs[n2] = staged[n2] ? lb.create<memref::LoadOp>(l2, staged[n2], ValueRange{slot, i, k})
+                                            : loadEntity(lb, l2, buffers.lookup(input), e, slice);
+            }
+            SmallVector<Value> next;
+            auto messages = inlineRegion(lb, launch.getBodies()[0], regionArgs, width);
+            if (failed(messages)) {
+              status = failure();
+              lb.create<scf::YieldOp>(l2, st);
+              return;
+            }
+            unsigned msgAt = 0, stateAt = 0;
+            for (gf::ReducerOp r : reducers) {
+              unsigned nm = r.getMessageTypes().size(), ns = r.getStateTypes().size();
+              auto lifted = inlineRegion(lb, r.getLift(), ArrayRef<Value>(*messages).slice(msgAt, nm), width);
+              if (failed(lifted)) {
+                status = failure();
+                next.assign(st.begin(), st.end());
+                break;
+              }
+              SmallVector<Value> pair(st.slice(stateAt, ns));
+              llvm::append_range(pair, *lifted);
+              auto combined = inlineRegion(lb, r.getCombine(), pair, width);
+              if (failed(combined)) {
+                status = failure();
+                next.assign(st.begin(), st.end());
+                break;
+              }
+              llvm::append_range(next, *combined);
+              msgAt += nm;
+              stateAt += ns;
+            }
+            lb.create<scf::YieldOp>(l2, next);
+          });
+      storeStates(ib, loop.getResults(), i, l);
+    });
+  };
+
+  Value zero = c0;
+  auto tilesLoop = pb.create<scf::ForOp>(loc, c0, ntiles, c1);
+  tilesLoop->setAttr("linnet.neighbor_tiles", pb.getUnitAttr());
+  tilesLoop->setAttr("linnet.tile_schedule", schedule);
+  tilesLoop->setAttr("linnet.pipeline_stages", pb.getI64IntegerAttr(stages));
+  if (stages == 1) {
+    OpBuilder tb = OpBuilder::atBlockBegin(tilesLoop.getBody());
+    Value t = tilesLoop.getInductionVar();
+    phase(tb, tileWidth, [&](OpBuilder &ob, Value i, Value k) { stage(ob, i, k, t, zero); });
+    phase(tb, lanes, [&](OpBuilder &ob, Value i, Value l) { reduce(ob, i, l, t, zero); });
+  } else {
+    // Tile 0 before the loop; tile t + 1 staged while tile t is reduced.
+    OpBuilder before(tilesLoop);
+    phase(before, tileWidth, [&](OpBuilder &ob, Value i, Value k) { stage(ob, i, k, zero, zero); });
+    OpBuilder tb = OpBuilder::atBlockBegin(tilesLoop.getBody());
+    Value t = tilesLoop.getInductionVar();
+    Value two = indexConst(tb, loc, 2);
+    Value next = tb.create<arith::AddIOp>(loc, t, c1);
+    Value slot = tb.create<arith::RemUIOp>(loc, t, two), nextSlot = tb.create<arith::RemUIOp>(loc, next, two);
+    Value more = tb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, next, ntiles);
+    phase(tb, std::max(tileWidth, lanes), [&](OpBuilder &ob, Value i, Value k) {
+      Value staging = ob.create<arith::AndIOp>(
+          loc, more, ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, k, T));
+      auto s = ob.create<scf::IfOp>(loc, staging, /*withElse=*/false);
+      OpBuilder sb = s.getThenBodyBuilder();
+      stage(sb, i, k, next, nextSlot);
+      auto r = ob.create<scf::IfOp>(
+          loc, ob.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, k, indexConst(ob, loc, lanes)),
+          /*withElse=*/false);
+      OpBuilder rb = r.getThenBodyBuilder();
+      reduce(rb, i, k, t, slot);
+    });
+  }
+  if (failed(status))
+    return failure();
+
+  // Finalize: each lane stores its slice (a scalar result, the same in
+  // every lane, from lane 0).
+  pb.setInsertionPointAfter(tilesLoop);
+  phase(pb, lanes, [&](OpBuilder &ob, Value i, Value l) {
+    ifRow(ob, i, [&](OpBuilder &ib, Value d) {
+      FeatureSlice slice{ib.create<arith::MulIOp>(loc, l, indexConst(ib, loc, width)), width};
+      SmallVector<Value> st = loadStates(ib, i, l);
+      Value lane0 = ib.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, l, c0);
+      unsigned stateAt = 0, outAt = 0;
+      for (gf::ReducerOp r : reducers) {
+        unsigned ns = r.getStateTypes().size();
+        auto results = inlineRegion(ib, r.getFinalize(), ArrayRef<Value>(st).slice(stateAt, ns), width);
+        if (failed(results)) {
+          status = failure();
+          return;
+        }
+        for (Value v : *results) {
+          Value out = outs[outAt++];
+          if (cast<MemRefType>(out.getType()).getRank() == 2) {
+            storeEntity(ib, loc, v, out, d, slice);
+          } else {
+            auto first = ib.create<scf::IfOp>(loc, lane0, /*withElse=*/false);
+            OpBuilder fb = first.getThenBodyBuilder();
+            storeEntity(fb, loc, v, out, d);
+          }
+        }
+        stateAt += ns;
+      }
+    });
+  });
+  return status;
 }
 
 /// Allocates the buffer of a launch result nobody passes in.

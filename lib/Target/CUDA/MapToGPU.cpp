@@ -644,35 +644,40 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
   /// kernel of its own with the scratch in global memory (the kernel
   /// boundary is the barrier): slower, as correct.
   void regroupFoldedTiles(ModuleOp module) {
-    SmallVector<scf::ParallelOp> orphans;
-    module.walk([&](scf::ParallelOp par) {
-      if (!par->hasAttr("linnet.lanes") || !par->hasAttr("linnet.tile_schedule"))
+    // The phases, and the neighbor-tile loops that hold phases of their own.
+    SmallVector<Operation *> orphans;
+    module.walk([&](Operation *op) {
+      bool phase = isa<scf::ParallelOp>(op) && op->hasAttr("linnet.lanes");
+      bool tilesLoop = isa<scf::ForOp>(op) && op->hasAttr("linnet.neighbor_tiles");
+      if ((!phase && !tilesLoop) || !op->hasAttr("linnet.tile_schedule"))
         return;
-      auto parent = dyn_cast<scf::ParallelOp>(par->getParentOp());
-      if ((parent && parent->hasAttr("linnet.schedule")) || par->getParentOfType<gpu::LaunchOp>())
+      Operation *parent = op->getParentOp();
+      if ((isa<scf::ParallelOp>(parent) && parent->hasAttr("linnet.schedule")) ||
+          (isa<scf::ForOp>(parent) && parent->hasAttr("linnet.neighbor_tiles")) ||
+          op->getParentOfType<gpu::LaunchOp>())
         return;
-      orphans.push_back(par);
+      orphans.push_back(op);
     });
     // A group: the phases that share a scratch allocation, in block order.
     while (!orphans.empty()) {
-      scf::ParallelOp first = orphans.front();
+      Operation *first = orphans.front();
       llvm::SetVector<Operation *> scratch;
-      auto scratchOf = [&](scf::ParallelOp p, llvm::SetVector<Operation *> &out) {
-        p.walk([&](Operation *op) {
+      auto scratchOf = [&](Operation *p, llvm::SetVector<Operation *> &out) {
+        p->walk([&](Operation *op) {
           for (Value v : op->getOperands())
             if (Operation *def = v.getDefiningOp(); def && def->hasAttr("linnet.workgroup"))
               out.insert(def);
         });
       };
       scratchOf(first, scratch);
-      SmallVector<scf::ParallelOp> group = {first};
-      for (scf::ParallelOp p : ArrayRef(orphans).drop_front()) {
+      SmallVector<Operation *> group = {first};
+      for (Operation *p : ArrayRef(orphans).drop_front()) {
         llvm::SetVector<Operation *> mine;
         scratchOf(p, mine);
         if (p->getBlock() == first->getBlock() && llvm::any_of(mine, [&](Operation *s) { return scratch.contains(s); }))
           group.push_back(p);
       }
-      orphans.erase(llvm::remove_if(orphans, [&](scf::ParallelOp p) { return llvm::is_contained(group, p); }),
+      orphans.erase(llvm::remove_if(orphans, [&](Operation *p) { return llvm::is_contained(group, p); }),
                     orphans.end());
       Block *block = first->getBlock();
       if (llvm::any_of(scratch, [&](Operation *s) { return s->getBlock() != block; }))
@@ -704,7 +709,7 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       if (escapes)
         continue;
       OpBuilder b(begin);
-      Location loc = first.getLoc();
+      Location loc = first->getLoc();
       Value c0 = cst(b, loc, 0), c1 = cst(b, loc, 1);
       auto tile = b.create<scf::ParallelOp>(loc, ValueRange{c0}, ValueRange{c1}, ValueRange{c1});
       tile->setAttr("linnet.schedule", first->getAttr("linnet.tile_schedule"));
@@ -717,8 +722,10 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
   /// A relation tile split over lanes (-gf-lower-kernel-to-loops{lane-split}):
   /// a block per tile of num_warps * 32 threads; each `linnet.lanes` phase
   /// runs its iterations over the block's threads (strided when there are
-  /// more), a barrier after each; the tile's `linnet.workgroup` scratch
-  /// stays at the kernel's top for -linnet-cuda-promote-workgroup.
+  /// more), a barrier after each; a `linnet.neighbor_tiles` loop (bounds
+  /// alike in every thread) stays a loop in every thread with its phases'
+  /// barriers inside; the tile's `linnet.workgroup` scratch stays at the
+  /// kernel's top for -linnet-cuda-promote-workgroup.
   LogicalResult mapLaneTile(scf::ParallelOp par, DictionaryAttr schedule, Value tiles) {
     OpBuilder b(par);
     Location loc = par.getLoc();
@@ -734,45 +741,60 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
             kb.create<arith::AddIOp>(loc, par.getLowerBound()[0],
                                      kb.create<arith::MulIOp>(loc, launch.getBlockIds().x, par.getStep()[0])));
     Value tid = launch.getThreadIds().x;
-    for (Operation &op : par.getBody()->without_terminator()) {
-      auto phase = dyn_cast<scf::ParallelOp>(op);
-      if (!phase || !phase->hasAttr("linnet.lanes")) {
-        if (auto d = dyn_cast<memref::DeallocOp>(op))
-          if (Operation *def = d.getMemref().getDefiningOp(); def && def->hasAttr("linnet.workgroup"))
-            continue; // shared memory lives as long as the block
-        kb.clone(op, map);
-        continue;
+    // The tile's ops in order; a neighbor-tile loop (its bounds the same in
+    // every thread) keeps its phases, and their barriers, inside it.
+    std::function<void(Block &, OpBuilder &)> mapOps = [&](Block &from, OpBuilder &kb) {
+      for (Operation &op : from.without_terminator()) {
+        if (auto loop = dyn_cast<scf::ForOp>(op); loop && loop->hasAttr("linnet.neighbor_tiles")) {
+          auto inner = kb.create<scf::ForOp>(loc, map.lookupOrDefault(loop.getLowerBound()),
+                                             map.lookupOrDefault(loop.getUpperBound()),
+                                             map.lookupOrDefault(loop.getStep()));
+          inner->setAttrs(loop->getAttrs());
+          map.map(loop.getInductionVar(), inner.getInductionVar());
+          OpBuilder ib = OpBuilder::atBlockBegin(inner.getBody());
+          mapOps(*loop.getBody(), ib);
+          continue;
+        }
+        auto phase = dyn_cast<scf::ParallelOp>(op);
+        if (!phase || !phase->hasAttr("linnet.lanes")) {
+          if (auto d = dyn_cast<memref::DeallocOp>(op))
+            if (Operation *def = d.getMemref().getDefiningOp(); def && def->hasAttr("linnet.workgroup"))
+              continue; // shared memory lives as long as the block
+          kb.clone(op, map);
+          continue;
+        }
+        // The phase's iterations, linearized (the last dim fastest), over
+        // the threads: iteration tid, tid + threads, ...
+        unsigned dims = phase.getNumLoops();
+        SmallVector<Value> trips;
+        Value total = cst(kb, loc, 1);
+        for (unsigned d = 0; d < dims; ++d) {
+          Value lb = map.lookupOrDefault(phase.getLowerBound()[d]), ub = map.lookupOrDefault(phase.getUpperBound()[d]),
+                st = map.lookupOrDefault(phase.getStep()[d]);
+          Value t = kb.create<arith::DivUIOp>(
+              loc, kb.create<arith::AddIOp>(loc, kb.create<arith::SubIOp>(loc, ub, lb),
+                                            kb.create<arith::SubIOp>(loc, st, cst(kb, loc, 1))),
+              st);
+          trips.push_back(t);
+          total = kb.create<arith::MulIOp>(loc, total, t);
+        }
+        auto loop = kb.create<scf::ForOp>(loc, tid, total, cst(kb, loc, threads));
+        OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+        Value rest = loop.getInductionVar();
+        for (int d = int(dims) - 1; d >= 0; --d) {
+          Value idx = d == 0 ? rest : lb.create<arith::RemUIOp>(loc, rest, trips[d]).getResult();
+          if (d > 0)
+            rest = lb.create<arith::DivUIOp>(loc, rest, trips[d]);
+          map.map(phase.getInductionVars()[d],
+                  lb.create<arith::AddIOp>(loc, map.lookupOrDefault(phase.getLowerBound()[d]),
+                                           lb.create<arith::MulIOp>(loc, idx, map.lookupOrDefault(phase.getStep()[d]))));
+        }
+        for (Operation &inner : phase.getBody()->without_terminator())
+          lb.clone(inner, map);
+        kb.create<gpu::BarrierOp>(loc);
       }
-      // The phase's iterations, linearized (the last dim fastest), over
-      // the threads: iteration tid, tid + threads, ...
-      unsigned dims = phase.getNumLoops();
-      SmallVector<Value> trips;
-      Value total = cst(kb, loc, 1);
-      for (unsigned d = 0; d < dims; ++d) {
-        Value lb = map.lookupOrDefault(phase.getLowerBound()[d]), ub = map.lookupOrDefault(phase.getUpperBound()[d]),
-              st = map.lookupOrDefault(phase.getStep()[d]);
-        Value t = kb.create<arith::DivUIOp>(
-            loc, kb.create<arith::AddIOp>(loc, kb.create<arith::SubIOp>(loc, ub, lb),
-                                          kb.create<arith::SubIOp>(loc, st, cst(kb, loc, 1))),
-            st);
-        trips.push_back(t);
-        total = kb.create<arith::MulIOp>(loc, total, t);
-      }
-      auto loop = kb.create<scf::ForOp>(loc, tid, total, cst(kb, loc, threads));
-      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-      Value rest = loop.getInductionVar();
-      for (int d = int(dims) - 1; d >= 0; --d) {
-        Value idx = d == 0 ? rest : lb.create<arith::RemUIOp>(loc, rest, trips[d]).getResult();
-        if (d > 0)
-          rest = lb.create<arith::DivUIOp>(loc, rest, trips[d]);
-        map.map(phase.getInductionVars()[d],
-                lb.create<arith::AddIOp>(loc, map.lookupOrDefault(phase.getLowerBound()[d]),
-                                         lb.create<arith::MulIOp>(loc, idx, map.lookupOrDefault(phase.getStep()[d]))));
-      }
-      for (Operation &inner : phase.getBody()->without_terminator())
-        lb.clone(inner, map);
-      kb.create<gpu::BarrierOp>(loc);
-    }
+    };
+    mapOps(*par.getBody(), kb);
     par.erase();
     return success();
   }

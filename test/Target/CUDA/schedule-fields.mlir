@@ -35,6 +35,35 @@
 // CHECK: } {linnet.pipeline_stages = 2 : i64}
 // CHECK: pipeline_stages = 2 : i64, schedule_kind = "chunked-ragged-row-neighbor"
 
+// Rows of 64 features (every op of the message and the reducer computes a
+// feature from the same feature): the feature axis over 32 lanes of 2, the
+// neighbors in tiles staged through the block's scratch. The chunked
+// schedule (block_rows = 8, block_neighbors = 32, pipeline_stages = 2): two
+// tiles of 32 column indices and edge values a row, tile t + 1 staged in
+// the phase that reduces tile t, the tile loop bounded by the tile's
+// largest degree (computed alike by every thread).
+// CHECK-LABEL: func.func @features_chunked
+// CHECK: memref.alloc() {linnet.workgroup} : memref<8x32xvector<2xf32>>
+// CHECK: memref.alloc() {linnet.workgroup} : memref<2x8x32xi64>
+// CHECK: memref.alloc() {linnet.workgroup} : memref<2x8x32xf32>
+// CHECK: } {linnet.uniform}
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c0, %{{.*}}, %{{.*}}] : memref<2x8x32xi64>
+// CHECK: scf.for
+// CHECK: vector.load %arg2[%{{.*}}, %{{.*}}] : memref<?x64xf32>, vector<2xf32>
+// CHECK: } {linnet.neighbor_tiles, linnet.pipeline_stages = 2 : i64
+// CHECK: vector.store %{{.*}}, %arg4[%{{.*}}, %{{.*}}] : memref<?x64xf32>, vector<2xf32>
+
+// The bounded schedule (degree_max = 16: block_rows = 16, block_neighbors
+// = 16, one stage): one tile of 16 a row, staged and then reduced, a phase
+// (and a barrier) each.
+// CHECK-LABEL: func.func @features_bounded
+// CHECK: memref.alloc() {linnet.workgroup} : memref<16x32xvector<2xf32>>
+// CHECK: memref.alloc() {linnet.workgroup} : memref<1x16x16xi64>
+// CHECK: scf.for
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c16, %c16{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c16, %c32{{.*}})
+// CHECK: } {linnet.neighbor_tiles, linnet.pipeline_stages = 1 : i64
+
 "gf.reducer"() <{sym_name = "sum", kind = "algebraic", associative = true, commutative = true, message_types = [f32], state_types = [f32], result_types = [f32]}> ({
   %z = arith.constant 0.0 : f32
   "gf.reducer_yield"(%z) : (f32) -> ()
@@ -68,4 +97,41 @@ func.func @chunked(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %x: tensor<?xf32>, %w
     "gf.yield"(%m) : (f32) -> ()
   }) : (!gf.relation, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
   return %o : tensor<?xf32>
+}
+
+"gf.reducer"() <{sym_name = "vsum", kind = "algebraic", associative = true, commutative = true, message_types = [tensor<64xf32>], state_types = [tensor<64xf32>], result_types = [tensor<64xf32>]}> ({
+  %z = arith.constant dense<0.0> : tensor<64xf32>
+  "gf.reducer_yield"(%z) : (tensor<64xf32>) -> ()
+}, {
+^bb0(%m: tensor<64xf32>):
+  "gf.reducer_yield"(%m) : (tensor<64xf32>) -> ()
+}, {
+^bb0(%a: tensor<64xf32>, %b: tensor<64xf32>):
+  %s = arith.addf %a, %b : tensor<64xf32>
+  "gf.reducer_yield"(%s) : (tensor<64xf32>) -> ()
+}, {
+^bb0(%s: tensor<64xf32>):
+  "gf.reducer_yield"(%s) : (tensor<64xf32>) -> ()
+}) : () -> ()
+
+func.func @features_chunked(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %x: tensor<?x64xf32>, %w: tensor<?xf32>) -> tensor<?x64xf32> {
+  %r = "gf.relation"(%rp, %ci) <{relation_id = "fc", version = 0, realization = "materialized", origin = "external", lifecycle = "frozen", num_src = 1024, num_dst = 1024}> : (tensor<?xi64>, tensor<?xi64>) -> !gf.relation
+  %o = "gf.apply"(%r, %x, %w) <{reducers = [@vsum], region_kinds = array<i64: 0>, input_segment_sizes = array<i64: 2>, snapshot_versions = array<i64: 0, 0>, effects = ["read", "read"], deterministic = false, input_roles = ["src", "edge"], input_names = ["x", "weight"]}> ({
+  ^bb0(%a: tensor<64xf32>, %b: f32):
+    %bs = tensor.splat %b : tensor<64xf32>
+    %m = arith.mulf %a, %bs : tensor<64xf32>
+    "gf.yield"(%m) : (tensor<64xf32>) -> ()
+  }) : (!gf.relation, tensor<?x64xf32>, tensor<?xf32>) -> tensor<?x64xf32>
+  return %o : tensor<?x64xf32>
+}
+
+func.func @features_bounded(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %x: tensor<?x64xf32>, %w: tensor<?xf32>) -> tensor<?x64xf32> {
+  %r = "gf.relation"(%rp, %ci) <{relation_id = "fb", version = 0, realization = "materialized", origin = "external", lifecycle = "frozen", num_src = 1024, num_dst = 1024, degree_min = 4, degree_max = 16}> : (tensor<?xi64>, tensor<?xi64>) -> !gf.relation
+  %o = "gf.apply"(%r, %x, %w) <{reducers = [@vsum], region_kinds = array<i64: 0>, input_segment_sizes = array<i64: 2>, snapshot_versions = array<i64: 0, 0>, effects = ["read", "read"], deterministic = false, input_roles = ["src", "edge"], input_names = ["x", "weight"]}> ({
+  ^bb0(%a: tensor<64xf32>, %b: f32):
+    %bs = tensor.splat %b : tensor<64xf32>
+    %m = arith.mulf %a, %bs : tensor<64xf32>
+    "gf.yield"(%m) : (tensor<64xf32>) -> ()
+  }) : (!gf.relation, tensor<?x64xf32>, tensor<?xf32>) -> tensor<?x64xf32>
+  return %o : tensor<?x64xf32>
 }

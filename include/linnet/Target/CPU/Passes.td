@@ -68,7 +68,11 @@ def GfLowerKernelToLoops : Pass<"gf-lower-kernel-to-loops", "::mlir::ModuleOp"> 
     Option<"laneSplit", "lane-split", "bool", "false",
            "split each row's neighbors over block_neighbors lanes where every reducer is "
            "associative: partial states in a per-tile scratch (linnet.workgroup), two "
-           "linnet.lanes phases (a GPU target's subgroup.neighbor-reduction)">,
+           "linnet.lanes phases (a GPU target's subgroup.neighbor-reduction); a CSR row of "
+           "16 or more features whose regions compute each feature from the same feature "
+           "instead splits its features over up to 32 lanes and stages its neighbors in "
+           "tiles of block_neighbors through the scratch (pipeline_stages = 2: double-"
+           "buffered) inside a linnet.neighbor_tiles loop bounded by a linnet.uniform value">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

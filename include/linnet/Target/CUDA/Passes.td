@@ -60,9 +60,14 @@ def LinnetCUDACpuify : Pass<"linnet-cuda-cpuify", "::mlir::ModuleOp"> {
     top level splits the thread loop there (each piece runs for every
     thread before the next); pure values of an earlier piece (index
     arithmetic on the ids) are computed again in the later one, anything
-    else crossing a barrier is refused, as is a barrier inside control flow.
-    A block's scratch (`memref.alloc` marked `linnet.workgroup`) is
-    allocated once per block.
+    else crossing a barrier is refused, as is a barrier inside other control
+    flow. A relation's neighbor tile loop (`scf.for` marked
+    `linnet.neighbor_tiles`) may hold barriers: it runs once for the block,
+    the pieces inside it over the threads, its bounds computed once for the
+    block from values every thread computes alike (ops marked
+    `linnet.uniform` and pure arithmetic on the block's ids); a bound that
+    depends on the thread is refused. A block's scratch (`memref.alloc`
+    marked `linnet.workgroup`) is allocated once per block.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
