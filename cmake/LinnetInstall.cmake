@@ -42,6 +42,23 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/linnet-c/Runtime.h
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/std DESTINATION ${CMAKE_INSTALL_DATADIR}/linnet COMPONENT tools)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/targets DESTINATION ${CMAKE_INSTALL_DATADIR}/linnet COMPONENT tools)
 
+# The same data staged into <build>/share/linnet at build time: the tools
+# find it from their own directory (support::dataDir: <bin>/../share/linnet)
+# in the build tree as in an installed one, never in the source checkout.
+file(GLOB_RECURSE LINNET_DATA_SOURCES CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/lib/std/*.ln ${PROJECT_SOURCE_DIR}/docs/targets/*.json)
+set(LINNET_DATA_STAGED)
+foreach(src ${LINNET_DATA_SOURCES})
+  file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${src})
+  string(REGEX REPLACE "^(lib|docs)/" "" rel "${rel}")
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/share/linnet/${rel}
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different ${src} ${PROJECT_BINARY_DIR}/share/linnet/${rel}
+    DEPENDS ${src} COMMENT "Staging share/linnet/${rel}")
+  list(APPEND LINNET_DATA_STAGED ${PROJECT_BINARY_DIR}/share/linnet/${rel})
+endforeach()
+add_custom_target(linnet_data ALL DEPENDS ${LINNET_DATA_STAGED})
+add_dependencies(linnet linnet_data)
+
 set(LINNET_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/linnet)
 install(EXPORT linnetTargets NAMESPACE linnet:: DESTINATION ${LINNET_CMAKE_DIR} COMPONENT runtime)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/install/linnetConfig.cmake.in
@@ -56,3 +73,24 @@ install(FILES ${PROJECT_BINARY_DIR}/cmake/linnetConfig.cmake ${PROJECT_BINARY_DI
 configure_file(${CMAKE_CURRENT_LIST_DIR}/install/linnet.pc.in ${PROJECT_BINARY_DIR}/cmake/linnet.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/linnet.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT runtime)
+
+# A Debian package of the tools, the runtime and the data (`cd build && cpack
+# -G DEB -B packages`; test/Install/package.test): everything under /usr, the
+# LLVM/MLIR 19 and OpenMP libraries the tools and the code they generate
+# load, and the C compiler driver that links an artifact's library.
+set(CPACK_GENERATOR "DEB")
+set(CPACK_PACKAGE_NAME "linnet")
+set(CPACK_PACKAGE_VENDOR "linnet")
+set(CPACK_PACKAGE_CONTACT "linnet developers")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "An ahead-of-time compiler for neural-network models and graph computations")
+set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
+set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
+  OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+set(CPACK_COMPONENTS_ALL tools runtime)
+set(CPACK_DEB_COMPONENT_INSTALL OFF)
+set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "amd64")
+set(CPACK_DEBIAN_PACKAGE_SECTION "devel")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libmlir-19, libllvm19, libomp5-19, gcc")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libopenblas0")
+set(CPACK_DEBIAN_FILE_NAME "DEB-DEFAULT")
+include(CPack)

@@ -1,5 +1,6 @@
 //===- Target.cpp - Reading targets, deployments and policies -------------===//
 #include "linnet/Planning/Target.h"
+#include "linnet/Support/Paths.h"
 
 #include <filesystem>
 
@@ -180,7 +181,7 @@ SimulationPolicy simulationPolicyFromJson(const Json &j) {
 std::string defaultTargetsDir() {
   if (const char *env = std::getenv("LINNET_TARGETS_DIR"))
     return env;
-  return LINNET_TARGETS_DIR;
+  return support::dataDir() + "/targets";
 }
 
 std::string resolveTargetFile(const std::string &name, const std::string &dir) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "SemaImpl.h"
 
+#include "linnet/Support/Paths.h"
 #include "linnet/Syntax/Parser.h"
 
 #include <filesystem>
@@ -17,19 +18,7 @@ using namespace linnet;
 using namespace linnet::sema;
 namespace fs = std::filesystem;
 
-#ifndef LINNET_STDLIB_DIR
-#define LINNET_STDLIB_DIR ""
-#endif
-
-std::string linnet::sema::defaultStdlibDir(const char *argv0) {
-  std::error_code ec;
-  if (fs::is_directory(fs::path(LINNET_STDLIB_DIR) / "std", ec))
-    return LINNET_STDLIB_DIR;
-  fs::path exe = fs::weakly_canonical(fs::path(argv0), ec);
-  if (ec)
-    return LINNET_STDLIB_DIR;
-  return (exe.parent_path() / ".." / ".." / "lib").lexically_normal().string();
-}
+std::string linnet::sema::defaultStdlibDir() { return support::dataDir(); }
 
 // Relation types are checked by the graph layers; Sema passes them through.
 static const std::set<std::string> kOpaqueTypes = {"Csr", "Coo", "Relation"};

@@ -1,7 +1,8 @@
 """Compiling `.ln` sources into CPU artifacts with the `linnet` executable.
 
-The compiler is the `linnet` command-line tool: the one of the build tree this
-package was staged from, or the installed one, or `$LINNET_BIN` when set.
+The compiler is the `linnet` command-line tool: `$LINNET_BIN` when set, the
+one a wheel carries (linnet/bin), the one of the build tree this package was
+staged from, or the installed one.
 Artifacts come from the compiler's one artifact cache (`linnet build
 --cached`, the cache `linnet run MODEL.ln` uses too): it keys them on the
 compiler's build id, the host CPU, the source and the files it imports, the
@@ -29,8 +30,12 @@ def linnet_bin():
         if not os.access(env, os.X_OK):
             raise FileNotFoundError(f"LINNET_BIN={env!r} is not an executable file")
         return env
-    # Installed: <prefix>/lib/python3.X/dist-packages/linnet -> <prefix>/bin/linnet.
+    # A wheel carries its compiler: linnet/bin/linnet.
     here = os.path.dirname(os.path.abspath(__file__))
+    carried = os.path.join(here, "bin", "linnet")
+    if os.access(carried, os.X_OK):
+        return carried
+    # Installed: <prefix>/lib/python3.X/dist-packages/linnet -> <prefix>/bin/linnet.
     beside = os.path.normpath(os.path.join(here, "..", "..", "..", "..", "bin", "linnet"))
     staged = os.path.realpath(here) == os.path.realpath(_config.BUILD_PACKAGE_DIR)
     order = ((_config.BUILD_LINNET_BIN, beside) if staged else (beside, _config.BUILD_LINNET_BIN))

@@ -82,7 +82,7 @@ std::optional<uint64_t> tool::parseUnsigned(const std::string &text, const char 
 sema::SemaOptions tool::semaOptions(const std::vector<std::string> &includeDirs) {
   sema::SemaOptions o;
   o.includeDirs = includeDirs;
-  o.stdlibDir = sema::defaultStdlibDir("/proc/self/exe");
+  o.stdlibDir = sema::defaultStdlibDir();
   return o;
 }
 

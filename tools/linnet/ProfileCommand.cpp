@@ -407,7 +407,7 @@ namespace {
 std::string sourceLine(const std::string &file, int64_t line) {
   std::vector<std::string> candidates = {file};
   if (file.rfind("std/", 0) == 0)
-    candidates.push_back(sema::defaultStdlibDir("/proc/self/exe") + "/" + file);
+    candidates.push_back(sema::defaultStdlibDir() + "/" + file);
   for (const std::string &path : candidates) {
     // The path comes from the artifact's lineage: only a regular source
     // file within the source limit is shown (not a FIFO, not /dev/zero).

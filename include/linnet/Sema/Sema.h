@@ -22,9 +22,9 @@ struct SemaOptions {
   std::string stdlibDir;                // holds std/nn.ln; searched last
 };
 
-/// The standard library root for a linnet binary at `argv0`: the configured
-/// LINNET_STDLIB_DIR if it exists, else <bin>/../../lib.
-std::string defaultStdlibDir(const char *argv0);
+/// The standard library root (it holds std/nn.ln): the data directory the
+/// tools ship with, <bin>/../share/linnet (support::dataDir).
+std::string defaultStdlibDir();
 
 /// Analyzes the module in `rootBuffer` (already added to `sm`) and everything
 /// it imports. Always returns a program; check `diag.hasErrors()`.
