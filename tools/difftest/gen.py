@@ -32,7 +32,6 @@ ALL_FEATURES = [
     "blocks",       # sub blocks with params and generics
     "params",       # root params (weights)
     "rootdims",     # root generics bound with -D
-    "widedims",     # some root generics 16 to 64 wide (rows a GPU splits over lanes)
     "entrydims",    # entry generics bound from input shapes
     "dimexpr_sig",  # entry signatures with dim expressions (N + 1, 2 * B)
     "csr",          # CSR relations with built-in reducers
@@ -84,8 +83,6 @@ CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "
                "optsub", "optparam", "childcomp", "tanh_erf", "relmean", "multibind", "typedT"} | set(FORMS)
 PROFILES = {
     "ci": CI_FEATURES,
-    # Wide feature rows: the CUDA target's feature-split relation kernels.
-    "wide": CI_FEATURES | {"widedims"},
     "forms": CI_FEATURES,
     "full": set(ALL_FEATURES),
     "none": set(),
@@ -1297,8 +1294,6 @@ def _program(g):
     if g.has("rootdims"):
         for nm in ["N", "M", "K"][:rng.randint(1, 3)]:
             v = rng.randint(1, 5)
-            if g.has("widedims") and nm != "N" and g.chance(0.6):
-                v = rng.choice([16, 32, 48, 64])
             prog.defines[nm] = v
             dims.append(Dim(nm, v))
             root.generics.append(nm + ": dim")
