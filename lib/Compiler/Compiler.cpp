@@ -4,6 +4,7 @@
 #include "linnet/Config.h"
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Plan/Binding.h"
+#include "linnet/Plan/FrontEnd.h"
 #include "linnet/Plan/PlanWriter.h"
 #include "linnet/Planning/FromTaskIR.h"
 #include "linnet/Planning/Products.h"
@@ -272,48 +273,20 @@ bool Compiler::Impl::write(ArtifactOutputs &out, const std::string &name, std::s
 }
 
 std::optional<nlohmann::json> Compiler::Impl::planDocument() {
-  SourceManager sm;
-  std::string err;
-  std::optional<uint32_t> buf = sm.addFile(o.file, err);
-  if (!buf) {
-    errs << fmt::format("linnet: error: cannot read '{}': {}\n", o.file, err);
-    return std::nullopt;
-  }
-  std::map<std::string, std::string> defines(o.defines.begin(), o.defines.end());
   support::TimingStage stage("parse and check");
-  DiagnosticEngine diag(sm, &errs);
-  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, o.file, diag, o.sema);
-  if (diag.hasErrors())
-    return std::nullopt;
-  const sema::BlockInfo *root = sema::findRootBlock(*prog, o.root, diag);
-  if (!root)
-    return std::nullopt;
-  // What the back ends cannot build yet, said at the source.
-  for (const sema::GenericParam &g : root->generics)
-    if (g.kind == ast::GenericKind::Shape)
-      diag.error(g.loc, fmt::format("root generic '{}': a shape generic on the root block is not "
-                                    "supported by the CPU back end yet (give the block a dim "
-                                    "generic per axis)",
-                                    g.name));
-  if (diag.hasErrors())
-    return std::nullopt;
-  std::optional<sema::Instantiation> inst = sema::instantiate(*root, defines, diag);
-  if (!inst)
+  plan::SourceRequest r;
+  r.command = "build";
+  r.file = o.file;
+  r.root = o.root;
+  r.defines = std::map<std::string, std::string>(o.defines.begin(), o.defines.end());
+  r.sema = o.sema;
+  r.constants = o.constants;
+  r.refuseRootShapeGenerics = true;
+  std::optional<plan::CheckedSource> checked = plan::checkSource(r, errs);
+  if (!checked)
     return std::nullopt;
   stage.next("plan");
-  nlohmann::json doc;
-  try {
-    doc = plan::buildPlan(*prog, &*inst);
-  } catch (const std::exception &e) {
-    errs << "linnet: " << e.what() << "\n";
-    return std::nullopt;
-  }
-  std::vector<std::string> mismatched = plan::checkConstants(o.constants, doc);
-  for (const std::string &m : mismatched)
-    errs << m << "\n";
-  if (!mismatched.empty())
-    return std::nullopt;
-  return doc;
+  return plan::planChecked(*checked, r, errs);
 }
 
 std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,

@@ -15,6 +15,7 @@
 #include "FrontEnd.h"
 #include "InitWeightsCommand.h"
 
+#include "linnet/Plan/FrontEnd.h"
 #include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
@@ -140,27 +141,19 @@ int tool::runInitWeights() {
   if (!seed)
     return 2;
   gOpts.seed = *seed;
-  SourceManager sm;
-  std::string err;
-  std::optional<uint32_t> buf = sm.addFile(gOpts.file, err);
-  if (!buf) {
-    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", gOpts.file, err);
-    return 1;
-  }
   std::optional<std::map<std::string, std::string>> defines = parseDefines(gOpts.defines, "init-weights");
   if (!defines)
     return 2;
-  DiagnosticEngine diag(sm, &std::cerr);
-  sema::SemaOptions so = semaOptions(gOpts.includeDirs);
-  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, gOpts.file, diag, so);
-  if (diag.hasErrors())
+  plan::SourceRequest r;
+  r.command = "init-weights";
+  r.file = gOpts.file;
+  r.root = gOpts.root;
+  r.defines = std::move(*defines);
+  r.sema = semaOptions(gOpts.includeDirs);
+  std::optional<plan::CheckedSource> checked = plan::checkSource(r, std::cerr);
+  if (!checked)
     return 1;
-  const sema::BlockInfo *root = sema::findRootBlock(*prog, gOpts.root, diag);
-  if (!root)
-    return 1;
-  std::optional<sema::Instantiation> inst = sema::instantiate(*root, *defines, diag);
-  if (!inst)
-    return 1;
+  const sema::Instantiation *inst = &*checked->instance;
 
   std::vector<std::pair<std::string, rt::OwnedTensor>> tensors;
   size_t bytes = 0;
@@ -217,6 +210,7 @@ int tool::runInitWeights() {
   std::map<std::string, rt::TensorView> views;
   for (auto &[name, t] : tensors)
     views.emplace(name, t.view());
+  std::string err;
   if (!rt::writeSafeTensors(gOpts.output, views, err)) {
     std::cerr << "linnet: error: " << err << "\n";
     return 1;

@@ -12,7 +12,7 @@
 #include "RunCommand.h"
 #include "linnet/Interp/Interpreter.h"
 #include "linnet/Plan/PlanReader.h"
-#include "linnet/Plan/PlanWriter.h"
+#include "linnet/Plan/FrontEnd.h"
 #include "linnet/Runtime/Artifact.h"
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Sema/Instantiate.h"
@@ -43,45 +43,23 @@ void report(const std::string &msg) {
 /// The plan of a .ln model, through Sema and lowering, as `linnet plan` makes it.
 std::optional<plan::Plan> planOfSource(const std::string &model, const tool::SourceOptions &source,
                                        const std::string &binding) {
-  SourceManager sm;
-  std::string err;
-  std::optional<uint32_t> buf = sm.addFile(model, err);
-  if (!buf) {
-    report(fmt::format("cannot read '{}': {}", model, err));
-    return std::nullopt;
-  }
   std::vector<std::string> defineList = source.defines;
-  std::vector<plan::ConstantExpectation> constants;
-  if (!tool::addConfigDefines(defineList, source.config, binding, gCommand, &constants))
+  plan::SourceRequest r;
+  r.command = gCommand;
+  r.file = model;
+  r.root = source.root;
+  r.sema = tool::semaOptions(source.includeDirs);
+  if (!tool::addConfigDefines(defineList, source.config, binding, gCommand, &r.constants))
     return std::nullopt;
   std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList, gCommand);
   if (!defines)
     return std::nullopt;
-  DiagnosticEngine diag(sm, &std::cerr);
-  std::unique_ptr<sema::Program> prog =
-      sema::analyze(sm, *buf, model, diag, tool::semaOptions(source.includeDirs));
-  if (diag.hasErrors())
-    return std::nullopt;
-  const sema::BlockInfo *root = sema::findRootBlock(*prog, source.root, diag);
-  if (!root)
-    return std::nullopt;
-  std::optional<sema::Instantiation> inst = sema::instantiate(*root, *defines, diag);
-  if (!inst)
-    return std::nullopt;
-  nlohmann::json doc;
-  try {
-    doc = plan::buildPlan(*prog, &*inst);
-  } catch (const std::exception &e) {
-    std::cerr << "linnet: " << e.what() << "\n";
-    return std::nullopt;
-  }
-  std::vector<std::string> mismatched = plan::checkConstants(constants, doc);
-  for (const std::string &m : mismatched)
-    std::cerr << m << "\n";
-  if (!mismatched.empty())
+  r.defines = std::move(*defines);
+  std::optional<nlohmann::json> doc = plan::planSource(r, std::cerr);
+  if (!doc)
     return std::nullopt;
   std::vector<ir::Problem> problems;
-  std::optional<plan::Plan> p = plan::readPlan(doc, problems);
+  std::optional<plan::Plan> p = plan::readPlan(*doc, problems);
   for (const ir::Problem &pr : problems)
     report(fmt::format("{}: plan: {}", model, pr.str()));
   return p;

@@ -4,6 +4,7 @@
 #include "PlanCommand.h"
 
 #include "linnet/Plan/Binding.h"
+#include "linnet/Plan/FrontEnd.h"
 #include "linnet/Plan/PlanReader.h"
 #include "linnet/Plan/PlanWriter.h"
 #include "linnet/Sema/Instantiate.h"
@@ -83,40 +84,24 @@ CLI::App *tool::addPlanCommand(CLI::App &app) {
   return c;
 }
 
-/// The plan of a source file (through Sema and lowering), or nullopt after
-/// reporting why not.
+/// The plan of a source file (through Sema and lowering), its constants
+/// checked against `constants`, or nullopt after reporting why not.
 static std::optional<nlohmann::json> planOfSource(const std::string &file, const std::string &rootName,
                                                   const std::vector<std::string> &defineList,
-                                                  bool functionsOnly) {
-  SourceManager sm;
-  std::string err;
-  std::optional<uint32_t> buf = sm.addFile(file, err);
-  if (!buf) {
-    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", file, err);
-    return std::nullopt;
-  }
+                                                  bool functionsOnly,
+                                                  std::vector<plan::ConstantExpectation> constants = {}) {
   std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList, "plan");
   if (!defines)
     return std::nullopt;
-  DiagnosticEngine diag(sm, &std::cerr);
-  std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, file, diag, tool::semaOptions(tool::gIncludeDirs));
-  if (diag.hasErrors())
-    return std::nullopt;
-  std::optional<sema::Instantiation> inst;
-  if (!functionsOnly) {
-    const sema::BlockInfo *root = sema::findRootBlock(*prog, rootName, diag);
-    if (!root)
-      return std::nullopt;
-    inst = sema::instantiate(*root, *defines, diag);
-    if (!inst)
-      return std::nullopt;
-  }
-  try {
-    return plan::buildPlan(*prog, inst ? &*inst : nullptr);
-  } catch (const std::exception &e) {
-    std::cerr << "linnet: " << e.what() << "\n";
-    return std::nullopt;
-  }
+  plan::SourceRequest r;
+  r.command = "plan";
+  r.file = file;
+  r.root = rootName;
+  r.defines = std::move(*defines);
+  r.sema = tool::semaOptions(tool::gIncludeDirs);
+  r.constants = std::move(constants);
+  r.functionsOnly = functionsOnly;
+  return plan::planSource(r, std::cerr);
 }
 
 int tool::runPlan() {
@@ -130,14 +115,8 @@ int tool::runPlan() {
     std::vector<plan::ConstantExpectation> constants;
     if (!tool::addConfigDefines(gPlan.defines, gPlan.config, gPlan.binding, "plan", &constants))
       return 1;
-    std::optional<nlohmann::json> d = planOfSource(gPlan.file, gPlan.root, gPlan.defines, gPlan.functions);
-    if (d) {
-      std::vector<std::string> mismatched = plan::checkConstants(constants, *d);
-      for (const std::string &m : mismatched)
-        std::cerr << m << "\n";
-      if (!mismatched.empty())
-        return 1;
-    }
+    std::optional<nlohmann::json> d =
+        planOfSource(gPlan.file, gPlan.root, gPlan.defines, gPlan.functions, std::move(constants));
     if (!d)
       return 1;
     doc = std::move(*d);
