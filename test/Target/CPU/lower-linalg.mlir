@@ -45,6 +45,23 @@ func.func @mm(%a: memref<64x96xf32>, %b: memref<96x80xf32>, %c: memref<64x80xf32
   return
 }
 
+// M = 200 over two threads: chunks of 104 rows, the last one 96. The
+// register tiles divide M, but not the chunks: a chunk's row count is a
+// `min` that does not fold, so the register loop is peeled as a dynamic one
+// and its main part keeps static 8x32 tiles (unpeeled, the product ran as
+// scalar loops: 1000^3 at 6 GFLOP/s against 150 at 1024^3).
+// GEN-LABEL: func.func @mm_chunks(
+// GEN: scf.parallel
+// GEN: scf.for {{.*}} iter_args({{.*}}) -> (vector<8x32xf32>)
+// GEN: vector.fma {{.*}} : vector<32xf32>
+// GENJSON: "function": "mm_chunks", "op": "linalg.matmul", "role": "matmul", "kind": "generated", "routine": "contraction-tiled", "shape": [200, 64, 64], "detail": "threads=[104, 0, 0] cache=[104, 64, 64] register=[8, 32, 1] pack_b=1"
+func.func @mm_chunks(%a: memref<200x64xf32>, %b: memref<64x64xf32>, %c: memref<200x64xf32>) attributes {llvm.emit_c_interface} {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%c : memref<200x64xf32>)
+  linalg.matmul ins(%a, %b : memref<200x64xf32>, memref<64x64xf32>) outs(%c : memref<200x64xf32>)
+  return
+}
+
 // y = x W^T as a linalg.generic is recognized as a contraction; sgemm gets
 // transB (112 = CblasTrans).
 // GEN-LABEL: func.func @linear(
