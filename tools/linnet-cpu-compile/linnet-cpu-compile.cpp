@@ -51,6 +51,9 @@ static cl::opt<int64_t> l2Bytes(
     cl::init(0));
 static cl::opt<unsigned> threads(
     "linalg-threads", cl::desc("threads the linalg outer tiles are split over"), cl::init(2));
+static cl::opt<int64_t> minParallelMacs(
+    "linalg-min-parallel-macs",
+    cl::desc("multiply-adds under which a contraction runs on one thread"), cl::init(int64_t(1) << 22));
 static cl::opt<std::string>
     emit("emit", cl::desc("so | loops | llvm-dialect | llvm-ir"), cl::init("so"));
 
@@ -86,6 +89,7 @@ int main(int argc, char **argv) {
   options.linalgTarget.vectorBits = vectorBits;
   options.linalgTarget.l2Bytes = l2Bytes;
   options.linalgTarget.threads = threads;
+  options.linalgTarget.minParallelMacs = minParallelMacs;
   std::vector<linnet::cpu::ImplementationChoice> choices;
   auto writeChoices = [&]() -> bool {
     if (implementationsFile.empty())

@@ -241,6 +241,7 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
   linalg.l1Bytes = options.linalgTarget.l1Bytes;
   linalg.l2Bytes = options.linalgTarget.l2Bytes;
   linalg.threads = options.linalgTarget.threads;
+  linalg.minParallelMacs = options.linalgTarget.minParallelMacs;
   if (!options.parallel || !openMPAvailable())
     linalg.threads = 1;
   pm.addPass(createLinnetCPULowerLinalg(linalg));

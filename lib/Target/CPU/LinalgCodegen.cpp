@@ -707,8 +707,12 @@ Tiles deriveTiles(const Contraction &c, const LinalgTarget &t) {
   tiles.reg.assign(loops, 0);
   int64_t mChunk = M;
   bool split = false;
-  if (t.threads > 1) {
-    int64_t B = c.batch.empty() ? 1 : range(c.batch[0]);
+  // A small product (fewer than t.minParallelMacs multiply-adds; 128^3 is
+  // 2^21) takes tens of microseconds on one core, what starting a parallel
+  // region costs (64^3 ran at 7 GFLOP/s over two threads, 52 on one).
+  int64_t B = c.batch.empty() ? 1 : range(c.batch[0]);
+  bool small = M > 0 && N > 0 && K > 0 && B > 0 && M * N < t.minParallelMacs / K / B;
+  if (t.threads > 1 && !small) {
     if (!c.batch.empty() && B >= (int64_t)t.threads) {
       tiles.forall[c.batch[0]] = ceilDiv(B, t.threads);
       split = true;
@@ -1066,6 +1070,7 @@ struct LowerLinalgPass
     t.l1Bytes = l1Bytes;
     t.l2Bytes = l2Bytes;
     t.threads = threads;
+    t.minParallelMacs = minParallelMacs;
     t = t.resolved();
     std::vector<ImplementationChoice> choices;
     for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))

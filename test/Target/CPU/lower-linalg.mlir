@@ -1,9 +1,14 @@
 // -linnet-cpu-lower-linalg through linnet-cpu-compile --emit=loops, with the
 // target pinned (AVX-512, 2 MiB L2, 2 threads) so tile sizes are stable.
-// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --l2-bytes=2097152 --emit=loops --implementations=%t.gen.json | FileCheck %s --check-prefix=GEN
+// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --l2-bytes=2097152 --linalg-min-parallel-macs=0 --emit=loops --implementations=%t.gen.json | FileCheck %s --check-prefix=GEN
 // RUN: FileCheck %s --check-prefix=GENJSON < %t.gen.json
-// RUN: linnet-cpu-compile %s --impl=blas --vector-bits=512 --l2-bytes=2097152 --emit=loops --implementations=%t.blas.json | FileCheck %s --check-prefix=BLAS
+// RUN: linnet-cpu-compile %s --impl=blas --vector-bits=512 --l2-bytes=2097152 --linalg-min-parallel-macs=0 --emit=loops --implementations=%t.blas.json | FileCheck %s --check-prefix=BLAS
 // RUN: FileCheck %s --check-prefix=BLASJSON < %t.blas.json
+// By default a product of fewer than 2^22 multiply-adds (every one here)
+// stays on one thread: a parallel region costs about what it takes.
+// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --l2-bytes=2097152 --emit=loops --implementations=%t.serial.json > /dev/null
+// RUN: grep -c '"threads=none' %t.serial.json | FileCheck %s --check-prefix=SERIAL
+// SERIAL: {{^4$}}
 // RUN: not linnet-cpu-compile %s --impl=fast --emit=loops 2>&1 | FileCheck %s --check-prefix=BADIMPL
 // BADIMPL: unknown --impl=fast (auto | generated | blas)
 

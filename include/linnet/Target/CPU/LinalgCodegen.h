@@ -52,6 +52,9 @@ struct LinalgTarget {
   int64_t l1Bytes = 0;       // L1 data cache per core
   int64_t l2Bytes = 0;       // L2 per core
   unsigned threads = 2;      // threads the outer tiles are split over
+  /// A contraction of fewer multiply-adds runs on one thread: starting a
+  /// parallel region costs about what 2^22 of them take on one core.
+  int64_t minParallelMacs = int64_t(1) << 22;
   /// Fills zeros from the host (CPU features, sysconf cache sizes).
   LinalgTarget resolved() const;
 };

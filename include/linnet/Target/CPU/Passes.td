@@ -118,6 +118,8 @@ def LinnetCPULowerLinalg : Pass<"linnet-cpu-lower-linalg", "::mlir::ModuleOp"> {
     Option<"l1Bytes", "l1-bytes", "int64_t", "0", "L1 data cache bytes (0: the host's)">,
     Option<"l2Bytes", "l2-bytes", "int64_t", "0", "L2 cache bytes per core (0: the host's)">,
     Option<"threads", "threads", "unsigned", "2", "threads the outer tiles are split over">,
+    Option<"minParallelMacs", "min-parallel-macs", "int64_t", "4194304",
+           "multiply-adds under which a contraction runs on one thread">,
     Option<"remarks", "remarks", "bool", "false", "emit a remark per implementation choice">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
