@@ -167,6 +167,33 @@ FailureOr<SmallVector<Value>> inlineRegion(OpBuilder &b, Region &region,
   return yielded;
 }
 
+/// One neighbor folded into the reducers' states: the launch's message
+/// region on `regionArgs`, then each reducer's lift and combine (on
+/// `slice` features where the feature axis is split).
+FailureOr<SmallVector<Value>> foldNeighbor(OpBuilder &b, Region &body, ArrayRef<gf::ReducerOp> reducers,
+                                           ValueRange regionArgs, ValueRange state, int64_t slice = 0) {
+  auto messages = inlineRegion(b, body, regionArgs, slice);
+  if (failed(messages))
+    return failure();
+  SmallVector<Value> next;
+  unsigned msgAt = 0, stateAt = 0;
+  for (gf::ReducerOp r : reducers) {
+    unsigned nm = r.getMessageTypes().size(), ns = r.getStateTypes().size();
+    auto lifted = inlineRegion(b, r.getLift(), ArrayRef<Value>(*messages).slice(msgAt, nm), slice);
+    if (failed(lifted))
+      return failure();
+    SmallVector<Value> pair(state.slice(stateAt, ns));
+    llvm::append_range(pair, *lifted);
+    auto combined = inlineRegion(b, r.getCombine(), pair, slice);
+    if (failed(combined))
+      return failure();
+    llvm::append_range(next, *combined);
+    msgAt += nm;
+    stateAt += ns;
+  }
+  return next;
+}
+
 Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
 }
@@ -364,32 +391,12 @@ LogicalResult LaunchLowering::emitRow(OpBuilder &b, Location loc, Value d,
       else if (role == "edge")
         regionArgs[i] = loadEntity(lb, l, buffers.lookup(input), edge);
     }
-    SmallVector<Value> next;
-    auto messages = inlineRegion(lb, launch.getBodies()[0], regionArgs);
-    if (failed(messages)) {
+    auto next = foldNeighbor(lb, launch.getBodies()[0], reducers, regionArgs, state);
+    if (failed(next)) {
       status = failure();
       return SmallVector<Value>(state);
     }
-    unsigned msgAt = 0, stateAt = 0;
-    for (gf::ReducerOp r : reducers) {
-      unsigned nm = r.getMessageTypes().size(), ns = r.getStateTypes().size();
-      auto lifted = inlineRegion(lb, r.getLift(), ArrayRef<Value>(*messages).slice(msgAt, nm));
-      if (failed(lifted)) {
-        status = failure();
-        return SmallVector<Value>(state);
-      }
-      SmallVector<Value> pair(state.slice(stateAt, ns));
-      llvm::append_range(pair, *lifted);
-      auto combined = inlineRegion(lb, r.getCombine(), pair);
-      if (failed(combined)) {
-        status = failure();
-        return SmallVector<Value>(state);
-      }
-      llvm::append_range(next, *combined);
-      msgAt += nm;
-      stateAt += ns;
-    }
-    return next;
+    return *next;
   };
   bool csr = traversal == gf::Traversal::CsrRow;
   auto column = [&](OpBuilder &lb, Location l, Value iv) -> Value {
@@ -842,35 +849,10 @@ LogicalResult LaunchLowering::lowerFeatureSplit(ArrayRef<gf::ReducerOp> reducers
                 regionArgs[n2] = staged[n2] ? lb.create<memref::LoadOp>(l2, staged[n2], ValueRange{slot, i, k})
                                             : loadEntity(lb, l2, buffers.lookup(input), e, slice);
             }
-            SmallVector<Value> next;
-            auto messages = inlineRegion(lb, launch.getBodies()[0], regionArgs, width);
-            if (failed(messages)) {
+            auto next = foldNeighbor(lb, launch.getBodies()[0], reducers, regionArgs, st, width);
+            if (failed(next))
               status = failure();
-              lb.create<scf::YieldOp>(l2, st);
-              return;
-            }
-            unsigned msgAt = 0, stateAt = 0;
-            for (gf::ReducerOp r : reducers) {
-              unsigned nm = r.getMessageTypes().size(), ns = r.getStateTypes().size();
-              auto lifted = inlineRegion(lb, r.getLift(), ArrayRef<Value>(*messages).slice(msgAt, nm), width);
-              if (failed(lifted)) {
-                status = failure();
-                next.assign(st.begin(), st.end());
-                break;
-              }
-              SmallVector<Value> pair(st.slice(stateAt, ns));
-              llvm::append_range(pair, *lifted);
-              auto combined = inlineRegion(lb, r.getCombine(), pair, width);
-              if (failed(combined)) {
-                status = failure();
-                next.assign(st.begin(), st.end());
-                break;
-              }
-              llvm::append_range(next, *combined);
-              msgAt += nm;
-              stateAt += ns;
-            }
-            lb.create<scf::YieldOp>(l2, next);
+            lb.create<scf::YieldOp>(l2, succeeded(next) ? ValueRange(*next) : st);
           });
       storeStates(ib, loop.getResults(), i, l);
     });

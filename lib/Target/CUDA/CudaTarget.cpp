@@ -333,31 +333,20 @@ int32_t linnet_cuda_gemm(int32_t type, int32_t transa, int32_t transb, int64_t m
   if ((type < 1 || type > 3) || lda < (transa ? (k > 1 ? k : 1) : (m > 1 ? m : 1)) ||
       ldb < (transb ? (n > 1 ? n : 1) : (k > 1 ? k : 1)) || ldc < (m > 1 ? m : 1))
     return 1;
+  /* Each operand element widened to f32: a half (type 1 bf16, 2 f16), or an
+     f32 rounded to TF32 (type 3, CUBLAS_COMPUTE_32F_FAST_TF32: to nearest
+     even here; cuBLAS leaves its rounding unspecified). Products and sums
+     in f32. */
   float *C = (float *)(intptr_t)c;
-  if (type == 3) {
-    /* TF32 (CUBLAS_COMPUTE_32F_FAST_TF32): each f32 operand rounded to 10
-       mantissa bits, to nearest even here (cuBLAS leaves its rounding
-       unspecified), the products and sums in f32. */
-    const float *A = (const float *)(intptr_t)a, *B = (const float *)(intptr_t)b;
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t i = 0; i < m; ++i) {
-        float sum = 0.0f;
-        for (int64_t l = 0; l < k; ++l) {
-          float x = linnet_tf32(transa ? A[l + i * lda] : A[i + l * lda]);
-          float y = linnet_tf32(transb ? B[j + l * ldb] : B[l + j * ldb]);
-          sum += x * y;
-        }
-        C[i + j * ldc] = sum + beta * C[i + j * ldc];
-      }
-    return 0;
-  }
-  const uint16_t *A = (const uint16_t *)(intptr_t)a, *B = (const uint16_t *)(intptr_t)b;
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < m; ++i) {
       float sum = 0.0f;
       for (int64_t l = 0; l < k; ++l) {
-        float x = linnet_half_to_f32(transa ? A[l + i * lda] : A[i + l * lda], type);
-        float y = linnet_half_to_f32(transb ? B[j + l * ldb] : B[l + j * ldb], type);
+        int64_t ia = transa ? l + i * lda : i + l * lda, ib = transb ? j + l * ldb : l + j * ldb;
+        float x = type == 3 ? linnet_tf32(((const float *)(intptr_t)a)[ia])
+                            : linnet_half_to_f32(((const uint16_t *)(intptr_t)a)[ia], type);
+        float y = type == 3 ? linnet_tf32(((const float *)(intptr_t)b)[ib])
+                            : linnet_half_to_f32(((const uint16_t *)(intptr_t)b)[ib], type);
         sum += x * y;
       }
       C[i + j * ldc] = sum + beta * C[i + j * ldc];
