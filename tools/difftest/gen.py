@@ -71,8 +71,9 @@ ALL_FEATURES = [
     "castint",      # casts around integer arithmetic: ((i + 1) / 2) as f32
     "emptyrel",     # mean/max/min over relation rows with no edges
     "dimeq",        # Grid: dim = Image / Patch, where Grid * Patch == Image
+    "featrel",      # a GNN aggregation of feature rows: [n: Dst, f: F] red(s, e: fg[n]) h[s, f] ...
 ]
-FORMS = ["tuple", "runwhile", "sharedfn", "guarded", "castint", "emptyrel", "dimeq"]
+FORMS = ["tuple", "runwhile", "sharedfn", "guarded", "castint", "emptyrel", "dimeq", "featrel"]
 
 # What agrees today; each feature left out is a known gap in docs/difftest.md.
 CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "nested", "slices",
@@ -1394,6 +1395,12 @@ def _program(g):
                     entry.stmts.append(Let(v, Comp([Binder(n, dst)], g.typed(r, s2))))
                     sc.vars.append(v)
                     break
+    featrel = None
+    # Its own random stream: programs without it are the ones the seed gave
+    # before the feature existed.
+    frng = random.Random(g.seed * 1000003 + 7)
+    if g.has("featrel") and frng.random() < 0.3:
+        featrel = add_feature_rows(g, frng, entry, root, alld)
     # root params
     if g.has("params"):
         for k in range(rng.randint(0, 2)):
@@ -1449,7 +1456,94 @@ def _program(g):
     for e, esc in zip(prog.entries, [sc] + [getattr(prog, "aux_scope", None)]):
         if g.has("tuple") and g.chance(0.3):
             add_results(g, esc, e)
+    if featrel is not None:
+        # A result of its own: aggregated rows may exceed MAGCAP, so nothing
+        # else reads them.
+        item, typ = VarT(featrel), (list(featrel.dims), "f32", featrel.tname)
+        if isinstance(entry.result, TupleT):
+            entry.result = TupleT(entry.result.items + [item], entry.result.types + [typ])
+        else:
+            entry.result = TupleT([entry.result], [(list(entry.rdims), entry.rdtype, entry.rtname)])
+            entry.result = TupleT(entry.result.items + [item], entry.result.types + [typ])
     return prog
+
+
+# Multiples of 8 split over 8 to 32 lanes on the GPU; 20 keeps the
+# neighbour-split kernel.
+FEATURE_WIDTHS = [16, 24, 32, 40, 48, 64, 96, 128, 20]
+
+
+def add_feature_rows(g, rng, entry, root, alld):
+    """A GNN layer's aggregation: `let a = [n: Dst, f: F] red(s, e: fg[n]) msg`,
+    where the message reads feature rows at column f (h[s, f], hd[n, f]) and
+    edge weights. F >= 16 is the shape the CUDA target splits over lanes with
+    neighbour tiles in shared memory; a hub row of up to 70 neighbours spans
+    several tiles. The relation and its tensors are this aggregation's own, so
+    the magnitudes of other expressions stay bounded."""
+    pick = rng.choice
+    chance = lambda p: rng.random() < p
+
+    def rand_array(shape):
+        n = int(np.prod(shape))
+        return (np.array([rng.randint(-16, 16) for _ in range(n)], dtype=np.float64).reshape(shape) / 8.0
+                ).astype(np.float32)
+
+    width = pick(FEATURE_WIDTHS)
+    if g.has("rootdims"):
+        F = Dim("F", width)
+        g.prog.defines["F"] = width
+        root.generics.append("F: dim")
+    else:
+        F = Dim(str(width), width)
+    src, dst = pick(alld), pick(alld)
+    degs = [rng.randint(0, 4) for _ in range(dst.val)]
+    if degs and chance(0.5):
+        degs[rng.randrange(len(degs))] = rng.randint(20, 70)  # a hub
+    if src.val == 0:
+        degs = [0] * dst.val
+    col = [rng.randint(0, src.val - 1) for _ in range(sum(degs))]
+    rp = np.concatenate([[0], np.cumsum(degs)]).astype(np.int64)
+    ef = Dim("EF", len(col), runtime=True)
+    entry.generics.append("EF: dim")
+    rel = Var("fg", [src, dst, ef], "rel", kind="relation")
+    entry.params.append(rel)
+    g.prog.relations["fg"] = (rp, np.array(col, dtype=np.int64))
+    h = Var("h", [src, F], "f32", "f32", mag=2.0, bits=3, kind="input")
+    entry.params.append(h)
+    g.prog.inputs["h"] = rand_array(h.shape())
+    n, f, s, e = g.name("n"), g.name("f"), g.name("s"), g.name("e")
+    hs = Access(h, [Ref(s, "i64", mag=src.val), Ref(f, "i64", mag=width)])
+    msgs = [hs]
+    hd = w = None
+    if chance(0.6):
+        hd = Var("hd", [dst, F], "f32", "f32", mag=2.0, bits=3, kind="input")
+        entry.params.append(hd)
+        g.prog.inputs["hd"] = rand_array(hd.shape())
+        hd = Access(hd, [Ref(n, "i64", mag=dst.val), Ref(f, "i64", mag=width)])
+        msgs += [Bin("-", hs, hd), Bin("*", hs, hd), Call("max", [hs, hd], "f32", mag=2.0)]
+    if col and chance(0.6):
+        w = Var("few", [ef], "f32", "f32", mag=2.0, bits=3, kind="input")
+        entry.params.append(w)
+        g.prog.inputs["few"] = rand_array(w.shape())
+        w = Access(w, [Ref(e, "i64", mag=len(col))])
+        msgs += [Bin("*", hs, w)]
+        if hd is not None:
+            msgs += [Bin("*", Bin("-", hs, hd), w)]
+    if g.has("math"):
+        fn = pick(["relu", "tanh", "sigmoid"])
+        g.prog.imports.add(("std.math", fn))
+        msgs.append(Call(fn, [pick(msgs)], "f32", mag=2.0))
+    body = pick(msgs)
+    red = pick(["sum", "sum", "max", "min", "mean"])
+    rows = max(degs) if degs else 0
+    r = Reduce(red, [], body, "f32", body.mag * max(1, rows) if red == "sum" else body.mag, None,
+               relation=(rel, Ref(n, "i64", mag=dst.val), s, e if w is not None else None))
+    if 0 in degs and red != "sum":
+        r.form = "emptyrel"
+    agg = Var(g.name("agg"), [dst, F], "f32", "f32", mag=r.mag, bits=None)
+    entry.stmts.append(Let(agg, Comp([Binder(n, dst), Binder(f, F)], r)))
+    g.prog.forms.add("featrel")
+    return agg
 
 
 def add_patches(g, sc, entry, dimeq, img):

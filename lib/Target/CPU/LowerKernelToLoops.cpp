@@ -253,6 +253,41 @@ DictionaryAttr scheduleAttr(OpBuilder &b, gf_kernel::LaunchOp launch) {
   return b.getDictionaryAttr(schedule);
 }
 
+/// A phase of a lane-split tile: `body(row of the tile, k)` for every row
+/// below `rows` and k below `inner`, as an `scf.parallel` marked for a
+/// target that runs the phases of a tile over a block's threads. Only dims
+/// of more than one iteration become loop dims: canonicalization rebuilds a
+/// parallel loop without its unit dims (or inlines a loop of one iteration)
+/// and drops the markers with it, and then the target cannot find the tile
+/// (a relation with a single destination row, say). A phase of one
+/// iteration runs on k = 0 of `spread` iterations instead.
+void buildPhase(OpBuilder &b, Location loc, int64_t rows, int64_t inner, int64_t spread, DictionaryAttr schedule,
+                function_ref<void(OpBuilder &, Value, Value)> body) {
+  Value c0 = indexConst(b, loc, 0), c1 = indexConst(b, loc, 1);
+  bool single = rows == 1 && inner == 1 && spread > 1;
+  SmallVector<Value> ubs;
+  if (rows > 1)
+    ubs.push_back(indexConst(b, loc, rows));
+  if (inner > 1 || single || ubs.empty())
+    ubs.push_back(indexConst(b, loc, single ? spread : inner));
+  SmallVector<Value> lbs(ubs.size(), c0), steps(ubs.size(), c1);
+  auto p = b.create<scf::ParallelOp>(loc, lbs, ubs, steps);
+  p->setAttr("linnet.lanes", b.getUnitAttr());
+  // The phases carry the schedule too: canonicalization inlines a tile
+  // loop of one tile, and the target finds the tile again from them.
+  p->setAttr("linnet.tile_schedule", schedule);
+  OpBuilder inb = OpBuilder::atBlockBegin(p.getBody());
+  ValueRange ivs = p.getInductionVars();
+  Value row = rows > 1 ? ivs[0] : c0;
+  Value k = inner > 1 || single ? ivs.back() : c0;
+  if (!single)
+    return body(inb, row, k);
+  auto first = inb.create<scf::IfOp>(loc, inb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, k, c0),
+                                     /*withElse=*/false);
+  OpBuilder fb = first.getThenBodyBuilder();
+  body(fb, row, c0);
+}
+
 struct LaunchLowering {
   gf_kernel::LaunchOp launch;
   SymbolTableCollection &symbols;
@@ -593,64 +628,53 @@ LogicalResult LaunchLowering::lowerLaneSplit(ArrayRef<gf::ReducerOp> reducers,
     }
 
   // Phase one: (row of the tile, lane).
-  auto reduce = pb.create<scf::ParallelOp>(loc, ValueRange{c0, c0},
-                                           ValueRange{tile, indexConst(pb, loc, lanes)},
-                                           ValueRange{c1, c1});
-  reduce->setAttr("linnet.lanes", pb.getUnitAttr());
-  // The phases carry the schedule too: canonicalization inlines a tile
-  // loop of one tile, and the target finds the tile again from them.
-  reduce->setAttr("linnet.tile_schedule", scheduleAttr(pb, launch));
+  DictionaryAttr schedule = scheduleAttr(pb, launch);
   LogicalResult status = success();
-  {
-    OpBuilder rb = OpBuilder::atBlockBegin(reduce.getBody());
-    Value i = reduce.getInductionVars()[0], lane = reduce.getInductionVars()[1];
+  buildPhase(pb, loc, blockRows, lanes, lanes, schedule, [&](OpBuilder &rb, Value i, Value lane) {
     Value d = rb.create<arith::AddIOp>(loc, r0, i);
     auto inside = rb.create<scf::IfOp>(loc, rb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, d, rows),
                                        /*withElse=*/false);
     OpBuilder ib = inside.getThenBodyBuilder();
     status = emitRow(ib, loc, d, reducers, outs, lane, lanes, partials, ValueRange{i, lane});
-  }
+  });
   if (failed(status))
     return failure();
 
   // Phase two: each row of the tile combines its lanes in order.
-  auto combine = pb.create<scf::ParallelOp>(loc, ValueRange{c0}, ValueRange{tile}, ValueRange{c1});
-  combine->setAttr("linnet.lanes", pb.getUnitAttr());
-  combine->setAttr("linnet.tile_schedule", scheduleAttr(pb, launch));
-  OpBuilder cb = OpBuilder::atBlockBegin(combine.getBody());
-  Value i = combine.getInductionVars()[0];
-  Value d = cb.create<arith::AddIOp>(loc, r0, i);
-  auto inside = cb.create<scf::IfOp>(loc, cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, d, rows),
-                                     /*withElse=*/false);
-  OpBuilder ib = inside.getThenBodyBuilder();
-  SmallVector<Value> first;
-  for (Value p : partials)
-    first.push_back(ib.create<memref::LoadOp>(loc, p, ValueRange{i, c0}));
-  auto fold = ib.create<scf::ForOp>(
-      loc, c1, indexConst(ib, loc, lanes), c1, first,
-      [&](OpBuilder &lb, Location l, Value lane, ValueRange state) {
-        SmallVector<Value> next;
-        unsigned at = 0;
-        for (gf::ReducerOp r : reducers) {
-          unsigned ns = r.getStateTypes().size();
-          SmallVector<Value> pair(state.slice(at, ns));
-          for (unsigned k = 0; k < ns; ++k)
-            pair.push_back(lb.create<memref::LoadOp>(l, partials[at + k], ValueRange{i, lane}));
-          auto combined = inlineRegion(lb, r.getCombine(), pair);
-          if (failed(combined)) {
-            status = failure();
-            next.assign(state.begin(), state.end());
-            break;
+  buildPhase(pb, loc, blockRows, 1, lanes, schedule, [&](OpBuilder &cb, Value i, Value) {
+    Value d = cb.create<arith::AddIOp>(loc, r0, i);
+    auto inside = cb.create<scf::IfOp>(loc, cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, d, rows),
+                                       /*withElse=*/false);
+    OpBuilder ib = inside.getThenBodyBuilder();
+    SmallVector<Value> first;
+    for (Value p : partials)
+      first.push_back(ib.create<memref::LoadOp>(loc, p, ValueRange{i, c0}));
+    auto fold = ib.create<scf::ForOp>(
+        loc, c1, indexConst(ib, loc, lanes), c1, first,
+        [&](OpBuilder &lb, Location l, Value lane, ValueRange state) {
+          SmallVector<Value> next;
+          unsigned at = 0;
+          for (gf::ReducerOp r : reducers) {
+            unsigned ns = r.getStateTypes().size();
+            SmallVector<Value> pair(state.slice(at, ns));
+            for (unsigned k = 0; k < ns; ++k)
+              pair.push_back(lb.create<memref::LoadOp>(l, partials[at + k], ValueRange{i, lane}));
+            auto combined = inlineRegion(lb, r.getCombine(), pair);
+            if (failed(combined)) {
+              status = failure();
+              next.assign(state.begin(), state.end());
+              break;
+            }
+            llvm::append_range(next, *combined);
+            at += ns;
           }
-          llvm::append_range(next, *combined);
-          at += ns;
-        }
-        lb.create<scf::YieldOp>(l, next);
-      });
-  if (failed(status))
-    return failure();
+          lb.create<scf::YieldOp>(l, next);
+        });
+    if (succeeded(status))
+      status = finalizeRow(ib, loc, reducers, fold.getResults(), outs, d);
+  });
   // The buffer deallocation pipeline frees the scratch after its tile.
-  return finalizeRow(ib, loc, reducers, fold.getResults(), outs, d);
+  return status;
 }
 
 int64_t LaunchLowering::featureLanes(ArrayRef<gf::ReducerOp> reducers, ArrayRef<Value> outs,
@@ -777,12 +801,7 @@ LogicalResult LaunchLowering::lowerFeatureSplit(ArrayRef<gf::ReducerOp> reducers
 
   // A phase: (row of the tile, k < inner) over the block's threads.
   auto phase = [&](OpBuilder &ob, int64_t inner, function_ref<void(OpBuilder &, Value, Value)> body) {
-    auto p = ob.create<scf::ParallelOp>(loc, ValueRange{c0, c0}, ValueRange{tile, indexConst(ob, loc, inner)},
-                                        ValueRange{c1, c1});
-    p->setAttr("linnet.lanes", ob.getUnitAttr());
-    p->setAttr("linnet.tile_schedule", schedule);
-    OpBuilder inb = OpBuilder::atBlockBegin(p.getBody());
-    body(inb, p.getInductionVars()[0], p.getInductionVars()[1]);
+    buildPhase(ob, loc, blockRows, inner, lanes, schedule, body);
   };
   auto loadStates = [&](OpBuilder &ob, Value i, Value l) {
     SmallVector<Value> st;

@@ -20,6 +20,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 
@@ -58,6 +60,7 @@ struct CpuifyPass : public impl::LinnetCUDACpuifyBase<CpuifyPass> {
     });
     if (nested.wasInterrupted())
       return failure();
+    collectWritten(launch);
     if (!launch.getWorkgroupAttributions().empty() || !launch.getPrivateAttributions().empty())
       return launch.emitError("cpuify: kernels with memory attributions are not supported");
     launch_ = launch;
@@ -109,7 +112,50 @@ private:
   Value c0_, c1_;
   SmallVector<Value> shared_;
 
+  /// Memrefs (their roots, through views) the kernel writes.
+  llvm::DenseSet<Value> written_;
+
   bool inKernel(Operation *op) const { return op && launch_->isProperAncestor(op); }
+
+  static Value root(Value m) {
+    while (auto view = m.getDefiningOp<ViewLikeOpInterface>())
+      m = view.getViewSource();
+    return m;
+  }
+
+  void collectWritten(gpu::LaunchOp launch) {
+    written_.clear();
+    launch.getBody().walk([&](Operation *op) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects) {
+        if (!isMemoryEffectFree(op))
+          for (Value o : op->getOperands())
+            if (isa<MemRefType>(o.getType()))
+              written_.insert(root(o));
+        return;
+      }
+      SmallVector<MemoryEffects::EffectInstance> list;
+      effects.getEffects(list);
+      for (const MemoryEffects::EffectInstance &e : list)
+        if (isa<MemoryEffects::Write>(e.getEffect()))
+          if (Value v = e.getValue(); v && isa<MemRefType>(v.getType()))
+            written_.insert(root(v));
+    });
+  }
+
+  /// A read of memory no thread of this kernel writes (a relation's row
+  /// pointers): every thread reads the same value, so it may be computed
+  /// once for the block like a pure value. Canonicalization inlines the
+  /// loop marked `linnet.uniform` where it has one iteration (a tile of
+  /// one row), leaving such reads unmarked.
+  bool readOnlyLoad(Operation *def) const {
+    Value m;
+    if (auto load = dyn_cast<memref::LoadOp>(def))
+      m = load.getMemRef();
+    else
+      return false;
+    return !written_.contains(root(m));
+  }
 
   /// `v` at the block's level (outside the thread loops): a value every
   /// thread computes alike, cloned once for the block.
@@ -123,7 +169,8 @@ private:
                  : success();
     if (!inKernel(def))
       return success();
-    if (!def->hasAttr("linnet.uniform") && (!isMemoryEffectFree(def) || def->getNumRegions() > 0))
+    if (!def->hasAttr("linnet.uniform") && !readOnlyLoad(def) &&
+        (!isMemoryEffectFree(def) || def->getNumRegions() > 0))
       return def->emitError("cpuify: a value every thread must compute alike has effects");
     // What it uses from outside itself, first.
     SmallVector<Value> used;

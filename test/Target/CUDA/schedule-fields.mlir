@@ -60,8 +60,8 @@
 // CHECK: memref.alloc() {linnet.workgroup} : memref<16x32xvector<2xf32>>
 // CHECK: memref.alloc() {linnet.workgroup} : memref<1x16x16xi64>
 // CHECK: scf.for
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c16, %c16{{.*}})
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c16, %c32{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %c0{{.*}}) to (%c16{{.*}}, %c16{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %c0{{.*}}) to (%c16{{.*}}, %c32{{.*}})
 // CHECK: } {linnet.neighbor_tiles, linnet.pipeline_stages = 1 : i64
 
 "gf.reducer"() <{sym_name = "sum", kind = "algebraic", associative = true, commutative = true, message_types = [f32], state_types = [f32], result_types = [f32]}> ({
