@@ -481,6 +481,7 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
   PassManager pm(ctx);
   support::enablePassTiming(pm);
   OpPassManager &dev = pm.nest<gpu::GPUModuleOp>();
+  dev.addPass(createLinnetCUDAWidenHalfMath());
   dev.addPass(createLowerAffinePass());
   dev.addPass(arith::createArithExpandOpsPass());
   dev.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));

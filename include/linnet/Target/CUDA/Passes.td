@@ -106,6 +106,21 @@ def LinnetCUDAPromoteWorkgroup : Pass<"linnet-cuda-promote-workgroup", "::mlir::
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def LinnetCUDAWidenHalfMath : Pass<"linnet-cuda-widen-half-math"> {
+  let summary = "Math functions of bf16 and f16 values computed in f32";
+  let description = [{
+    NVPTX has no bf16 or f16 form of the math functions (pow, exp, tanh,
+    ...) that `math` ops lower to, and LLVM's instruction selection aborts
+    on them. Each `math` op with bf16 or f16 operands or results (scalars
+    or vectors) is rebuilt on f32: its float operands widened (`arith.extf`,
+    exact), the op computed in f32 with its attributes, each result rounded
+    back (`arith.truncf`). That is how the reference interpreter computes
+    a half math function (in f32, rounded once), so results agree.
+    Integer operands (the exponent of `math.fpowi`) are left as they are.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LinnetCUDALowerLaunches : Pass<"linnet-cuda-lower-launches", "::mlir::ModuleOp"> {
   let summary = "gpu.launch_func to calls of the CUDA host runtime";
   let description = [{
