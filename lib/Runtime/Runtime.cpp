@@ -608,6 +608,28 @@ std::vector<ProfileEvent> Model::takeProfile(uint64_t &dropped) {
   return std::vector<ProfileEvent>(events, events + count);
 }
 
+std::vector<TimedCommand> linnet::rt::pairProfileEvents(const std::vector<ProfileEvent> &events,
+                                                       size_t timers) {
+  std::vector<TimedCommand> out;
+  std::vector<size_t> open; // begins not yet ended
+  for (size_t k = 0; k < events.size(); ++k) {
+    const ProfileEvent &e = events[k];
+    if (e.task >= timers)
+      continue;
+    if (!e.end) {
+      open.push_back(k);
+      continue;
+    }
+    auto b = std::find_if(open.rbegin(), open.rend(), [&](size_t o) { return events[o].task == e.task; });
+    if (b == open.rend())
+      continue;
+    uint64_t begin = events[*b].ns;
+    open.erase(std::next(b).base());
+    out.push_back({e.task, begin, e.ns});
+  }
+  return out;
+}
+
 bool Model::call(const std::string &entry, const std::vector<TensorView> &inputs,
                  std::vector<OwnedTensor> &results, std::string &error) {
   return invoke(entry, inputs, results, error, /*run=*/true);

@@ -7,12 +7,22 @@
 // interpreter computed beforehand; the runner calls the entry and compares.
 //
 //   linnet-device-run CASES.json
+//   linnet-device-run --bench BENCH.json   times cases (bench/cuda)
 //   linnet-device-run --probe      the GPU it would run on, or why none
 //
 // CASES.json: {"cases": [{"name", "artifact", "weights"?, "entry",
 //   "inputs": [NPY...], "expected": [NPY...], "repeat"?, "rtol"?, "atol"?}]}
 // (paths relative to CASES.json's folder). Prints a line per case and
 // "N passed, N failed"; exit 1 when one failed.
+//
+// BENCH.json: {"benches": [{"name", "artifact", "weights"?, "entry",
+//   "inputs": [NPY...], "warmup"?, "iterations"?, "output"?: NPY}]}: each
+// entry called warmup + iterations times; prints one line a bench,
+// `BENCH {"name", "wall_ms", "device_ms", "commands"}` with medians over
+// the timed calls: the wall time of a call (its copies in and out
+// included) and, for an artifact built with --profile, the time inside
+// its timed commands (CUDA events on a GPU), in all and by command.
+// "output" keeps the last call's first result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +34,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -103,9 +116,108 @@ std::string compare(const rt::OwnedTensor &got, const rt::OwnedTensor &want, dou
 
 } // namespace
 
+/// A case's model and inputs, read as CASES.json and BENCH.json name them.
+struct Loaded {
+  std::unique_ptr<rt::Model> model;
+  std::vector<rt::OwnedTensor> inputs;
+  std::vector<rt::TensorView> views;
+};
+
+bool load(const nlohmann::json &c, const std::function<std::string(const nlohmann::json &)> &at, Loaded &out,
+          std::string &error) {
+  rt::LoadOptions opts;
+  if (c.contains("weights"))
+    opts.weightsPath = at(c["weights"]);
+  out.model = rt::Model::load(at(c["artifact"]), opts, error);
+  if (!out.model)
+    return false;
+  // The entry's input dtypes: a bf16 input comes as f32 values that are
+  // bf16 values (numpy has no bf16).
+  std::vector<rt::DType> dtypes;
+  for (const rt::EntrySig &e : out.model->info().entries)
+    if (e.name == c.value("entry", ""))
+      for (const rt::TensorSig &in : e.inputs)
+        dtypes.push_back(in.dtype);
+  for (const nlohmann::json &f : c.value("inputs", nlohmann::json::array())) {
+    size_t k = out.inputs.size();
+    std::optional<rt::OwnedTensor> t =
+        k < dtypes.size() ? rt::readNpyFor(at(f), dtypes[k], error) : rt::readNpy(at(f), error);
+    if (!t)
+      return false;
+    out.inputs.push_back(std::move(*t));
+  }
+  for (const rt::OwnedTensor &t : out.inputs)
+    out.views.push_back(t.view());
+  return true;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// --bench: each bench's calls timed; a line of JSON per bench.
+int bench(const nlohmann::json &doc, const std::function<std::string(const nlohmann::json &)> &at) {
+  int failed = 0;
+  for (const nlohmann::json &c : doc["benches"]) {
+    std::string name = c.value("name", "?"), error;
+    Loaded l;
+    std::vector<rt::OwnedTensor> results;
+    std::string entry = c.value("entry", "");
+    int warmup = std::max(0, c.value("warmup", 3)), iterations = std::max(1, c.value("iterations", 20));
+    bool ok = load(c, at, l, error);
+    for (int i = 0; ok && i < warmup; ++i)
+      ok = l.model->call(entry, l.views, results, error);
+    uint64_t dropped = 0;
+    if (ok)
+      l.model->takeProfile(dropped);
+    static const rt::ArtifactInfo none;
+    const rt::ArtifactInfo &info = ok ? l.model->info() : none;
+    std::vector<double> wall, device;
+    std::map<std::string, std::vector<double>> commands;
+    for (int i = 0; ok && i < iterations; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      ok = l.model->call(entry, l.views, results, error);
+      wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (!ok || !l.model->profiled())
+        continue;
+      std::vector<rt::ProfileEvent> events = l.model->takeProfile(dropped);
+      double inside = 0;
+      std::map<std::string, double> perCall;
+      for (const rt::TimedCommand &t : rt::pairProfileEvents(events, info.profileTasks.size())) {
+        double ms = double(t.end - t.begin) / 1e6;
+        inside += ms;
+        perCall[info.profileTasks[t.task]] += ms;
+      }
+      device.push_back(inside);
+      for (const auto &[task, ms] : perCall)
+        commands[task].push_back(ms);
+    }
+    if (ok && c.contains("output") && !results.empty())
+      ok = rt::writeNpy(at(c["output"]), results[0].view(), error);
+    if (!ok) {
+      ++failed;
+      std::cout << fmt::format("{}: FAILED: {}\n", name, error);
+      continue;
+    }
+    nlohmann::json line = {{"name", name}, {"wall_ms", median(wall)}, {"iterations", iterations}};
+    if (!device.empty()) {
+      line["device_ms"] = median(device);
+      for (auto &[task, ms] : commands)
+        line["commands"][task] = median(ms);
+    }
+    std::cout << "BENCH " << line.dump() << std::endl;
+  }
+  return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    std::cerr << "usage: linnet-device-run CASES.json | --probe\n";
+  bool benchMode = argc == 3 && std::string(argv[1]) == "--bench";
+  if (argc != 2 && !benchMode) {
+    std::cerr << "usage: linnet-device-run CASES.json | --bench BENCH.json | --probe\n";
     return 2;
   }
   if (std::string(argv[1]) == "--probe") {
@@ -120,42 +232,31 @@ int main(int argc, char **argv) {
     return 0;
   }
   cuda::registerCudaRuntime();
-  fs::path casesPath = argv[1], base = casesPath.parent_path();
+  fs::path casesPath = argv[benchMode ? 2 : 1], base = casesPath.parent_path();
   std::ifstream in(casesPath);
   nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  if (!in || doc.is_discarded() || !doc.contains("cases") || !doc["cases"].is_array()) {
-    std::cerr << fmt::format("linnet-device-run: {}: not a case list\n", casesPath.string());
+  const char *list = benchMode ? "benches" : "cases";
+  if (!in || doc.is_discarded() || !doc.contains(list) || !doc[list].is_array()) {
+    std::cerr << fmt::format("linnet-device-run: {}: not a {} list\n", casesPath.string(),
+                             benchMode ? "bench" : "case");
     return 2;
   }
-  auto at = [&](const nlohmann::json &j) { return (base / j.get<std::string>()).string(); };
+  std::function<std::string(const nlohmann::json &)> at = [&](const nlohmann::json &j) {
+    return (base / j.get<std::string>()).string();
+  };
+  if (benchMode)
+    return bench(doc, at);
   int passed = 0, failed = 0;
   for (const nlohmann::json &c : doc["cases"]) {
     std::string name = c.value("name", "?"), error, why;
     auto t0 = std::chrono::steady_clock::now();
-    rt::LoadOptions opts;
-    if (c.contains("weights"))
-      opts.weightsPath = at(c["weights"]);
-    std::unique_ptr<rt::Model> model = rt::Model::load(at(c["artifact"]), opts, error);
-    std::vector<rt::OwnedTensor> inputs, results;
-    if (!model)
+    Loaded l;
+    std::vector<rt::OwnedTensor> results;
+    if (!load(c, at, l, error))
       why = error;
-    for (const nlohmann::json &f : c.value("inputs", nlohmann::json::array())) {
-      if (!why.empty())
-        break;
-      std::optional<rt::OwnedTensor> t = rt::readNpy(at(f), error);
-      if (!t)
+    for (int r = 0; r < std::max(1, c.value("repeat", 1)) && why.empty(); ++r)
+      if (!l.model->call(c["entry"].get<std::string>(), l.views, results, error))
         why = error;
-      else
-        inputs.push_back(std::move(*t));
-    }
-    if (why.empty()) {
-      std::vector<rt::TensorView> views;
-      for (const rt::OwnedTensor &t : inputs)
-        views.push_back(t.view());
-      for (int r = 0; r < std::max(1, c.value("repeat", 1)) && why.empty(); ++r)
-        if (!model->call(c["entry"].get<std::string>(), views, results, error))
-          why = error;
-    }
     const nlohmann::json expected = c.value("expected", nlohmann::json::array());
     for (size_t k = 0; why.empty() && k < expected.size(); ++k) {
       std::optional<rt::OwnedTensor> want = rt::readNpy(at(expected[k]), error);

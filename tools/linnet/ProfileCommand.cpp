@@ -224,23 +224,10 @@ int tool::runProfile() {
                      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1.time_since_epoch()).count())});
     std::vector<rt::ProfileEvent> events = model->takeProfile(dropped);
     droppedTotal += dropped;
-    std::vector<size_t> open; // begins not yet ended (timers nest only by accident)
-    for (size_t k = 0; k < events.size(); ++k) {
-      const rt::ProfileEvent &e = events[k];
-      if (e.task >= timerTask.size())
-        continue;
-      if (!e.end) {
-        open.push_back(k);
-        continue;
-      }
-      auto b = std::find_if(open.rbegin(), open.rend(), [&](size_t o) { return events[o].task == e.task; });
-      if (b == open.rend())
-        continue;
-      uint64_t begin = events[*b].ns;
-      open.erase(std::next(b).base());
-      execs.push_back({e.task, it, begin, e.ns});
-      perTimer[e.task].first += double(e.ns - begin);
-      perTimer[e.task].second += 1;
+    for (const rt::TimedCommand &t : rt::pairProfileEvents(events, timerTask.size())) {
+      execs.push_back({t.task, it, t.begin, t.end});
+      perTimer[t.task].first += double(t.end - t.begin);
+      perTimer[t.task].second += 1;
     }
   }
   if (droppedTotal)

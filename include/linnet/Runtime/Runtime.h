@@ -124,6 +124,16 @@ struct ProfileEvent {
   uint32_t end; // 0: begin, 1: end
   uint64_t ns;
 };
+/// One execution of a timed command: a begin and an end event paired.
+struct TimedCommand {
+  uint32_t task;
+  uint64_t begin, end; // ns
+};
+/// Pairs each end event with the latest unmatched begin of the same timer,
+/// in event order (timers nest only by accident). Events of timers at or
+/// above `timers` and events left unmatched are skipped.
+std::vector<TimedCommand> pairProfileEvents(const std::vector<ProfileEvent> &events, size_t timers);
+
 /// Parses runtime.json's text strictly: every field typed, unknown fields,
 /// duplicate tensors or entries refused, each entry's symbol the ABI's
 /// `linnet_entry_<name>`, signature dims over the entry's declared generics,
