@@ -248,6 +248,12 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
 }
 
 void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) {
+  // Index checks a loop's own bounds prove (`d < Head` for d in 0 .. Head,
+  // inside a reduction the importer lowers to a loop) fold away while the
+  // loops are still structured: their status stores kept the loops scalar
+  // (decode's attention read the KV cache at ~5 GB/s).
+  pm.addPass(createLinnetCPUFoldLoopChecks());
+  pm.addPass(createCanonicalizerPass());
   // scf.parallel (row tiles) becomes an OpenMP worksharing loop.
   bool parallel = options.parallel && openMPAvailable();
   if (parallel) {

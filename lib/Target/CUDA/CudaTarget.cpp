@@ -11,6 +11,7 @@
 
 #include "linnet/Config.h"
 #include "linnet/Target/CPU/CPUCodegen.h"
+#include "linnet/Target/CPU/Passes.h"
 #include "linnet/Target/CUDA/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -482,6 +483,9 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
   support::enablePassTiming(pm);
   OpPassManager &dev = pm.nest<gpu::GPUModuleOp>();
   dev.addPass(createLinnetCUDAWidenHalfMath());
+  // Index checks the kernel's loops decide, folded as on the host.
+  dev.addPass(cpu::createLinnetCPUFoldLoopChecks());
+  dev.addPass(createCanonicalizerPass());
   dev.addPass(createLowerAffinePass());
   dev.addPass(arith::createArithExpandOpsPass());
   dev.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));

@@ -153,6 +153,22 @@ def LinnetCPUMathToLibm : Pass<"linnet-cpu-math-to-libm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::vector::VectorDialect"];
 }
 
+def LinnetCPUFoldLoopChecks : Pass<"linnet-cpu-fold-loop-checks"> {
+  let summary = "Integer comparisons a loop's bounds decide, as constants";
+  let description = [{
+    An `arith.cmpi` of an `scf.for` or `scf.parallel` induction variable
+    (constant bounds and step) against a constant, or of two such values,
+    whose result the ranges decide becomes an `i1` constant: the variable
+    takes lb, lb + step, ... up to the last value below ub. The run-time
+    index checks the importer emits for a reduction's binder (`d < Head`
+    with d over 0 .. Head) then fold away with the canonicalizer, and the
+    loops they guarded vectorize (their status stores kept them scalar).
+    MLIR 19's integer range analysis takes ub itself as a possible value
+    and folds none of these.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LinnetCPUWidenBf16 : Pass<"linnet-cpu-widen-bf16", "::mlir::ModuleOp"> {
   let summary = "bf16 arithmetic as f32 arithmetic, each result rounded to bf16";
   let description = [{
