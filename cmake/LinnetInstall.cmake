@@ -1,4 +1,4 @@
-# `cmake --install`: the tools (linnet, linnet-opt), the runtime as a shared
+# `cmake --install`: the tools (linnet, linnet-opt, linnet-translate), the runtime as a shared
 # library exporting the C API only (liblinnet_runtime.so), the C header
 # (include/linnet-c/Runtime.h), the standard library and the target files,
 # a CMake package (find_package(linnet) -> linnet::runtime) and a
@@ -33,8 +33,8 @@ target_include_directories(linnet_runtime INTERFACE $<INSTALL_INTERFACE:${CMAKE_
 
 # Installed binaries find LLVM's and MLIR's shared libraries where Debian
 # keeps them (not on the default search path).
-set_target_properties(linnet linnet-opt linnet_runtime PROPERTIES INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
-install(TARGETS linnet linnet-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
+set_target_properties(linnet linnet-opt linnet-translate linnet_runtime PROPERTIES INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
+install(TARGETS linnet linnet-opt linnet-translate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 install(TARGETS linnet_runtime EXPORT linnetTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/include/linnet-c/Runtime.h

@@ -32,7 +32,8 @@ if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas") or os.en
     config.available_features.add("ptxas")
 
 tool_dirs = [config.linnet_tools_dir, config.llvm_tools_dir]
-tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore")]
+tools = ["linnet", ToolSubst("linnet-opt", unresolved="ignore"),
+         ToolSubst("linnet-translate", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # `linnet run MODEL.ln` builds into the artifact cache, which has no shared
 # fallback, and lit passes no HOME: the suite's own cache, in the build tree.

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -237,7 +239,15 @@ private:
 
   void checkKind(const Op &o, const std::string &path, const std::vector<const json *> &in) {
     auto res = [&](size_t i) -> const json * { return i < o.results.size() ? &o.results[i].type : nullptr; };
-    if (o.kind == kind::Arith && o.operands.size() == 2 && in[0] && in[1]) {
+    if (o.kind == kind::Struct) {
+      // One field name per operand: a reader indexes one by the other.
+      const json &fields = o.attrs["fields"];
+      if (!fields.is_array() || fields.size() != o.operands.size() ||
+          !std::all_of(fields.begin(), fields.end(), [](const json &f) { return f.is_string(); }))
+        report(path + ".attrs.fields",
+               fmt::format("'struct' of {} operand{} needs one field name each, found {}", o.operands.size(),
+                           o.operands.size() == 1 ? "" : "s", fields.dump()));
+    } else if (o.kind == kind::Arith && o.operands.size() == 2 && in[0] && in[1]) {
       const json &a = *in[0], &b = *in[1];
       if (known(a) && known(b) && a.value("kind", "") == "tensor" && b.value("kind", "") == "tensor" &&
           a["shape"] != b["shape"])

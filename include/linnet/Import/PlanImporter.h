@@ -45,6 +45,10 @@ struct ModelTensor {
   bool required = false;
 };
 
+/// Most tensors a model may have once arrays of sub blocks are expanded:
+/// beyond it expandManifest refuses the plan instead of exhausting memory.
+inline constexpr uint64_t kMaxModelTensors = uint64_t(1) << 20;
+
 /// Expands the plan's manifest in manifest order; an optional tensor is
 /// present when `presentOptional` names it (the tensors of the weights file).
 /// An optional sub block is present when `presentOptional` holds every tensor

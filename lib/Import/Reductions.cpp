@@ -1,0 +1,537 @@
+//===- Reductions.cpp - Reductions and split folds ------------------------===//
+//
+// Built-in and user reducers as identity, lift, combine and finalize over
+// flattened states, and reductions as scf.for folds over their domains (a
+// relation index over its CSR row, a triangular filter as the loop's bound);
+// a long fold with an associative user reducer is split into chunks folded in
+// parallel and combined in order (flash-decoding, ImportOptions::foldChunks).
+//
+//===----------------------------------------------------------------------===//
+#include "ImporterImpl.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace linnet::import::detail {
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+void Importer::leaves(const V &v, std::vector<Value> &out) {
+  if (v.k == V::Scalar || v.k == V::Tensor)
+    out.push_back(v.v);
+  else if (v.k == V::Agg)
+    for (const V &e : v.elems)
+      leaves(e, out);
+}
+
+V Importer::rebuild(const V &templ, ValueRange vals, size_t &pos) {
+  if (templ.k == V::Scalar)
+    return V::scalar(vals[pos++]);
+  if (templ.k == V::Tensor)
+    return V::tensor(vals[pos++]);
+  V a = templ;
+  for (V &e : a.elems)
+    e = rebuild(e, vals, pos);
+  return a;
+}
+
+SmallVector<Value> Importer::carried(const V &upd, const std::vector<Value> &initLeaves,
+                                     ValueRange iters) {
+  std::vector<Value> updLeaves;
+  leaves(upd, updLeaves);
+  SmallVector<Value> out;
+  for (size_t k = 0; k < updLeaves.size(); ++k) {
+    Value u = convert(updLeaves[k], initLeaves[k].getType());
+    if (auto tt = dyn_cast<RankedTensorType>(u.getType()); tt && tt.hasStaticShape())
+      u = b_.create<linalg::CopyOp>(loc_, u, iters[k]).getResult(0);
+    out.push_back(u);
+  }
+  return out;
+}
+
+bool Importer::signedOnly(const ir::BuiltinReducer *r) {
+  return !r || r->dividesByCount ||
+         (r->combine != ir::ReduceCombine::Add && r->combine != ir::ReduceCombine::Mul);
+}
+
+Value Importer::identityConstant(ir::ReduceIdentity id, Type t) {
+  switch (id) {
+  case ir::ReduceIdentity::Zero:
+  case ir::ReduceIdentity::False: return constant(t, 0);
+  case ir::ReduceIdentity::One:
+  case ir::ReduceIdentity::True: return constant(t, 1);
+  case ir::ReduceIdentity::Lowest:
+  case ir::ReduceIdentity::Highest: break;
+  }
+  bool lowest = id == ir::ReduceIdentity::Lowest;
+  if (isFloat(t))
+    return infinity(t, lowest);
+  int64_t w = t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
+  return b_.create<arith::ConstantOp>(
+      loc_, t, b_.getIntegerAttr(t, lowest ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w)));
+}
+
+Importer::Reducer Importer::builtinReducer(const std::string &name, Type t) {
+  const ir::BuiltinReducer *br = ir::findBuiltinReducer(name);
+  if (!br)
+    fail(fmt::format("{}: unknown reducer '{}'", where_, name));
+  if (!br->dividesByCount)
+    return combiningReducer(*br, t);
+  // (sum, count): the count is of the messages combined, so a filter
+  // (`mean(k: N where k <= i)`) or a CSR row counts what it keeps.
+  Reducer r;
+  Reducer sum = combiningReducer(*br, t);
+  Type i64 = b_.getI64Type();
+  auto pair = [](V s, V n) {
+    V a;
+    a.k = V::Agg;
+    a.elems = {s, n};
+    a.names = {"sum", "count"};
+    return a;
+  };
+  r.identity = [=, this] { return pair(sum.identity(), V::scalar(constant(i64, 0))); };
+  r.lift = [=, this](const std::vector<V> &m) {
+    return pair(sum.lift(m), V::scalar(constant(i64, 1)));
+  };
+  r.combine = [=, this](const V &a, const V &c) {
+    return pair(sum.combine(a.elems[0], c.elems[0]),
+                V::scalar(b_.create<arith::AddIOp>(loc_, a.elems[1].v, c.elems[1].v)));
+  };
+  // An empty mean is 0 (its sum over max(count, 1)), for every dtype:
+  // PyG's and DGL's mean aggregation of an isolated node.
+  Type at = accumulatorType(*br, t);
+  r.finalize = [=, this](const V &s) {
+    Value n = b_.create<arith::MaxSIOp>(loc_, s.elems[1].v, constant(i64, 1));
+    return V::scalar(convert(binary("div", s.elems[0].v, convert(n, at), at), t));
+  };
+  return r;
+}
+
+const ir::BuiltinReducer &Importer::onBool(const ir::BuiltinReducer &br, Type t) {
+  if (!t.isInteger(1))
+    return br;
+  if (br.combine == ir::ReduceCombine::Max)
+    return *ir::findBuiltinReducer("any");
+  if (br.combine == ir::ReduceCombine::Min)
+    return *ir::findBuiltinReducer("all");
+  return br;
+}
+
+Type Importer::accumulatorType(const ir::BuiltinReducer &br, Type t) {
+  if (br.combine == ir::ReduceCombine::Add && (t.isF16() || t.isBF16()))
+    return b_.getF32Type();
+  return t;
+}
+
+Importer::Reducer Importer::combiningReducer(const ir::BuiltinReducer &reducer, Type t) {
+  const ir::BuiltinReducer &br = onBool(reducer, t);
+  Reducer r;
+  std::string comb(ir::combineOpName(br.combine));
+  ir::ReduceIdentity id = br.identity;
+  Type at = accumulatorType(br, t);
+  r.identity = [=, this] { return V::scalar(identityConstant(id, at)); };
+  r.lift = [=, this](const std::vector<V> &m) { return V::scalar(convert(scalarOf(m.at(0)).v, at)); };
+  // Sums may be reassociated: that is what lets LLVM vectorize a dot product.
+  r.combine = [=, this](const V &a, const V &c) {
+    return V::scalar(binary(comb, a.v, c.v, at, /*fast=*/comb == "add" || comb == "mul"));
+  };
+  r.finalize = [=, this](const V &s) { return at == t ? s : V::scalar(convert(s.v, t)); };
+  return r;
+}
+
+Importer::Reducer Importer::userReducer(const json &spec, Frame &f) {
+  std::string name = spec["name"];
+  const plan::Function *parts[4];
+  const char *names[4] = {"identity", "lift", "combine", "finalize"};
+  for (int i = 0; i < 4; ++i) {
+    auto it = fns_.find(name + "." + names[i]);
+    if (it == fns_.end())
+      fail(fmt::format("{}: reducer '{}' has no '{}'", where_, name, names[i]));
+    parts[i] = it->second;
+  }
+  // The reducer's generics, positionally from the use.
+  Frame rf;
+  const json &gens = parts[0]->generics;
+  const json &vals = spec.value("generics", json::array());
+  for (size_t i = 0; i < gens.size() && i < vals.size(); ++i) {
+    if (gens[i].value("kind", "") == "dtype")
+      rf.dtypes[gens[i]["var"]] = dtypeName(vals[i], f);
+    else
+      rf.dims[gens[i]["sym"]] = dim(vals[i], f);
+  }
+  Reducer r;
+  auto one = [this](std::vector<V> v) {
+    if (v.size() != 1)
+      fail(fmt::format("{}: a reducer part must return one value", where_));
+    return v[0];
+  };
+  r.identity = [=, this] { return one(call(*parts[0], rf, {})); };
+  r.lift = [=, this](const std::vector<V> &m) {
+    // The plan's reduce body yields one value per lift parameter.
+    if (m.size() != parts[1]->body.args.size())
+      fail(fmt::format("{}: reducer '{}': the body yields {} value{}, its lift takes {}", where_,
+                       name, m.size(), m.size() == 1 ? "" : "s", parts[1]->body.args.size()));
+    return one(call(*parts[1], rf, m));
+  };
+  r.combine = [=, this](const V &a, const V &c) { return one(call(*parts[2], rf, {a, c})); };
+  r.finalize = [=, this](const V &s) { return one(call(*parts[3], rf, {s})); };
+  return r;
+}
+
+std::optional<Value> Importer::triangularBound(const ir::Op &op, Frame &f, const DimV &domain) {
+  if (op.regions.size() < 2 || op.regions[1].args.size() != 1)
+    return std::nullopt;
+  const ir::Region &fr = op.regions[1];
+  ir::ValueId j = fr.args[0].id;
+  if (fr.ops.size() < 2 || fr.ops.back().kind != ir::kind::Yield)
+    return std::nullopt;
+  const ir::Op &cmp = fr.ops[fr.ops.size() - 2];
+  if (cmp.kind != ir::kind::Cmp || cmp.operands.size() != 2 || cmp.operands[0] != j ||
+      fr.ops.back().operands.size() != 1 || fr.ops.back().operands[0] != cmp.results[0].id)
+    return std::nullopt;
+  std::string pred = cmp.attrs["pred"];
+  if (pred != "le" && pred != "lt")
+    return std::nullopt;
+  for (size_t i = 0; i + 2 < fr.ops.size(); ++i) {
+    if (!fr.ops[i].regions.empty())
+      return std::nullopt;
+    for (ir::ValueId id : fr.ops[i].operands)
+      if (id == j)
+        return std::nullopt;
+  }
+  // Evaluate the bound's ops before the loop.
+  for (size_t i = 0; i + 2 < fr.ops.size(); ++i) {
+    std::vector<V> rs = operation(fr.ops[i], f);
+    for (size_t k = 0; k < fr.ops[i].results.size() && k < rs.size(); ++k)
+      f.env[fr.ops[i].results[k].id] = rs[k];
+  }
+  Value x = convert(scalarOf(get(f, cmp.operands[1])).v, b_.getIndexType());
+  if (pred == "le")
+    x = b_.create<arith::AddIOp>(loc_, x, cIndex(1));
+  Value hi = b_.create<arith::MinSIOp>(loc_, x, dimValue(domain));
+  return b_.create<arith::MaxSIOp>(loc_, hi, cIndex(0)).getResult();
+}
+
+//===----------------------------------------------------------------------===//
+// Split folds (flash-decoding)
+//===----------------------------------------------------------------------===//
+
+bool Importer::associativeUserReducer(const json &spec) {
+  if (!spec.is_object() || !spec.contains("name"))
+    return false;
+  auto it = fns_.find(spec["name"].get<std::string>() + ".combine");
+  if (it == fns_.end() || !it->second->reducer.is_object())
+    return false;
+  for (const json &p : it->second->reducer.value("properties", json::array()))
+    if (p == "associative")
+      return true;
+  return false;
+}
+
+std::optional<Importer::SplitFold> Importer::splitFold(const ir::Op &comp, Frame &f,
+                                                       const std::vector<DimV> &ds) {
+  if (foldChunks < 2)
+    return std::nullopt;
+  const ir::Region &body = comp.regions[0];
+  const ir::Op *red = nullptr;
+  for (const ir::Op &o : body.ops) {
+    if (o.kind == ir::kind::Reduce) {
+      red = &o;
+      break;
+    }
+    if (!o.regions.empty())
+      return std::nullopt;
+  }
+  if (!red || red->results.size() != 1 || !associativeUserReducer(red->attrs["reducer"]))
+    return std::nullopt;
+  const json &indices = red->attrs["indices"];
+  if (indices.size() != 1 || indices[0].contains("relation"))
+    return std::nullopt;
+  DimV len = dim(indices[0]["domain"], f);
+  // Chunks of at least 64 terms, at most foldChunks of them.
+  int64_t chunks = foldChunks;
+  if (len.c) {
+    if (*len.c < 128)
+      return std::nullopt;
+    chunks = std::clamp<int64_t>((*len.c + 63) / 64, 2, foldChunks);
+  }
+  SplitFold sf;
+  sf.op = red;
+  sf.red = userReducer(red->attrs["reducer"], f);
+  sf.init = sf.red.identity();
+  sf.chunks = chunks;
+  std::vector<Value> leafs;
+  leaves(sf.init, leafs);
+  SmallVector<Value> dyn;
+  for (const DimV &d : ds)
+    if (!d.c)
+      dyn.push_back(d.v);
+  for (Value l : leafs) {
+    SmallVector<int64_t> shape;
+    for (const DimV &d : ds)
+      shape.push_back(d.c ? *d.c : ShapedType::kDynamic);
+    shape.push_back(chunks);
+    Type et = l.getType();
+    if (auto tt = dyn_cast<RankedTensorType>(et)) {
+      if (!tt.hasStaticShape())
+        return std::nullopt;
+      llvm::append_range(shape, tt.getShape());
+      et = tt.getElementType();
+    } else if (!et.isIntOrIndexOrFloat()) {
+      return std::nullopt;
+    }
+    sf.partials.push_back(b_.create<tensor::EmptyOp>(loc_, shape, et, dyn));
+  }
+  // The chunk size: ceil(len / chunks).
+  Value n = dimValue(len);
+  Value size = b_.create<arith::DivUIOp>(loc_, b_.create<arith::AddIOp>(loc_, n, cIndex(chunks - 1)),
+                                         cIndex(chunks));
+  // The partial folds: a loop nest over [element..., chunk].
+  std::vector<Value> ivs;
+  std::function<ValueRange(size_t, ValueRange)> nest = [&](size_t i, ValueRange accs) -> ValueRange {
+    bool chunkLoop = i == ds.size();
+    auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), chunkLoop ? cIndex(chunks) : dimValue(ds[i]),
+                                      cIndex(1), accs);
+    loop->setAttr("linnet.elements", b_.getUnitAttr());
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    ivs.push_back(loop.getInductionVar());
+    ++nest_;
+    SmallVector<Value> next;
+    if (!chunkLoop) {
+      ValueRange r = nest(i + 1, loop.getRegionIterArgs());
+      next.assign(r.begin(), r.end());
+    } else {
+      std::vector<V> args;
+      for (size_t k = 0; k < ds.size(); ++k)
+        args.push_back(V::scalar(ivs[k]));
+      region(body, f, args, red);
+      ChunkRange range{ivs.back(), size};
+      V state = reduce(*red, f, &range).at(0);
+      std::vector<Value> vals;
+      leaves(state, vals);
+      for (size_t k = 0; k < vals.size(); ++k) {
+        Value acc = loop.getRegionIterArgs()[k];
+        Value v = convert(vals[k], leafs[k].getType());
+        if (auto tt = dyn_cast<RankedTensorType>(v.getType())) {
+          SmallVector<OpFoldResult> offs(ivs.begin(), ivs.end()), sizes(ivs.size(), b_.getIndexAttr(1)),
+              strides(ivs.size() + tt.getRank(), b_.getIndexAttr(1));
+          for (int64_t d : tt.getShape()) {
+            offs.push_back(b_.getIndexAttr(0));
+            sizes.push_back(b_.getIndexAttr(d));
+          }
+          next.push_back(b_.create<tensor::InsertSliceOp>(loc_, v, acc, offs, sizes, strides));
+        } else {
+          next.push_back(b_.create<tensor::InsertOp>(loc_, v, acc, ValueRange(ivs)));
+        }
+      }
+    }
+    --nest_;
+    ivs.pop_back();
+    b_.create<scf::YieldOp>(loc_, next);
+    return loop.getResults();
+  };
+  ValueRange done = nest(0, sf.partials);
+  sf.partials.assign(done.begin(), done.end());
+  return sf;
+}
+
+V Importer::combineChunks(const SplitFold &sf, ArrayRef<Value> ivs) {
+  std::vector<Value> initLeaves;
+  leaves(sf.init, initLeaves);
+  auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), cIndex(sf.chunks), cIndex(1), initLeaves);
+  {
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> at(ivs.begin(), ivs.end());
+    at.push_back(loop.getInductionVar());
+    SmallVector<Value> vals;
+    for (Value p : sf.partials) {
+      auto pt = cast<RankedTensorType>(p.getType());
+      int64_t lead = at.size();
+      if (pt.getRank() == lead) {
+        vals.push_back(b_.create<tensor::ExtractOp>(loc_, p, at));
+        continue;
+      }
+      auto leafT = RankedTensorType::get(pt.getShape().drop_front(lead), pt.getElementType());
+      SmallVector<OpFoldResult> offs(at.begin(), at.end()), sizes(lead, b_.getIndexAttr(1)),
+          strides(pt.getRank(), b_.getIndexAttr(1));
+      for (int64_t d : leafT.getShape()) {
+        offs.push_back(b_.getIndexAttr(0));
+        sizes.push_back(b_.getIndexAttr(d));
+      }
+      vals.push_back(b_.create<tensor::ExtractSliceOp>(loc_, leafT, p, offs, sizes, strides));
+    }
+    size_t pos = 0;
+    V part = rebuild(sf.init, vals, pos);
+    pos = 0;
+    V acc = rebuild(sf.init, loop.getRegionIterArgs(), pos);
+    b_.create<scf::YieldOp>(loc_, carried(sf.red.combine(acc, part), initLeaves, loop.getRegionIterArgs()));
+  }
+  size_t pos = 0;
+  return sf.red.finalize(rebuild(sf.init, loop.getResults(), pos));
+}
+
+std::vector<V> Importer::reduce(const ir::Op &op, Frame &f, const ChunkRange *range) {
+  const json &spec = op.attrs["reducer"];
+  if (!spec.is_string() && !(spec.is_object() && spec.contains("name")))
+    fail(fmt::format("{}: the reduction's reducer was not resolved (its generics could not be "
+                     "inferred; write them)",
+                     where_));
+  const json &indices = op.attrs["indices"];
+  bool filter = op.attrs.value("filter", false);
+  Type resultT;
+  const json &rt = op.results[0].type;
+  std::string rkind = rt.value("kind", "");
+  if (rkind == "scalar" || rkind == "tensor")
+    resultT = type(rt, f);
+  std::string builtinName = spec.is_string() ? spec.get<std::string>() : "";
+  if (!builtinName.empty() && (!resultT || !isa<IntegerType, IndexType, FloatType>(resultT)))
+    fail(fmt::format("{}: a built-in '{}' reduction must produce a scalar", where_, builtinName));
+  // A mean over dense domains without a filter divides by the domains'
+  // product (no count carried); otherwise it counts what it combines.
+  // The built-in reducers' identities and combines are signed: a sum or a
+  // product wraps the same in either reading, the others would not.
+  const ir::BuiltinReducer *builtin = ir::findBuiltinReducer(builtinName);
+  if (!builtinName.empty() && signedOnly(builtin) && isUnsigned(rt, f))
+    fail(fmt::format("{}: a '{}' reduction over an unsigned integer type is not supported by "
+                     "the CPU backend yet (cast the values to a signed type first)",
+                     where_, builtinName));
+  bool denseMean = builtin && builtin->dividesByCount && !filter;
+  for (const json &ix : indices)
+    denseMean &= !ix.contains("relation");
+  Reducer red = builtinName.empty() ? userReducer(spec, f)
+                : denseMean         ? combiningReducer(*builtin, resultT)
+                                    : builtinReducer(builtinName, resultT);
+
+  // Loop bounds of each index; a relation index loops over a destination's
+  // CSR row.
+  struct Loop {
+    bool relation = false;
+    DimV size;
+    V rel;
+    Value dst;
+  };
+  std::vector<Loop> loops;
+  for (const json &ix : indices) {
+    Loop l;
+    if (ix.contains("relation")) {
+      l.relation = true;
+      l.rel = get(f, op.operands.at(ix["relation"].get<size_t>()));
+      if (l.rel.k != V::Rel)
+        fail(fmt::format("{}: the relation of a reduction is not a relation input", where_));
+      l.dst = convert(scalarOf(get(f, op.operands.at(ix["target"].get<size_t>()))).v,
+                      b_.getIndexType());
+    } else {
+      l.size = dim(ix["domain"], f);
+    }
+    loops.push_back(l);
+  }
+  std::optional<Value> bound;
+  if (filter && loops.size() == 1 && !loops[0].relation)
+    bound = triangularBound(op, f, loops[0].size);
+
+  V init = red.identity();
+  std::vector<Value> initLeaves;
+  leaves(init, initLeaves);
+  std::vector<V> args;
+  std::function<ValueRange(size_t, ValueRange)> nestLoops;
+  std::vector<scf::ForOp> ops;
+  nestLoops = [&](size_t i, ValueRange state) -> ValueRange {
+    Loop &l = loops[i];
+    Value lo, hi;
+    if (l.relation) {
+      Value a = b_.create<tensor::ExtractOp>(loc_, l.rel.rowPtr, ValueRange{l.dst});
+      Value next = b_.create<arith::AddIOp>(loc_, l.dst, cIndex(1));
+      Value c = b_.create<tensor::ExtractOp>(loc_, l.rel.rowPtr, ValueRange{next});
+      lo = convert(a, b_.getIndexType());
+      hi = convert(c, b_.getIndexType());
+    } else {
+      lo = cIndex(0);
+      hi = bound ? *bound : dimValue(l.size);
+      if (range) {
+        // [c * size, min(hi, (c + 1) * size)): no iteration past the end.
+        lo = b_.create<arith::MulIOp>(loc_, range->chunk, range->size);
+        hi = b_.create<arith::MinSIOp>(loc_, hi, b_.create<arith::AddIOp>(loc_, lo, range->size));
+      }
+    }
+    auto loop = b_.create<scf::ForOp>(loc_, lo, hi, cIndex(1), state);
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    Value iv = loop.getInductionVar();
+    size_t nargs = args.size();
+    if (l.relation) {
+      Value src = b_.create<tensor::ExtractOp>(loc_, l.rel.colIdx, ValueRange{iv});
+      args.push_back(V::scalar(convert(src, b_.getIndexType())));
+      if (indices[i]["names"].size() > 1)
+        args.push_back(V::scalar(iv));
+    } else {
+      args.push_back(V::scalar(iv));
+    }
+    ++nest_;
+    SmallVector<Value> next;
+    if (i + 1 < loops.size()) {
+      ValueRange r = nestLoops(i + 1, loop.getRegionIterArgs());
+      next.assign(r.begin(), r.end());
+    } else {
+      // One step: the message combined into the carried state.
+      auto step = [&] {
+        size_t pos = 0;
+        V acc = rebuild(init, loop.getRegionIterArgs(), pos);
+        std::vector<V> msg = region(op.regions[0], f, args);
+        return carried(red.combine(acc, red.lift(msg)), initLeaves, loop.getRegionIterArgs());
+      };
+      // A filter guards the message: under a false filter it is neither
+      // evaluated nor checked (`x[l + k - Pad]` of a zero-padded
+      // convolution reads outside `x` exactly where the filter is false).
+      std::optional<V> keep;
+      if (filter && !bound)
+        keep = scalarOf(region(op.regions[1], f, args).at(0));
+      if (!keep || (keep->c && *keep->c)) {
+        next = step();
+      } else if (keep->c) {
+        next.assign(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+      } else {
+        SmallVector<Type> types;
+        for (Value v : initLeaves)
+          types.push_back(v.getType());
+        auto guarded = b_.create<scf::IfOp>(loc_, types, keep->v, /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard ig(b_);
+        b_.setInsertionPointToStart(guarded.thenBlock());
+        b_.create<scf::YieldOp>(loc_, step());
+        b_.setInsertionPointToStart(guarded.elseBlock());
+        b_.create<scf::YieldOp>(loc_, loop.getRegionIterArgs());
+        next.assign(guarded.getResults().begin(), guarded.getResults().end());
+      }
+    }
+    --nest_;
+    args.resize(nargs);
+    b_.create<scf::YieldOp>(loc_, next);
+    return loop.getResults();
+  };
+  ValueRange finalLeaves = nestLoops(0, initLeaves);
+  size_t pos = 0;
+  V acc = rebuild(init, finalLeaves, pos);
+  if (range)
+    return {acc};
+  if (denseMean) {
+    // A zero-sized domain divides its 0 by 1 (an empty mean is 0), in
+    // the accumulator's type, rounded once.
+    Value count = cIndex(1);
+    for (Loop &l : loops)
+      count = b_.create<arith::MulIOp>(loc_, count, dimValue(l.size));
+    count = b_.create<arith::MaxUIOp>(loc_, count, cIndex(1));
+    Type at = acc.v.getType();
+    acc = V::scalar(binary("div", acc.v, convert(count, at), at));
+  }
+  V out = red.finalize(acc);
+  if (op.results.size() > 1 && out.k == V::Agg)
+    return out.elems;
+  return {out};
+}
+
+} // namespace linnet::import::detail

@@ -1,0 +1,341 @@
+//===- Relations.cpp - Relation reductions as gf.apply --------------------===//
+//
+// A reduction over a relation's rows (`[dst] sum(src, edge: g[dst]) ...`) as
+// gf.relation + gf.apply with a gf.reducer symbol, reads by role (src, edge,
+// dst) and a feature axis as tensor rows; docs/importer.md, "Relation
+// reductions". Anything gf.apply cannot express stays row loops
+// (Reductions.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "ImporterImpl.h"
+
+#include "linnet/Dialect/Gf/IR/Gf.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace linnet::import::detail {
+
+FlatSymbolRefAttr Importer::gfReducer(const ir::BuiltinReducer &reducer, Type t) {
+  Type et = getElementTypeOrSelf(t);
+  const ir::BuiltinReducer &br = onBool(reducer, et);
+  std::string sym;
+  llvm::raw_string_ostream os(sym);
+  os << br.name << "_" << et;
+  if (auto tt = dyn_cast<RankedTensorType>(t))
+    os << "x" << tt.getDimSize(0);
+  auto module = b_.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  if (module.lookupSymbol(sym))
+    return FlatSymbolRefAttr::get(&ctx_, sym);
+  OpBuilder mb(&ctx_);
+  mb.setInsertionPointToStart(module.getBody());
+  ArrayAttr types = mb.getArrayAttr({TypeAttr::get(t)});
+  auto red = mb.create<gf::ReducerOp>(loc_, sym, types, types, types, /*associative=*/true,
+                                      /*commutative=*/true, "algebraic");
+  auto blockOf = [&](Region &r, unsigned nargs) {
+    Block *blk = mb.createBlock(&r, {}, SmallVector<Type>(nargs, t),
+                                SmallVector<Location>(nargs, loc_));
+    mb.setInsertionPointToStart(blk);
+    return blk;
+  };
+  TypedAttr id;
+  bool zero = br.identity == ir::ReduceIdentity::Zero || br.identity == ir::ReduceIdentity::False;
+  bool one = br.identity == ir::ReduceIdentity::One || br.identity == ir::ReduceIdentity::True;
+  bool lowest = br.identity == ir::ReduceIdentity::Lowest;
+  if (auto ft = dyn_cast<FloatType>(et)) {
+    const auto &sem = ft.getFloatSemantics();
+    APFloat v = zero  ? APFloat::getZero(sem)
+                : one ? APFloat::getOne(sem)
+                      : APFloat::getInf(sem, /*Negative=*/lowest);
+    id = mb.getFloatAttr(et, v);
+  } else {
+    unsigned w = et.getIntOrFloatBitWidth();
+    APInt v = zero     ? APInt(w, 0)
+              : one    ? APInt(w, 1)
+              : lowest ? APInt::getSignedMinValue(w)
+                       : APInt::getSignedMaxValue(w);
+    id = mb.getIntegerAttr(et, v);
+  }
+  if (auto tt = dyn_cast<RankedTensorType>(t))
+    id = DenseElementsAttr::get(tt, id);
+  blockOf(red.getIdentity(), 0);
+  mb.create<gf::ReducerYieldOp>(loc_, ValueRange{mb.create<arith::ConstantOp>(loc_, t, id)});
+  Block *lift = blockOf(red.getLift(), 1);
+  mb.create<gf::ReducerYieldOp>(loc_, ValueRange{lift->getArgument(0)});
+  Block *comb = blockOf(red.getCombine(), 2);
+  Value a = comb->getArgument(0), c = comb->getArgument(1), r;
+  // Sums and products may be reassociated (and fused with the message's
+  // multiply): the order of a row's edges is not part of the result.
+  auto fm = reassoc();
+  bool fl = isa<FloatType>(et);
+  switch (br.combine) {
+  case ir::ReduceCombine::Add:
+    r = fl ? mb.create<arith::AddFOp>(loc_, a, c, fm).getResult()
+           : mb.create<arith::AddIOp>(loc_, a, c).getResult();
+    break;
+  case ir::ReduceCombine::Mul:
+    r = fl ? mb.create<arith::MulFOp>(loc_, a, c, fm).getResult()
+           : mb.create<arith::MulIOp>(loc_, a, c).getResult();
+    break;
+  case ir::ReduceCombine::Max:
+    r = fl ? mb.create<arith::MaximumFOp>(loc_, a, c).getResult()
+           : mb.create<arith::MaxSIOp>(loc_, a, c).getResult();
+    break;
+  case ir::ReduceCombine::Min:
+    r = fl ? mb.create<arith::MinimumFOp>(loc_, a, c).getResult()
+           : mb.create<arith::MinSIOp>(loc_, a, c).getResult();
+    break;
+  case ir::ReduceCombine::Or:
+    r = mb.create<arith::OrIOp>(loc_, a, c).getResult();
+    break;
+  case ir::ReduceCombine::And:
+    r = mb.create<arith::AndIOp>(loc_, a, c).getResult();
+    break;
+  }
+  mb.create<gf::ReducerYieldOp>(loc_, ValueRange{r});
+  Block *fin = blockOf(red.getFinalize(), 1);
+  mb.create<gf::ReducerYieldOp>(loc_, ValueRange{fin->getArgument(0)});
+  return FlatSymbolRefAttr::get(&ctx_, sym);
+}
+
+std::optional<V> Importer::relationApply(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,
+                                         RankedTensorType resT) {
+  const ir::Region &body = op.regions[0];
+  int64_t n = ds.size();
+  if ((n != 1 && n != 2) || body.args.size() != (size_t)n || body.ops.size() != 2 ||
+      body.ops[0].kind != ir::kind::Reduce || body.ops[1].operands.size() != 1 ||
+      body.ops[1].operands[0] != body.ops[0].results[0].id)
+    return std::nullopt;
+  const ir::Op &red = body.ops[0];
+  const json &spec = red.attrs["reducer"];
+  const json &indices = red.attrs["indices"];
+  if (indices.size() != 1 || !indices[0].contains("relation") || !spec.is_string() ||
+      red.attrs.value("filter", false) || red.regions.empty())
+    return std::nullopt;
+  const ir::BuiltinReducer *br = ir::findBuiltinReducer(spec.get<std::string>());
+  if (!br || br->dividesByCount || br->combine == ir::ReduceCombine::Or ||
+      br->combine == ir::ReduceCombine::And)
+    return std::nullopt;
+  Type et = resT.getElementType();
+  if (!isa<FloatType, IntegerType>(et) || accumulatorType(*br, et) != et)
+    return std::nullopt; // a half sum accumulates in f32: the loop form
+  if (red.operands.at(indices[0]["target"].get<size_t>()) != body.args[0].id)
+    return std::nullopt;
+  V rel = get(f, red.operands.at(indices[0]["relation"].get<size_t>()));
+  if (rel.k != V::Rel)
+    return std::nullopt;
+  const DimV &m = ds[0];
+  if (!((m.c && rel.numDst.c && *m.c == *rel.numDst.c) || (!m.c && !rel.numDst.c && m.v == rel.numDst.v)))
+    return std::nullopt;
+  int64_t F = 0;
+  if (n == 2) {
+    if (!ds[1].c)
+      return std::nullopt;
+    F = *ds[1].c;
+  }
+  const ir::Region &inner = red.regions[0];
+  if (inner.args.empty() || inner.args.size() > 2)
+    return std::nullopt;
+  ir::ValueId srcId = inner.args[0].id, dstId = body.args[0].id;
+  std::optional<ir::ValueId> edgeId, featId;
+  if (inner.args.size() > 1)
+    edgeId = inner.args[1].id;
+  if (n == 2)
+    featId = body.args[1].id;
+  auto isCoord = [&](ir::ValueId id) {
+    return id == srcId || id == dstId || id == edgeId || id == featId;
+  };
+  for (const ir::Op &o : inner.ops)
+    if (!o.regions.empty())
+      return std::nullopt;
+  std::unordered_map<ir::ValueId, V> local;
+  nameTensorsAhead(inner, f, local);
+  // The inputs: one per (tensor, role).
+  struct Input {
+    Value t;
+    std::string role;
+    bool row;
+  };
+  std::vector<Input> ins;
+  std::vector<std::pair<const ir::Op *, size_t>> reads;
+  for (const ir::Op &o : inner.ops) {
+    if (o.kind != ir::kind::Index) {
+      for (ir::ValueId id : o.operands)
+        if (isCoord(id))
+          return std::nullopt;
+      continue;
+    }
+    ir::ValueId baseId = o.operands[0];
+    V base = local.count(baseId) ? local[baseId] : (f.env.count(baseId) ? f.env[baseId] : V());
+    if (base.k != V::Tensor || o.operands.size() < 2)
+      return std::nullopt;
+    auto bt = cast<RankedTensorType>(base.v.getType());
+    ir::ValueId i0 = o.operands[1];
+    std::string role = i0 == srcId ? "src" : i0 == edgeId ? "edge" : i0 == dstId ? "dst" : "";
+    if (role.empty())
+      return std::nullopt;
+    bool row = o.operands.size() == 3 && featId && o.operands[2] == *featId && bt.getRank() == 2 &&
+               bt.getDimSize(1) == F;
+    if (!row && (o.operands.size() != 2 || bt.getRank() != 1))
+      return std::nullopt;
+    size_t k = 0;
+    while (k < ins.size() && !(ins[k].t == base.v && ins[k].role == role))
+      ++k;
+    if (k == ins.size())
+      ins.push_back({base.v, role, row});
+    else if (ins[k].row != row)
+      return std::nullopt;
+    reads.push_back({&o, k});
+  }
+  if (ins.empty())
+    return std::nullopt;
+  // A source (destination) read covers the relation's num_src (num_dst)
+  // entities: a tensor with more rows than that is read through its first
+  // ones, exactly what `x[src]` can reach; one with fewer leaves reads
+  // that the general path bounds-checks.
+  for (Input &in : ins) {
+    std::optional<int64_t> need = in.role == "src"   ? rel.numSrc.c
+                                  : in.role == "dst" ? rel.numDst.c
+                                                     : std::nullopt;
+    auto tt = cast<RankedTensorType>(in.t.getType());
+    if (!need || tt.isDynamicDim(0) || tt.getDimSize(0) == *need)
+      continue;
+    if (tt.getDimSize(0) < *need)
+      return std::nullopt;
+    SmallVector<int64_t> sizes(tt.getShape());
+    sizes[0] = *need;
+    SmallVector<int64_t> offsets(tt.getRank(), 0), strides(tt.getRank(), 1);
+    in.t = b_.create<tensor::ExtractSliceOp>(loc_, RankedTensorType::get(sizes, tt.getElementType()), in.t,
+                                             ValueRange{}, ValueRange{}, ValueRange{}, offsets, sizes,
+                                             strides);
+  }
+
+  Type msgT = n == 2 ? Type(RankedTensorType::get({F}, et)) : et;
+  auto relOp = b_.create<gf::RelationOp>(
+      loc_, gf::RelationType::get(&ctx_), ValueRange{rel.rowPtr, rel.colIdx},
+      rel.relName.empty() ? "relation" : rel.relName, /*version=*/0,
+      rel.numSrc.c ? *rel.numSrc.c : -1, rel.numDst.c ? *rel.numDst.c : -1,
+      /*degree_min=*/IntegerAttr(), /*degree_max=*/IntegerAttr(), "materialized", "external",
+      "frozen", DenseI64ArrayAttr(), IntegerAttr(), StringAttr(), IntegerAttr(), FloatAttr(),
+      IntegerAttr());
+  SmallVector<Value> inputs;
+  SmallVector<Attribute> roles, names, effects;
+  SmallVector<Type> scalarTypes, rowTypes;
+  SmallVector<Location> locs;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    inputs.push_back(ins[k].t);
+    roles.push_back(b_.getStringAttr(ins[k].role));
+    names.push_back(b_.getStringAttr(fmt::format("{}{}", ins[k].role, k)));
+    effects.push_back(b_.getStringAttr("read"));
+    Type el = cast<RankedTensorType>(ins[k].t.getType()).getElementType();
+    scalarTypes.push_back(el);
+    rowTypes.push_back(ins[k].row ? Type(RankedTensorType::get({F}, el)) : el);
+    locs.push_back(loc_);
+  }
+  auto apply = b_.create<gf::ApplyOp>(
+      loc_, TypeRange{resT}, relOp.getResult(), inputs, b_.getArrayAttr({}),
+      ArrayRef<int64_t>{0}, ArrayRef<int64_t>{(int64_t)inputs.size()},
+      SmallVector<int64_t>(inputs.size(), 0), b_.getArrayAttr(effects), /*deterministic=*/false,
+      b_.getArrayAttr(roles), b_.getArrayAttr(names), 1);
+  Region &rg = apply.getBodies()[0];
+  auto giveUp = [&]() -> std::optional<V> {
+    apply->dropAllReferences();
+    apply->erase();
+    relOp->erase();
+    return std::nullopt;
+  };
+
+  // The edge region on scalars, through the ordinary evaluator.
+  std::string savedWhere = where_;
+  Location savedLoc = loc_;
+  {
+    OpBuilder::InsertionGuard g(b_);
+    Block *blk = b_.createBlock(&rg, {}, scalarTypes, locs);
+    for (auto &[o, k] : reads)
+      preset_[o] = V::scalar(blk->getArgument(k));
+    ++nest_;
+    bool ok = true;
+    try {
+      std::vector<V> msg = region(inner, f, std::vector<V>(inner.args.size()));
+      b_.create<gf::YieldOp>(loc_, ValueRange{convert(scalarOf(msg.at(0)).v, et)});
+    } catch (const ImportError &) {
+      ok = false;
+    }
+    --nest_;
+    where_ = savedWhere;
+    loc_ = savedLoc;
+    for (auto &[o, k] : reads)
+      preset_.erase(o);
+    if (!ok)
+      return giveUp();
+  }
+  // With a feature axis: the same ops on tensor<F> rows wherever an
+  // operand depends on f (uniform operands are splat).
+  if (n == 2) {
+    Block *blk = &rg.front();
+    auto *wide = new Block();
+    rg.push_back(wide);
+    IRMapping map;
+    DenseSet<Value> varying;
+    for (size_t k = 0; k < ins.size(); ++k) {
+      Value a = wide->addArgument(rowTypes[k], loc_);
+      map.map(blk->getArgument(k), a);
+      if (ins[k].row)
+        varying.insert(a);
+    }
+    OpBuilder wb = OpBuilder::atBlockEnd(wide);
+    auto widen = [&](Value v) -> Value {
+      if (varying.count(v))
+        return v;
+      return wb.create<tensor::SplatOp>(loc_, RankedTensorType::get({F}, v.getType()), v);
+    };
+    bool ok = true;
+    for (Operation &o : *blk) {
+      if (isa<gf::YieldOp>(o)) {
+        wb.create<gf::YieldOp>(loc_, ValueRange{widen(map.lookupOrDefault(o.getOperand(0)))});
+        break;
+      }
+      bool any = llvm::any_of(o.getOperands(),
+                              [&](Value v) { return varying.count(map.lookupOrDefault(v)) > 0; });
+      if (!any) {
+        wb.clone(o, map);
+        continue;
+      }
+      if (o.getNumRegions() || o.getNumResults() != 1 ||
+          !isa<arith::ArithDialect, math::MathDialect>(o.getDialect())) {
+        ok = false;
+        break;
+      }
+      SmallVector<Value> operands;
+      for (Value v : o.getOperands())
+        operands.push_back(widen(map.lookupOrDefault(v)));
+      OperationState st(o.getLoc(), o.getName());
+      st.addOperands(operands);
+      st.addTypes(RankedTensorType::get({F}, o.getResult(0).getType()));
+      st.addAttributes(o.getAttrs());
+      Operation *w = wb.create(st);
+      map.map(o.getResult(0), w->getResult(0));
+      varying.insert(w->getResult(0));
+    }
+    blk->dropAllDefinedValueUses();
+    blk->erase();
+    if (!ok)
+      return giveUp();
+  }
+  // The region must not capture values from outside (it is outlined into
+  // a kernel function later).
+  bool captured = false;
+  rg.walk([&](Operation *o) {
+    for (Value v : o->getOperands())
+      if (!rg.isAncestor(v.getParentRegion()))
+        captured = true;
+  });
+  if (captured)
+    return giveUp();
+  apply.setReducersAttr(b_.getArrayAttr({gfReducer(*br, msgT)}));
+  return V::tensor(apply.getResult(0));
+}
+
+} // namespace linnet::import::detail

@@ -1,0 +1,223 @@
+//===- Types.cpp - Plan types, dims and run-time checks -------------------===//
+//
+// Plan dtypes, dims and types as MLIR types and index values (a dim known at
+// build time stays a constant), and the run-time checks (docs/runtime-abi.md,
+// "Run-time checks") the importer puts around data-dependent indices and
+// integer divisors.
+//
+//===----------------------------------------------------------------------===//
+#include "ImporterImpl.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace linnet::import::detail {
+
+//===----------------------------------------------------------------------===//
+// Types and dims
+//===----------------------------------------------------------------------===//
+
+Type Importer::elemType(const std::string &name) {
+  if (name == "f32") return b_.getF32Type();
+  if (name == "f64") return b_.getF64Type();
+  if (name == "f16") return b_.getF16Type();
+  if (name == "bf16") return b_.getBF16Type();
+  if (name == "i64" || name == "u64") return b_.getI64Type();
+  if (name == "i32" || name == "u32") return b_.getI32Type();
+  if (name == "i16" || name == "u16") return b_.getI16Type();
+  if (name == "i8" || name == "u8") return b_.getI8Type();
+  if (name == "bool") return b_.getI1Type();
+  if (name == "index") return b_.getIndexType();
+  fail(fmt::format("{}: dtype '{}' is not supported by the CPU backend yet", where_, name));
+}
+
+std::string Importer::dtypeName(const json &d, Frame &f) {
+  if (d.is_string())
+    return d.get<std::string>();
+  if (d.is_object() && d.contains("var")) {
+    auto it = f.dtypes.find(d["var"].get<std::string>());
+    if (it == f.dtypes.end())
+      fail(fmt::format("{}: dtype generic '{}' is not bound", where_, d.value("name", "?")));
+    return it->second;
+  }
+  fail(fmt::format("{}: unexpected dtype {}", where_, d.dump()));
+}
+
+//===----------------------------------------------------------------------===//
+// Run-time checks (docs/runtime-abi.md, "Run-time checks")
+//===----------------------------------------------------------------------===//
+
+void Importer::nameValues(const ir::Op &op) {
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    std::string n = op.results[i].name;
+    if (n.empty() && i == 0 && op.attrs.is_object())
+      for (const char *k : {"name", "member", "path"})
+        if (op.attrs.contains(k) && op.attrs[k].is_string()) {
+          n = op.attrs[k].get<std::string>();
+          break;
+        }
+    if (!n.empty())
+      names_[op.results[i].id] = n;
+  }
+}
+
+std::string Importer::valueName(ir::ValueId id) const {
+  auto it = names_.find(id);
+  return it == names_.end() ? "a tensor" : it->second;
+}
+
+std::string Importer::locText() const {
+  std::string p = sourcePrefix();
+  return p.size() >= 2 ? p.substr(0, p.size() - 2) : p;
+}
+
+void Importer::ensureStatusGlobal() {
+  if (statusGlobal_)
+    return;
+  statusGlobal_ = true;
+  ModuleOp module = b_.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  OpBuilder::InsertionGuard g(b_);
+  b_.setInsertionPointToStart(module.getBody());
+  Type i64 = b_.getI64Type();
+  b_.create<memref::GlobalOp>(
+      UnknownLoc::get(&ctx_), "linnet_status", b_.getStringAttr("public"), statusType(),
+      DenseElementsAttr::get(RankedTensorType::get({4}, i64), b_.getI64IntegerAttr(0)),
+      /*constant=*/false, /*alignment=*/nullptr);
+}
+
+void Importer::report(Value failed, json c, Value value, Value bound) {
+  if (!checks)
+    return;
+  int64_t id = static_cast<int64_t>(checks_.size()) + 1;
+  c["id"] = id;
+  c["loc"] = locText();
+  checks_.push_back(std::move(c));
+  ensureStatusGlobal();
+  auto ifo = b_.create<scf::IfOp>(loc_, failed, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b_);
+  b_.setInsertionPointToStart(&ifo.getThenRegion().front());
+  Type i64 = b_.getI64Type();
+  auto asI64 = [&](Value v) -> Value {
+    if (v.getType().isIndex())
+      return b_.create<arith::IndexCastOp>(loc_, i64, v);
+    if (v.getType().getIntOrFloatBitWidth() < 64)
+      return b_.create<arith::ExtSIOp>(loc_, i64, v);
+    return v;
+  };
+  // First failure wins: an atomic add on the count (region-free, which
+  // buffer deallocation requires); the thread that finds it 0 records.
+  Value m = b_.create<memref::GetGlobalOp>(loc_, statusType(), "linnet_status");
+  Value prev = b_.create<memref::AtomicRMWOp>(loc_, arith::AtomicRMWKind::addi,
+                                              b_.create<arith::ConstantIntOp>(loc_, 1, 64), m,
+                                              ValueRange{cIndex(3)});
+  Value won = b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::eq, prev,
+                                       b_.create<arith::ConstantIntOp>(loc_, 0, 64));
+  auto first = b_.create<scf::IfOp>(loc_, won, /*withElseRegion=*/false);
+  b_.setInsertionPointToStart(&first.getThenRegion().front());
+  Value vals[3] = {b_.create<arith::ConstantIntOp>(loc_, id, 64), asI64(value), asI64(bound)};
+  for (int k = 0; k < 3; ++k)
+    b_.create<memref::StoreOp>(loc_, vals[k], m, ValueRange{cIndex(k)});
+}
+
+Value Importer::checkedIndex(Value i, Value size, json c) {
+  if (auto ci = getConstantIntValue(i), cs = getConstantIntValue(size); ci && cs && *ci >= 0 && *ci < *cs)
+    return i;
+  Value ok = b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::ult, i, size);
+  Value bad = b_.create<arith::XOrIOp>(loc_, ok, b_.create<arith::ConstantIntOp>(loc_, 1, 1));
+  report(bad, std::move(c), i, size);
+  return b_.create<arith::SelectOp>(loc_, ok, i, cIndex(0));
+}
+
+DimV Importer::extent(const json &d, Frame &f) {
+  DimV v = dim(d, f);
+  if (v.c && *v.c < 0)
+    fail(fmt::format("{}: the extent {} is {} with the build's generics (negative)", where_,
+                     ir::dimStr(d), *v.c));
+  return v;
+}
+
+DimV Importer::dim(const json &d, Frame &f) {
+  if (d.is_number_integer())
+    return {d.get<int64_t>(), {}};
+  if (d.is_object() && d.contains("sym")) {
+    auto it = f.dims.find(d["sym"].get<std::string>());
+    if (it == f.dims.end())
+      fail(fmt::format("{}: dim generic '{}' is not bound", where_, d.value("name", "?")));
+    return it->second;
+  }
+  if (d.is_object() && d.contains("op")) {
+    std::string op = d["op"];
+    std::vector<DimV> xs;
+    for (const json &a : d["args"])
+      xs.push_back(dim(a, f));
+    DimV acc = xs[0];
+    for (size_t i = 1; i < xs.size(); ++i) {
+      const DimV &y = xs[i];
+      if ((op == "floordiv" || op == "mod") && y.c && *y.c == 0)
+        fail(fmt::format("{}: dim {} divides by zero", where_, ir::dimStr(d)));
+      if (acc.c && y.c) {
+        int64_t a = *acc.c, bb = *y.c;
+        if (op == "add") acc.c = a + bb;
+        else if (op == "mul") acc.c = a * bb;
+        else if (op == "floordiv") acc.c = a / bb - ((a % bb != 0) && ((a < 0) != (bb < 0)));
+        else if (op == "mod") acc.c = a - bb * (a / bb - ((a % bb != 0) && ((a < 0) != (bb < 0))));
+        else if (op == "min") acc.c = std::min(a, bb);
+        else if (op == "max") acc.c = std::max(a, bb);
+        else fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
+        continue;
+      }
+      Value a = dimValue(acc), bb = dimValue(y), r;
+      if (op == "add") r = b_.create<arith::AddIOp>(loc_, a, bb);
+      else if (op == "mul") r = b_.create<arith::MulIOp>(loc_, a, bb);
+      // Floored, as every other evaluator of dims (a zero divisor is a
+      // run-time error): the integer `/` and `%` of the language.
+      else if (op == "floordiv") r = binary("div", a, bb, b_.getIndexType());
+      else if (op == "mod") r = binary("mod", a, bb, b_.getIndexType());
+      else if (op == "min") r = b_.create<arith::MinSIOp>(loc_, a, bb);
+      else if (op == "max") r = b_.create<arith::MaxSIOp>(loc_, a, bb);
+      else fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
+      acc = {std::nullopt, r};
+    }
+    return acc;
+  }
+  fail(fmt::format("{}: shape packs ({}) are not supported by the CPU backend yet", where_,
+                   ir::dimStr(d)));
+}
+
+Type Importer::type(const json &t, Frame &f, SmallVectorImpl<Value> *dynDims) {
+  std::string kind = t.value("kind", "");
+  if (kind == "scalar")
+    return elemType(dtypeName(t["dtype"], f));
+  if (kind == "index")
+    return b_.getIndexType();
+  if (kind == "tensor") {
+    SmallVector<int64_t> shape;
+    auto add = [&](const DimV &d) {
+      shape.push_back(d.c ? *d.c : ShapedType::kDynamic);
+      if (!d.c && dynDims)
+        dynDims->push_back(d.v);
+    };
+    for (const json &u : t["shape"]) {
+      // A shape generic (`Tensor[S...; T]`) stands for the dims it was
+      // bound to at the call.
+      if (u.is_object() && u.contains("pack")) {
+        auto p = f.packs.find(u["pack"].get<std::string>());
+        if (p == f.packs.end())
+          fail(fmt::format("{}: shape generic '{}' is not bound", where_, u.value("name", "?")));
+        for (const DimV &d : p->second)
+          add(d);
+        continue;
+      }
+      add(extent(u, f));
+    }
+    return RankedTensorType::get(shape, elemType(dtypeName(t["dtype"], f)));
+  }
+  fail(fmt::format("{}: a value of type {} has no runtime representation in the CPU backend",
+                   where_, ir::typeStr(t)));
+}
+
+} // namespace linnet::import::detail
