@@ -540,16 +540,18 @@ private:
   /// scalar, or a tensor<F x T> feature row), created on first use:
   /// `sum_f32`, `max_f32x64`, ...
   FlatSymbolRefAttr gfReducer(const ir::BuiltinReducer &reducer, Type t);
+  /// The `mean` reducer: (sum, count) states, sum / count (0 without edges).
+  FlatSymbolRefAttr gfMeanReducer(OpBuilder &mb, const std::string &sym, Type t);
 
   /// `[dst: M] red(src, edge: g[dst]) body` or `[dst: M, f: F] ...` (F
-  /// static, a feature axis) with a built-in reducer (sum, max, min, prod)
-  /// and no filter, as `gf.relation` + `gf.apply`. Reads `x[src]`,
+  /// static, a feature axis) with a built-in reducer (sum, max, min, prod;
+  /// mean of floats) and no filter, as `gf.relation` + `gf.apply`. Reads `x[src]`,
   /// `x[src, f]`, `w[edge]`, `y[dst]`, `y[dst, f]` become the apply's inputs
   /// with roles src / edge / dst (a read with f a tensor<F> row); the rest
   /// of the body is the edge region, rebuilt elementwise on rows when the
   /// message depends on f. Returns nothing (the caller then lowers the
-  /// reduction to row loops) for anything else: user reducers, `mean`,
-  /// filters, other index expressions (x[col_idx-derived], f used in
+  /// reduction to row loops) for anything else: user reducers, an integer
+  /// mean, filters, other index expressions (x[col_idx-derived], f used in
   /// arithmetic), nested comprehensions/reductions, values captured from
   /// outside the body, or a destination axis that is not the relation's.
   std::optional<V> relationApply(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,

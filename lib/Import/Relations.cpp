@@ -31,6 +31,8 @@ FlatSymbolRefAttr Importer::gfReducer(const ir::BuiltinReducer &reducer, Type t)
     return FlatSymbolRefAttr::get(&ctx_, sym);
   OpBuilder mb(&ctx_);
   mb.setInsertionPointToStart(module.getBody());
+  if (br.dividesByCount)
+    return gfMeanReducer(mb, sym, t);
   ArrayAttr types = mb.getArrayAttr({TypeAttr::get(t)});
   auto red = mb.create<gf::ReducerOp>(loc_, sym, types, types, types, /*associative=*/true,
                                       /*commutative=*/true, "algebraic");
@@ -100,6 +102,45 @@ FlatSymbolRefAttr Importer::gfReducer(const ir::BuiltinReducer &reducer, Type t)
   return FlatSymbolRefAttr::get(&ctx_, sym);
 }
 
+FlatSymbolRefAttr Importer::gfMeanReducer(OpBuilder &mb, const std::string &sym, Type t) {
+  // `mean`: the state is (sum, count), the count a scalar of the element
+  // type; the result sum / count, 0 for a row without edges (§8.2, as
+  // PyG's mean aggregation).
+  auto et = cast<FloatType>(getElementTypeOrSelf(t));
+  auto red = mb.create<gf::ReducerOp>(loc_, sym, mb.getArrayAttr({TypeAttr::get(t)}),
+                                      mb.getArrayAttr({TypeAttr::get(t), TypeAttr::get(et)}),
+                                      mb.getArrayAttr({TypeAttr::get(t)}), /*associative=*/true,
+                                      /*commutative=*/true, "algebraic");
+  auto blockOf = [&](Region &r, ArrayRef<Type> types) {
+    Block *blk = mb.createBlock(&r, {}, types, SmallVector<Location>(types.size(), loc_));
+    mb.setInsertionPointToStart(blk);
+    return blk;
+  };
+  auto constant = [&](Type type, double v) -> Value {
+    TypedAttr a = mb.getFloatAttr(et, v);
+    if (auto tt = dyn_cast<RankedTensorType>(type))
+      a = DenseElementsAttr::get(tt, a);
+    return mb.create<arith::ConstantOp>(loc_, type, a);
+  };
+  blockOf(red.getIdentity(), {});
+  mb.create<gf::ReducerYieldOp>(loc_, ValueRange{constant(t, 0.0), constant(et, 0.0)});
+  Block *lift = blockOf(red.getLift(), {t});
+  mb.create<gf::ReducerYieldOp>(loc_, ValueRange{lift->getArgument(0), constant(et, 1.0)});
+  Block *comb = blockOf(red.getCombine(), {t, et, t, et});
+  auto fm = reassoc();
+  Value sum = mb.create<arith::AddFOp>(loc_, comb->getArgument(0), comb->getArgument(2), fm);
+  Value count = mb.create<arith::AddFOp>(loc_, comb->getArgument(1), comb->getArgument(3));
+  mb.create<gf::ReducerYieldOp>(loc_, ValueRange{sum, count});
+  Block *fin = blockOf(red.getFinalize(), {t, et});
+  Value n = fin->getArgument(1);
+  if (auto tt = dyn_cast<RankedTensorType>(t))
+    n = mb.create<tensor::SplatOp>(loc_, tt, n);
+  Value quotient = mb.create<arith::DivFOp>(loc_, fin->getArgument(0), n);
+  Value empty = mb.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OEQ, fin->getArgument(1), constant(et, 0.0));
+  mb.create<gf::ReducerYieldOp>(loc_, ValueRange{mb.create<arith::SelectOp>(loc_, empty, constant(t, 0.0), quotient)});
+  return FlatSymbolRefAttr::get(&ctx_, sym);
+}
+
 std::optional<V> Importer::relationApply(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,
                                          RankedTensorType resT) {
   const ir::Region &body = op.regions[0];
@@ -115,10 +156,11 @@ std::optional<V> Importer::relationApply(const ir::Op &op, Frame &f, const std::
       red.attrs.value("filter", false) || red.regions.empty())
     return std::nullopt;
   const ir::BuiltinReducer *br = ir::findBuiltinReducer(spec.get<std::string>());
-  if (!br || br->dividesByCount || br->combine == ir::ReduceCombine::Or ||
-      br->combine == ir::ReduceCombine::And)
+  if (!br || br->combine == ir::ReduceCombine::Or || br->combine == ir::ReduceCombine::And)
     return std::nullopt;
   Type et = resT.getElementType();
+  if (br->dividesByCount && !isa<FloatType>(et))
+    return std::nullopt;
   if (!isa<FloatType, IntegerType>(et) || accumulatorType(*br, et) != et)
     return std::nullopt; // a half sum accumulates in f32: the loop form
   if (red.operands.at(indices[0]["target"].get<size_t>()) != body.args[0].id)
