@@ -551,6 +551,10 @@ private:
                      ? hint["elements"][i]
                      : json(nullptr);
         xs.push_back(expr(*t.elements[i], h));
+        // An element of untyped literals takes its dtype from the context,
+        // as the element itself was lowered.
+        if (tt.value("kind", "") == "tuple" && i < tt["elements"].size())
+          tt["elements"][i] = adapt(tt["elements"][i], h);
       }
       return emit(kind::Tuple, xs, json::object(), tt);
     }

@@ -129,7 +129,8 @@ inline bool isIntLike(Type t) { return mlir::isa<IntegerType, IndexType>(t); }
 class Importer {
 public:
   Importer(const plan::Plan &p, const std::vector<ModelTensor> &tensors, MLIRContext &ctx)
-      : plan_(p), tensors_(tensors), ctx_(ctx), b_(&ctx), loc_(UnknownLoc::get(&ctx)) {
+      : plan_(p), tensors_(tensors), ctx_(ctx), b_(&ctx), loc_(UnknownLoc::get(&ctx)),
+        userLoc_(UnknownLoc::get(&ctx)) {
     for (const plan::Function &f : p.functions)
       fns_[f.name] = &f;
     for (const plan::Constant &c : p.constants)
@@ -155,6 +156,9 @@ private:
   MLIRContext &ctx_;
   OpBuilder b_;
   Location loc_;
+  /// The innermost location outside the standard library: where a user
+  /// wrote the call that a std function's op came from.
+  Location userLoc_;
   std::map<std::string, const plan::Function *> fns_;
   std::map<std::string, const plan::Constant *> consts_;
   std::map<std::string, const ModelTensor *> byPath_;
@@ -554,6 +558,12 @@ private:
   /// mean, filters, other index expressions (x[col_idx-derived], f used in
   /// arithmetic), nested comprehensions/reductions, values captured from
   /// outside the body, or a destination axis that is not the relation's.
+  /// `__builtin_knn` / `__builtin_radius` (std.graph): the relation built
+  /// from positions by the target's builder (`linnet_relation_build`,
+  /// docs/importer.md, "Relations built from coordinates") into row offsets
+  /// and column indices, then read like a relation input.
+  V builtRelation(const ir::Op &op, Frame &f, bool radius);
+
   std::optional<V> relationApply(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,
                                  RankedTensorType resT);
 

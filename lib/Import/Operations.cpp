@@ -130,6 +130,8 @@ std::vector<V> Importer::operation(const ir::Op &op, Frame &f) {
       return {V::scalar(floatToUnsigned(x.v, cast<IntegerType>(t)))};
     return {V::scalar(convert(x.v, t), isFloat(t) || x.uns || toUns ? std::nullopt : x.c)};
   }
+  if (k == ir::kind::Builtin && (op.attrs["name"] == "knn" || op.attrs["name"] == "radius"))
+    return {builtRelation(op, f, op.attrs["name"] == "radius")};
   if (k == ir::kind::Builtin)
     return {builtin(op.attrs["name"], op, f)};
   if (k == ir::kind::Tuple || k == ir::kind::Struct) {

@@ -98,10 +98,15 @@ std::vector<V> Importer::evaluate(const ir::Op &op, Frame &f) {
   if (op.results.size() && op.results[0].name.empty())
     where_ = fmt::format("{}: {}", f.fn, op.kind);
   Location savedLoc = loc_;
-  if (std::optional<Location> l = sourceLoc(op.loc))
+  Location savedUserLoc = userLoc_;
+  if (std::optional<Location> l = sourceLoc(op.loc)) {
     loc_ = *l; // left in place when an error unwinds: importPlan reports it
+    if (!llvm::StringRef(op.loc).starts_with("std/"))
+      userLoc_ = *l;
+  }
   std::vector<V> rs = operation(op, f);
   loc_ = savedLoc;
+  userLoc_ = savedUserLoc;
   where_ = saved;
   for (size_t i = 0; i < op.results.size() && i < rs.size(); ++i) {
     if (rs[i].k == V::Scalar || rs[i].k == V::Tensor)

@@ -11,6 +11,9 @@
 
 #include "linnet/Dialect/Gf/IR/Gf.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -378,6 +381,100 @@ std::optional<V> Importer::relationApply(const ir::Op &op, Frame &f, const std::
     return giveUp();
   apply.setReducersAttr(b_.getArrayAttr({gfReducer(*br, msgT)}));
   return V::tensor(apply.getResult(0));
+}
+
+} // namespace linnet::import::detail
+
+namespace linnet::import::detail {
+
+V Importer::builtRelation(const ir::Op &op, Frame &f, bool radius) {
+  // The builder's C interface (lib/Target/CPU/RelationBuild.c): positions
+  // as f64 [points, axes] (exact from any float), the CSR written into
+  // row offsets [M + 1] and column indices [M * K], nearest first.
+  constexpr llvm::StringLiteral kBuilder = "linnet_relation_build";
+  const char *name = radius ? "radius" : "knn";
+  if (op.operands.size() != (radius ? 5u : 4u))
+    fail(fmt::format("{}: __builtin_{}: wrong number of arguments", where_, name));
+  Type f64 = b_.getF64Type(), i64 = b_.getI64Type();
+  auto positions = [&](size_t i) {
+    V p = get(f, op.operands[i]);
+    auto tt = p.k == V::Tensor ? dyn_cast<RankedTensorType>(p.v.getType()) : RankedTensorType();
+    if (!tt || tt.getRank() != 2 || !isa<FloatType>(tt.getElementType()))
+      fail(fmt::format("{}: __builtin_{} takes float positions [points, axes]", where_, name));
+    if (!tt.getElementType().isF64())
+      p = elementwise(RankedTensorType::get(tt.getShape(), f64), {p},
+                      [&](ArrayRef<Value> x) { return convert(x[0], f64); });
+    return p.v;
+  };
+  Value dst = positions(0), src = positions(1);
+  auto extentOf = [&](Value t) -> DimV {
+    auto tt = cast<RankedTensorType>(t.getType());
+    if (!tt.isDynamicDim(0))
+      return {tt.getDimSize(0), cIndex(tt.getDimSize(0))};
+    return {std::nullopt, b_.create<tensor::DimOp>(loc_, t, 0)};
+  };
+  DimV m = extentOf(dst), n = extentOf(src);
+  V kv = scalarOf(get(f, op.operands[radius ? 3 : 2]));
+  Value k = convert(kv.v, b_.getIndexType());
+  Value noSelf = convert(scalarOf(get(f, op.operands[radius ? 4 : 3])).v, i64);
+  Value r = radius ? convert(scalarOf(get(f, op.operands[2])).v, f64) : constant(f64, 0.0);
+
+  // Row offsets and column indices, allocated here and owned by the
+  // tensors made of them (bufferization frees them with the call).
+  auto alloc = [&](std::optional<int64_t> size, Value dyn) {
+    auto mt = MemRefType::get({size ? *size : ShapedType::kDynamic}, i64);
+    return b_.create<memref::AllocOp>(loc_, mt, size ? ValueRange{} : ValueRange{dyn},
+                                      b_.getI64IntegerAttr(64));
+  };
+  std::optional<int64_t> rows, cap;
+  if (m.c) {
+    rows = *m.c + 1;
+    if (kv.c)
+      cap = *m.c * *kv.c;
+  }
+  Value mv = dimValue(m);
+  auto rowPtr = alloc(rows, b_.create<arith::AddIOp>(loc_, mv, cIndex(1)));
+  auto colIdx = alloc(cap, b_.create<arith::MulIOp>(loc_, mv, k));
+
+  auto dyn2 = MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f64);
+  auto dyn1 = MemRefType::get({ShapedType::kDynamic}, i64);
+  auto module = b_.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(kBuilder)) {
+    OpBuilder mb(&ctx_);
+    mb.setInsertionPointToStart(module.getBody());
+    auto decl = mb.create<func::FuncOp>(
+        loc_, kBuilder, mb.getFunctionType({dyn2, dyn2, dyn1, dyn1, i64, i64, i64, f64}, {}));
+    decl.setPrivate();
+    decl->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
+  }
+  auto asMemref = [&](Value t) -> Value {
+    auto tt = cast<RankedTensorType>(t.getType());
+    Value mr = b_.create<bufferization::ToMemrefOp>(
+        loc_, MemRefType::get(tt.getShape(), tt.getElementType()), t, /*read_only=*/true);
+    return b_.create<memref::CastOp>(loc_, dyn2, mr);
+  };
+  Value kind = b_.create<arith::ConstantIntOp>(loc_, radius ? 1 : 0, 64);
+  // The call sits where the user wrote the std.graph call, so a target
+  // that cannot build the relation refuses it there.
+  b_.create<func::CallOp>(userLoc_, kBuilder, TypeRange{},
+                          ValueRange{asMemref(dst), asMemref(src),
+                                     b_.create<memref::CastOp>(loc_, dyn1, rowPtr),
+                                     b_.create<memref::CastOp>(loc_, dyn1, colIdx), kind,
+                                     convert(k, i64), noSelf, r});
+  auto asTensor = [&](memref::AllocOp a) -> Value {
+    auto mt = a.getType();
+    return b_.create<bufferization::ToTensorOp>(
+        loc_, RankedTensorType::get(mt.getShape(), mt.getElementType()), a.getResult(),
+        /*restrict=*/true, /*writable=*/true);
+  };
+  V rel;
+  rel.k = V::Rel;
+  rel.rowPtr = asTensor(rowPtr);
+  rel.colIdx = asTensor(colIdx);
+  rel.numDst = m;
+  rel.numSrc = n;
+  rel.relName = name;
+  return rel;
 }
 
 } // namespace linnet::import::detail

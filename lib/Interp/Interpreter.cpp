@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -755,8 +756,77 @@ struct Interpreter::Impl {
     return elementwise2(x, y, [&](Num m, Num n) { return numI(compare(p, t, m, n)); }, DT::Bool);
   }
 
+  /// `__builtin_knn(pos_dst, pos_src, K, no_self)` and
+  /// `__builtin_radius(pos_dst, pos_src, r, K, no_self)` (std.graph), by
+  /// brute force: the oracle the compiled builders are held against. Each
+  /// destination keeps its nearest candidates, ordered by (squared
+  /// distance in f64 with NaN as +inf, source index).
+  Val relationBuiltin(const ir::Op &op, Frame &f, bool radius) {
+    const char *name = radius ? "__builtin_radius" : "__builtin_knn";
+    if (op.operands.size() != (radius ? 5u : 4u))
+      throw EvalError(fmt::format("{}: wrong number of arguments", name));
+    const Val &dst = f.vals[op.operands[0]], &src = f.vals[op.operands[1]];
+    for (const Val *p : {&dst, &src})
+      if (p->k != Val::Tensor || p->shape.size() != 2 || !isFloat(p->dt))
+        throw EvalError(fmt::format("{} takes float positions [points, axes]", name));
+    if (dst.shape[1] != src.shape[1])
+      throw EvalError(fmt::format("{}: {} and {} coordinates", name, dst.shape[1], src.shape[1]));
+    auto scalarAt = [&](size_t i) {
+      const Val &v = f.vals[op.operands[i]];
+      if (v.k != Val::Scalar)
+        throw EvalError(fmt::format("{}: argument {} is not a scalar", name, i));
+      return v;
+    };
+    double r = 0;
+    if (radius) {
+      Val rv = scalarAt(2);
+      r = asDouble(rv.dt, rv.s);
+    }
+    Val kv = scalarAt(radius ? 3 : 2), selfv = scalarAt(radius ? 4 : 3);
+    int64_t k = kv.s.i;
+    bool noSelf = truthy(selfv.dt, selfv.s);
+    int64_t m = dst.shape[0], n = src.shape[0], d = dst.shape[1];
+    if (k < 1)
+      throw EvalError(fmt::format("{}: the neighbour bound is {}, not positive", name, k));
+    auto coord = [](const Val &p, int64_t i, int64_t a) {
+      return asDouble(p.dt, (*p.data)[i * p.shape[1] + a]);
+    };
+    auto rel = std::make_shared<Relation>();
+    rel->numSrc = n;
+    rel->numDst = m;
+    rel->rowPtr.push_back(0);
+    std::vector<std::pair<double, int64_t>> cand;
+    for (int64_t i = 0; i < m; ++i) {
+      cand.clear();
+      for (int64_t j = 0; j < n; ++j) {
+        if (noSelf && i == j)
+          continue;
+        double s = 0.0;
+        for (int64_t a = 0; a < d; ++a) {
+          double t = coord(dst, i, a) - coord(src, j, a);
+          t = t * t;
+          s = s + t;
+        }
+        if (radius && !(r >= 0 && s <= r * r))
+          continue;
+        cand.push_back({std::isnan(s) ? std::numeric_limits<double>::infinity() : s, j});
+      }
+      size_t keep = std::min<size_t>(cand.size(), static_cast<size_t>(k));
+      std::partial_sort(cand.begin(), cand.begin() + keep, cand.end());
+      for (size_t c = 0; c < keep; ++c)
+        rel->colIdx.push_back(cand[c].second);
+      rel->rowPtr.push_back(static_cast<int64_t>(rel->colIdx.size()));
+    }
+    Val v;
+    v.k = Val::Rel;
+    v.rel = std::move(rel);
+    return v;
+  }
+
   Val builtinOp(const ir::Op &op, Frame &f) {
     std::string n = op.attrs["name"];
+    if (n == "knn" || n == "radius")
+      return relationBuiltin(op, f, n == "radius");
     std::optional<DT> rt = elemDtype(op.results[0].type, f.env);
     DT t = rt ? *rt : DT::LitFloat;
     if ((t == DT::LitFloat || t == DT::LitInt) && !op.operands.empty()) {

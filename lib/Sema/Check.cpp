@@ -1293,8 +1293,64 @@ private:
     return "";
   }
 
+  /// `__builtin_knn(pos_dst, pos_src, K, no_self)` and
+  /// `__builtin_radius(pos_dst, pos_src, r, K, no_self)` (std.graph): a
+  /// `Csr[N, M, M * K]` built from `[M, D]` and `[N, D]` float positions.
+  TypeRef checkRelationBuiltin(const ast::CallExpr &c, bool radius) {
+    const char *name = radius ? "__builtin_radius" : "__builtin_knn";
+    size_t want = radius ? 5 : 4;
+    std::vector<TypeRef> args;
+    for (const ast::ExprPtr &x : c.args)
+      args.push_back(check(*x));
+    if (args.size() != want) {
+      diag_.error(c.loc, fmt::format("'{}' takes {} arguments, found {}", name, want, args.size()));
+      return Type::unknown();
+    }
+    auto isFloatClass = [&](const Dtype &d) {
+      if (const GenericParam *g = d.isVar() ? env_.find(d.name) : nullptr)
+        return g->dtypeClass == "float";
+      return dtypeClassOf(d.name) == "float";
+    };
+    for (size_t i = 0; i < 2; ++i) {
+      const Type &t = *args[i];
+      if (t.kind == Type::Kind::Unknown)
+        return Type::unknown();
+      if (t.kind != Type::Kind::Tensor || t.shape.size() != 2 || t.shape[0].isPack() ||
+          t.shape[1].isPack() || !isFloatClass(t.dtype)) {
+        diag_.error(c.args[i]->loc,
+                    fmt::format("'{}' takes positions as a float Tensor[Points, Axes], found {}", name,
+                                t.str()));
+        return Type::unknown();
+      }
+    }
+    if (!(norm(args[0]->shape[1].dim) == norm(args[1]->shape[1].dim))) {
+      diag_.error(c.args[1]->loc,
+                  fmt::format("'{}': the destinations have {} coordinates and the sources {}", name,
+                              args[0]->shape[1].dim.str(), args[1]->shape[1].dim.str()));
+      return Type::unknown();
+    }
+    if (radius && args[2]->kind != Type::Kind::Scalar && args[2]->kind != Type::Kind::Unknown) {
+      diag_.error(c.args[2]->loc, fmt::format("'{}' takes the radius as a scalar, found {}", name,
+                                              args[2]->str()));
+      return Type::unknown();
+    }
+    std::optional<Dim> k = asDim(*c.args[radius ? 3 : 2], false);
+    if (!k) {
+      diag_.error(c.args[radius ? 3 : 2]->loc,
+                  fmt::format("'{}' takes its neighbour bound as a dim", name));
+      return Type::unknown();
+    }
+    auto r = std::make_shared<Type>();
+    r->kind = Type::Kind::Relation;
+    r->dtype = Dtype{"Csr", ""};
+    r->shape = {args[1]->shape[0], args[0]->shape[0], Unit{args[0]->shape[0].dim * *k, "", ""}};
+    return r;
+  }
+
   TypeRef checkCall(const ast::CallExpr &c) {
     if (auto *n = llvm::dyn_cast<ast::NameExpr>(c.callee.get())) {
+      if (n->name == "__builtin_knn" || n->name == "__builtin_radius")
+        return checkRelationBuiltin(c, n->name == "__builtin_radius");
       if (n->name.starts_with("__builtin_")) {
         TypeRef first = Type::unknown();
         for (const ast::ExprPtr &x : c.args) {

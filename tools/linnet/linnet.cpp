@@ -36,6 +36,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -282,10 +283,20 @@ std::vector<std::string> commandInputs(const CLI::App *cmd) {
     if (!p.empty() && p != "-" && ::lstat(p.c_str(), &st) == 0)
       inputs.push_back(p);
   };
+  // Options whose values are names or numbers, never files: a folder that
+  // happens to share one (an artifact built into `cpu`, an output `main`)
+  // is not an input of the command.
+  static const std::set<std::string> names = {
+      "--diagnostics", "--emit", "--entry", "--error-limit", "--impl", "--iterations", "--matmul-precision",
+      "--max-new-tokens", "--numerics", "--prompt", "--ranks", "--repeat", "--root", "--runtime-checks",
+      "--seed", "--source-name", "--timeout", "--variants", "--warmup", "-D", "query"};
   for (const CLI::Option *opt : cmd->get_options()) {
-    if (outputKind(cmd->get_name(), opt))
+    if (outputKind(cmd->get_name(), opt) || names.count(opt->get_name()))
       continue;
     for (const std::string &v : opt->results()) {
+      // A target is a file only as a path (`cpu` names a shipped target).
+      if (opt->get_name() == "--target" && v.find('/') == std::string::npos && !v.ends_with(".json"))
+        continue;
       add(v);
       if (size_t eq = v.find('='); eq != std::string::npos) {
         std::string rest = v.substr(eq + 1);

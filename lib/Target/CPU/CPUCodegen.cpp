@@ -613,6 +613,9 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   if (options.afterLoops && failed(options.afterLoops(module)))
     return diags.error("mapping the loops failed");
   bool blas = usesBLAS(module);
+  // Relations built from coordinates (std.graph) call the builder the shim
+  // carries (RelationBuild.c).
+  bool relations = module.lookupSymbol(kRelationBuilder) != nullptr;
   bool timers = module->hasAttr("linnet.profile.tasks");
   std::string distShim = distributedShimSource(module) + options.extraShim;
   stage.next("loops to the LLVM dialect");
@@ -665,7 +668,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   // BLAS calls go through a small C shim that loads OpenBLAS on first use
   // (LinalgCodegen.cpp, blasShimSource).
   llvm::SmallString<128> shimPath;
-  if (blas || timers || !distShim.empty()) {
+  if (blas || relations || timers || !distShim.empty()) {
     int shimFd;
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "linnet-blas-shim", "c", shimFd, shimPath)) {
@@ -675,13 +678,18 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
     llvm::raw_fd_ostream shim(shimFd, /*shouldClose=*/true);
     if (blas)
       shim << blasShimSource();
+    if (relations)
+      shim << relationBuildSource();
     if (timers && options.profileShim)
       shim << profileShimSource();
     shim << distShim;
     // The shim is read from stdin (`-x c -`), so the temporary file's random
     // name never reaches the library (an STT_FILE symbol): the same build
     // gives the same bytes, which the artifact manifest's digest relies on.
-    argv.insert(argv.begin() + 5, {"-O2", "-fPIC", "-x", "c", "-", "-x", "none"});
+    // No FMA contraction: the relation builder's distances must round as
+    // the interpreter's do.
+    argv.insert(argv.begin() + 5,
+                {"-O2", "-fPIC", "-ffp-contract=off", "-x", "c", "-", "-x", "none"});
     argv.push_back("-ldl");
     argv.push_back("-lpthread");
   }
@@ -739,6 +747,12 @@ std::string distributedShimSource(ModuleOp module) {
            std::to_string(n) + ", d);\n}\n";
   }
   return src;
+}
+
+const char *relationBuildSource() {
+  return
+#include "RelationBuild.inc"
+      ;
 }
 
 const char *profileShimSource() {

@@ -633,6 +633,21 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
                                                                   const target::CodegenRequest &request) const {
   MLIRContext *ctx = module.getContext();
   {
+    // Relations built from coordinates (std.graph) have a CPU builder
+    // only: refused where the model builds one.
+    FirstError errors(ctx);
+    bool builds = false;
+    module.walk([&](func::CallOp call) {
+      if (!builds && call.getCallee() == cpu::kRelationBuilder) {
+        call.emitError("the cuda target cannot yet build a relation from coordinates (std.graph's knn, "
+                       "radius): build this model for the cpu target");
+        builds = true;
+      }
+    });
+    if (builds)
+      return fail("code generation failed" + errors.suffix());
+  }
+  {
     FirstError errors(ctx);
     // Relation rows split over lanes (the schedule's block_neighbors).
     if (failed(cpu::bufferize(module, /*laneSplit=*/true)))

@@ -101,6 +101,12 @@ std::string distributedShimSource(mlir::ModuleOp module);
 /// the event buffer the runtime reads (docs/profiling.md).
 const char *profileShimSource();
 
+/// The builder of relations made from coordinates (std.graph's knn and
+/// radius) the importer calls, and its C source (RelationBuild.c): kNN and
+/// radius neighbourhoods over a uniform grid, parallel over destinations.
+inline constexpr const char *kRelationBuilder = "linnet_relation_build";
+const char *relationBuildSource();
+
 /// The schedule contract of the CPU target's gf kernels.
 inline constexpr const char *kScheduleContract = "cpu-simd-v1";
 
