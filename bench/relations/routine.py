@@ -62,8 +62,14 @@ def build(tmp, omp, llvm_lib):
     cmd = ["cc", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-o", out,
            str(SOURCE), "-lm", "-ldl", "-lpthread"]
     if omp:
-        cmd += ["-L" + llvm_lib, "-Wl,-rpath," + llvm_lib, "-lomp"]
+        # Only weak references name libomp here; keep it despite the
+        # toolchain's default --as-needed.
+        cmd += ["-L" + llvm_lib, "-Wl,-rpath," + llvm_lib,
+                "-Wl,--no-as-needed", "-lomp"]
     subprocess.run(cmd, check=True)
+    if omp and b"libomp" not in subprocess.run(
+            ["readelf", "-d", out], capture_output=True, check=True).stdout:
+        sys.exit("libomp did not end up in the library's DT_NEEDED")
     lib = ctypes.CDLL(out)
     fn = lib._mlir_ciface_linnet_relation_build
     fn.restype = None

@@ -10,6 +10,7 @@
 #include "ImporterImpl.h"
 
 #include "linnet/Dialect/Gf/IR/Gf.h"
+#include "linnet/ir/relations.hpp"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -391,7 +392,7 @@ V Importer::builtRelation(const ir::Op &op, Frame &f, bool radius) {
   // The builder's C interface (lib/Target/CPU/RelationBuild.c): positions
   // as f64 [points, axes] (exact from any float), the CSR written into
   // row offsets [M + 1] and column indices [M * K], nearest first.
-  constexpr llvm::StringLiteral kBuilder = "linnet_relation_build";
+  const llvm::StringRef kBuilder = ir::kRelationBuilder;
   const char *name = radius ? "radius" : "knn";
   if (op.operands.size() != (radius ? 5u : 4u))
     fail(fmt::format("{}: __builtin_{}: wrong number of arguments", where_, name));
@@ -406,7 +407,8 @@ V Importer::builtRelation(const ir::Op &op, Frame &f, bool radius) {
                       [&](ArrayRef<Value> x) { return convert(x[0], f64); });
     return p.v;
   };
-  Value dst = positions(0), src = positions(1);
+  Value dst = positions(0);
+  Value src = op.operands[1] == op.operands[0] ? dst : positions(1); // knn_graph(pos): one conversion
   auto extentOf = [&](Value t) -> DimV {
     auto tt = cast<RankedTensorType>(t.getType());
     if (!tt.isDynamicDim(0))
@@ -460,7 +462,9 @@ V Importer::builtRelation(const ir::Op &op, Frame &f, bool radius) {
                           ValueRange{asMemref(dst), asMemref(src),
                                      b_.create<memref::CastOp>(loc_, dyn1, rowPtr),
                                      b_.create<memref::CastOp>(loc_, dyn1, colIdx), kind,
-                                     convert(k, i64), noSelf, r});
+                                     kv.c ? b_.create<arith::ConstantIntOp>(loc_, *kv.c, 64).getResult()
+                                          : convert(k, i64),
+                                     noSelf, r});
   auto asTensor = [&](memref::AllocOp a) -> Value {
     auto mt = a.getType();
     return b_.create<bufferization::ToTensorOp>(

@@ -1459,8 +1459,20 @@ private:
       }
       return base->elems[0];
     }
-    if (base->kind == Type::Kind::Relation)
-      return Type::unknown(); // neighbours of a node: a reduction domain
+    if (base->kind == Type::Kind::Relation) {
+      // Neighbours of a node: a reduction domain. The node is a destination:
+      // an index over another axis than the relation's destinations reads
+      // rows that do not exist (or misses some).
+      if (ix.items.size() == 1 && ix.items[0].index && base->shape.size() == 3 &&
+          !base->shape[1].isPack())
+        if (auto *n = llvm::dyn_cast<ast::NameExpr>(ix.items[0].index.get()))
+          if (const Local *l = lookupLocal(n->name); l && l->kind == Local::Kind::Index && l->dim &&
+                                                     norm(*l->dim) != norm(base->shape[1].dim))
+            diag_.error(ix.items[0].index->loc,
+                        fmt::format("'{}' ranges over {}, but {} has {} destinations", n->name,
+                                    l->dim->str(), describe(*base), base->shape[1].dim.str()));
+      return Type::unknown();
+    }
     if (base->kind == Type::Kind::Unknown)
       return base;
     if (base->kind != Type::Kind::Tensor) {

@@ -29,6 +29,24 @@ def _count(n, what):
     return n
 
 
+def _positions(pos, query):
+    """[points, axes] float positions as float64 numpy arrays (no gradient)."""
+    out = []
+    for name, p in (("query", pos if query is None else query), ("pos", pos)):
+        if not isinstance(p, torch.Tensor):
+            p = torch.as_tensor(p)
+        if not p.is_floating_point():
+            raise TypeError(f"{name}: expected float positions, found dtype {p.dtype}")
+        if p.dim() != 2:
+            raise ValueError(f"{name}: expected positions [points, axes], found shape {tuple(p.shape)}")
+        if p.device.type != "cpu":
+            raise ValueError(f"{name}: expected a CPU tensor, found device {p.device}")
+        out.append(p.detach().to(torch.float64).contiguous().numpy())
+    if out[0].shape[1] != out[1].shape[1]:
+        raise ValueError(f"query has {out[0].shape[1]} coordinates and pos {out[1].shape[1]}")
+    return out
+
+
 class Graph:
     """A directed graph stored destination-major: the edges into destination
     `d` are positions `row_ptr[d] .. row_ptr[d + 1]` of `col_idx`, and
@@ -123,6 +141,43 @@ class Graph:
         row_ptr = torch.zeros(num_dst + 1, dtype=torch.int64)
         torch.cumsum(counts, 0, out=row_ptr[1:])
         return Graph(row_ptr, src[order].contiguous(), num_src, edge_order=order)
+
+    @staticmethod
+    def knn(pos, k, *, query=None, loop=False):
+        """The k-nearest-neighbour graph of points (std.graph's `knn` and
+        `knn_graph`): each destination's `k` nearest sources, nearest first,
+        ties broken by the smaller source index; distances are squared
+        Euclidean in float64. `pos` [N, D] are the sources; `query` [M, D]
+        the destinations (default: `pos` itself, and then `loop=False`
+        leaves out each point's pair with itself). A destination with fewer
+        than `k` candidates gets them all. The graph has no gradient;
+        messages over it differentiate as over any graph."""
+        dst, src = _positions(pos, query)
+        k = _count(k, "k")
+        if k < 1:
+            raise ValueError(f"k: expected a positive int, found {k}")
+        return Graph._built(dst, src, 0, k, query is None and not loop, 0.0)
+
+    @staticmethod
+    def radius(pos, r, *, max_neighbors=32, query=None, loop=False):
+        """The radius graph of points (std.graph's `radius` and
+        `radius_graph`): each destination's sources within distance `r`
+        (inclusive), at most `max_neighbors` of them (the nearest when more
+        are within `r`), nearest first, ties by source index. A negative or
+        NaN `r` relates nothing. `pos`, `query` and `loop` as for `knn`."""
+        dst, src = _positions(pos, query)
+        k = _count(max_neighbors, "max_neighbors")
+        if k < 1:
+            raise ValueError(f"max_neighbors: expected a positive int, found {k}")
+        if isinstance(r, torch.Tensor):
+            r = r.item()
+        return Graph._built(dst, src, 1, k, query is None and not loop, float(r))
+
+    @staticmethod
+    def _built(dst, src, kind, k, exclude_self, r):
+        from . import _core
+        row_ptr, col_idx = _core.relation_build(dst, src, kind, k, exclude_self, r)
+        return Graph(torch.from_numpy(row_ptr), torch.from_numpy(col_idx), src.shape[0])
 
     # Derived arrays, computed once per graph.
     def numpy_csr(self):

@@ -26,7 +26,47 @@
 namespace py = pybind11;
 using namespace linnet::rt;
 
+// The relation builder compiled models link (lib/Target/CPU/RelationBuild.c,
+// compiled into this module): Graph.knn and Graph.radius build exactly the
+// relations std.graph builds.
+extern "C" void _mlir_ciface_linnet_relation_build(void *posDst, void *posSrc, void *rowPtr, void *colIdx,
+                                                   int64_t kind, int64_t k, int64_t excludeSelf, double r);
+
 namespace {
+
+struct Memref2F64 {
+  double *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+};
+struct Memref1I64 {
+  int64_t *allocated, *aligned;
+  int64_t offset, sizes[1], strides[1];
+};
+
+/// (row_ptr, col_idx) of the relation std.graph's knn (kind 0) or radius
+/// (kind 1) builds from [M, D] destination and [N, D] source positions.
+py::tuple relationBuild(py::array_t<double, py::array::c_style | py::array::forcecast> dst,
+                        py::array_t<double, py::array::c_style | py::array::forcecast> src, int64_t kind,
+                        int64_t k, bool excludeSelf, double r) {
+  if (dst.ndim() != 2 || src.ndim() != 2 || dst.shape(1) != src.shape(1))
+    throw py::value_error("positions must be [points, axes] arrays with the same number of axes");
+  if (k < 1)
+    throw py::value_error("the neighbour count must be positive, found " + std::to_string(k));
+  int64_t m = dst.shape(0), n = src.shape(0), d = dst.shape(1);
+  if (excludeSelf && m != n)
+    throw py::value_error("excluding self pairs needs one point set");
+  py::array_t<int64_t> rowPtr(m + 1), colIdx(m * k);
+  Memref2F64 a{const_cast<double *>(dst.data()), const_cast<double *>(dst.data()), 0, {m, d}, {d, 1}};
+  Memref2F64 b{const_cast<double *>(src.data()), const_cast<double *>(src.data()), 0, {n, d}, {d, 1}};
+  Memref1I64 rp{rowPtr.mutable_data(), rowPtr.mutable_data(), 0, {m + 1}, {1}};
+  Memref1I64 ci{colIdx.mutable_data(), colIdx.mutable_data(), 0, {m * k}, {1}};
+  {
+    py::gil_scoped_release release;
+    _mlir_ciface_linnet_relation_build(&a, &b, &rp, &ci, kind, k, excludeSelf ? 1 : 0, r);
+  }
+  int64_t edges = rowPtr.data()[m];
+  return py::make_tuple(rowPtr, colIdx[py::slice(0, edges, 1)]);
+}
 
 /// numpy dtype for a linnet dtype; bf16 (which numpy lacks) travels as its
 /// bits, an int16 array (linnet.LinnetModule views it as torch.bfloat16).
@@ -258,6 +298,10 @@ PYBIND11_MODULE(_core, m) {
            "Calls an entry with a list of arrays (a relation is two arrays, row_ptr and "
            "col_idx, in the signature's order); returns the list of results.")
       .def("state", &PyModel::state, py::arg("path"), "A copy of a state tensor, or None.");
+  m.def("relation_build", &relationBuild, py::arg("pos_dst"), py::arg("pos_src"), py::arg("kind"), py::arg("k"),
+        py::arg("exclude_self"), py::arg("r") = 0.0,
+        "(row_ptr, col_idx) of std.graph's knn (kind 0) or radius (kind 1) relation: each "
+        "destination's neighbours nearest first, ties by source index.");
   m.def(
       "binding_names",
       [](const std::string &binding, const std::vector<std::string> &paths) {

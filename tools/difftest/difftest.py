@@ -420,7 +420,7 @@ def find_linnet(arg):
 
 # Features a target refuses by design (a located refusal, not a wrong
 # answer), with the reason; left out of every profile on that target.
-CUDA_REFUSES = {}
+CUDA_REFUSES = {"builtrel": "relations built from coordinates have a CPU builder only (§10.5)"}
 TARGET_REFUSES = {"cuda": CUDA_REFUSES, "cuda-emulate": CUDA_REFUSES, "cuda-driver-emulator": CUDA_REFUSES}
 
 

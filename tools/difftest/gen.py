@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 
-from lnast import (NP, FLOATS, INTS, Dim, Var, Lit, Ref, Access, Bin, Un, Cast, Call, If,
+from lnast import (BuiltRel, NP, FLOATS, INTS, Dim, Var, Lit, Ref, Access, Bin, Un, Cast, Call, If,
                    Binder, Reduce, UserReduce, Tuple, Block, MATH, cast_scalar)
 from tensors import TNode, VarT, Comp, SliceT, CallT, TupleT, Let, Assign, Loop, IfState
 
@@ -72,8 +72,9 @@ ALL_FEATURES = [
     "emptyrel",     # mean/max/min over relation rows with no edges
     "dimeq",        # Grid: dim = Image / Patch, where Grid * Patch == Image
     "featrel",      # a GNN aggregation of feature rows: [n: Dst, f: F] red(s, e: fg[n]) h[s, f] ...
+    "builtrel",     # the same over a relation built from positions: knn_graph<K>(pos), radius(...)
 ]
-FORMS = ["tuple", "runwhile", "sharedfn", "guarded", "castint", "emptyrel", "dimeq", "featrel"]
+FORMS = ["tuple", "runwhile", "sharedfn", "guarded", "castint", "emptyrel", "dimeq", "featrel", "builtrel"]
 
 # What agrees today; each feature left out is a known gap in docs/difftest.md.
 CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "nested", "slices",
@@ -1401,6 +1402,11 @@ def _program(g):
     frng = random.Random(g.seed * 1000003 + 7)
     if g.has("featrel") and frng.random() < 0.3:
         featrel = add_feature_rows(g, frng, entry, root, alld)
+    # Likewise over a relation the program builds from positions.
+    brng = random.Random(g.seed * 1000003 + 11)
+    builtrel = None
+    if g.has("builtrel") and brng.random() < 0.25:
+        builtrel = add_feature_rows(g, brng, entry, root, alld, built=True)
     # root params
     if g.has("params"):
         for k in range(rng.randint(0, 2)):
@@ -1456,15 +1462,15 @@ def _program(g):
     for e, esc in zip(prog.entries, [sc] + [getattr(prog, "aux_scope", None)]):
         if g.has("tuple") and g.chance(0.3):
             add_results(g, esc, e)
-    if featrel is not None:
+    for agg in (featrel, builtrel):
+        if agg is None:
+            continue
         # A result of its own: aggregated rows may exceed MAGCAP, so nothing
         # else reads them.
-        item, typ = VarT(featrel), (list(featrel.dims), "f32", featrel.tname)
-        if isinstance(entry.result, TupleT):
-            entry.result = TupleT(entry.result.items + [item], entry.result.types + [typ])
-        else:
+        item, typ = VarT(agg), (list(agg.dims), "f32", agg.tname)
+        if not isinstance(entry.result, TupleT):
             entry.result = TupleT([entry.result], [(list(entry.rdims), entry.rdtype, entry.rtname)])
-            entry.result = TupleT(entry.result.items + [item], entry.result.types + [typ])
+        entry.result = TupleT(entry.result.items + [item], entry.result.types + [typ])
     return prog
 
 
@@ -1473,13 +1479,15 @@ def _program(g):
 FEATURE_WIDTHS = [16, 24, 32, 40, 48, 64, 96, 128, 20]
 
 
-def add_feature_rows(g, rng, entry, root, alld):
+def add_feature_rows(g, rng, entry, root, alld, built=False):
     """A GNN layer's aggregation: `let a = [n: Dst, f: F] red(s, e: fg[n]) msg`,
     where the message reads feature rows at column f (h[s, f], hd[n, f]) and
     edge weights. F >= 16 is the shape the CUDA target splits over lanes with
     neighbour tiles in shared memory; a hub row of up to 70 neighbours spans
     several tiles. The relation and its tensors are this aggregation's own, so
-    the magnitudes of other expressions stay bounded."""
+    the magnitudes of other expressions stay bounded. `built`: the relation
+    is built in the program from positions (std.graph, with ties: points on a
+    half-integer lattice), so there are no edge weights."""
     pick = rng.choice
     chance = lambda p: rng.random() < p
 
@@ -1489,39 +1497,61 @@ def add_feature_rows(g, rng, entry, root, alld):
                 ).astype(np.float32)
 
     width = pick(FEATURE_WIDTHS)
+    fname = "BF" if built else "F"
     if g.has("rootdims"):
-        F = Dim("F", width)
-        g.prog.defines["F"] = width
-        root.generics.append("F: dim")
+        F = Dim(fname, width)
+        g.prog.defines[fname] = width
+        root.generics.append("%s: dim" % fname)
     else:
         F = Dim(str(width), width)
+    pre = "b" if built else ""
     src, dst = pick(alld), pick(alld)
-    degs = [rng.randint(0, 4) for _ in range(dst.val)]
-    if degs and chance(0.5):
-        degs[rng.randrange(len(degs))] = rng.randint(20, 70)  # a hub
-    if src.val == 0:
-        degs = [0] * dst.val
-    col = [rng.randint(0, src.val - 1) for _ in range(sum(degs))]
-    rp = np.concatenate([[0], np.cumsum(degs)]).astype(np.int64)
-    ef = Dim("EF", len(col), runtime=True)
-    entry.generics.append("EF: dim")
-    rel = Var("fg", [src, dst, ef], "rel", kind="relation")
-    entry.params.append(rel)
-    g.prog.relations["fg"] = (rp, np.array(col, dtype=np.int64))
-    h = Var("h", [src, F], "f32", "f32", mag=2.0, bits=3, kind="input")
+    if built:
+        fn = pick(["knn_graph", "knn", "radius_graph", "radius"])
+        if fn.endswith("_graph"):
+            dst = src
+        K, D = rng.randint(1, 8), rng.randint(1, 4)
+        pos = []
+        for name, d in ([("bpos", src)] if fn.endswith("_graph") else [("bq", dst), ("bp", src)]):
+            v = Var(name, [d, Dim(str(D), D)], "f32", "f32", mag=2.0, bits=3, kind="input")
+            entry.params.append(v)
+            lattice = chance(0.5)
+            g.prog.inputs[name] = np.array(
+                [rng.randint(0, 4) / 2.0 if lattice else rng.randint(-16, 16) / 8.0
+                 for _ in range(d.val * D)], dtype=np.float32).reshape(d.val, D)
+            pos.append(v)
+        radius = Lit(pick([0.0, 0.5, 1.0, 1.5, 2.5]), "f32") if fn.startswith("radius") else None
+        rel = Var("bg", [src, dst, Dim("%s * %d" % (dst.text, K), dst.val * K)], "rel")
+        entry.stmts.append(Let(rel, BuiltRel(fn, K, pos, radius)))
+        g.prog.imports.add(("std.graph", fn))
+        degs, col = [K] * dst.val, []
+    else:
+        degs = [rng.randint(0, 4) for _ in range(dst.val)]
+        if degs and chance(0.5):
+            degs[rng.randrange(len(degs))] = rng.randint(20, 70)  # a hub
+        if src.val == 0:
+            degs = [0] * dst.val
+        col = [rng.randint(0, src.val - 1) for _ in range(sum(degs))]
+        rp = np.concatenate([[0], np.cumsum(degs)]).astype(np.int64)
+        ef = Dim("EF", len(col), runtime=True)
+        entry.generics.append("EF: dim")
+        rel = Var("fg", [src, dst, ef], "rel", kind="relation")
+        entry.params.append(rel)
+        g.prog.relations["fg"] = (rp, np.array(col, dtype=np.int64))
+    h = Var(pre + "h", [src, F], "f32", "f32", mag=2.0, bits=3, kind="input")
     entry.params.append(h)
-    g.prog.inputs["h"] = rand_array(h.shape())
+    g.prog.inputs[h.name] = rand_array(h.shape())
     n, f, s, e = g.name("n"), g.name("f"), g.name("s"), g.name("e")
     hs = Access(h, [Ref(s, "i64", mag=src.val), Ref(f, "i64", mag=width)])
     msgs = [hs]
     hd = w = None
     if chance(0.6):
-        hd = Var("hd", [dst, F], "f32", "f32", mag=2.0, bits=3, kind="input")
+        hd = Var(pre + "hd", [dst, F], "f32", "f32", mag=2.0, bits=3, kind="input")
         entry.params.append(hd)
-        g.prog.inputs["hd"] = rand_array(hd.shape())
+        g.prog.inputs[hd.name] = rand_array(hd.shape())
         hd = Access(hd, [Ref(n, "i64", mag=dst.val), Ref(f, "i64", mag=width)])
         msgs += [Bin("-", hs, hd), Bin("*", hs, hd), Call("max", [hs, hd], "f32", mag=2.0)]
-    if col and chance(0.6):
+    if col and not built and chance(0.6):
         w = Var("few", [ef], "f32", "f32", mag=2.0, bits=3, kind="input")
         entry.params.append(w)
         g.prog.inputs["few"] = rand_array(w.shape())
@@ -1542,7 +1572,7 @@ def add_feature_rows(g, rng, entry, root, alld):
         r.form = "emptyrel"
     agg = Var(g.name("agg"), [dst, F], "f32", "f32", mag=r.mag, bits=None)
     entry.stmts.append(Let(agg, Comp([Binder(n, dst), Binder(f, F)], r)))
-    g.prog.forms.add("featrel")
+    g.prog.forms.add("builtrel" if built else "featrel")
     return agg
 
 

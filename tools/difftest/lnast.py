@@ -529,6 +529,49 @@ class Reduce(Node):
         raise ValueError(self.red)
 
 
+class BuiltRel(Node):
+    """`knn_graph<K>(pos)`, `knn<K>(q, p)`, `radius_graph<K>(pos, r)`: a
+    relation std.graph builds from positions; its value is (row_ptr,
+    col_idx) by brute force of §10.5's semantics."""
+
+    def __init__(self, fn, k, args, radius=None):
+        self.fn, self.k, self.args, self.radius = fn, k, list(args), radius
+        self.dtype, self.mag, self.bits, self.typed = "rel", 0.0, None, True
+        self.prec = P_POST
+
+    def kids(self):
+        return []
+
+    def free(self):
+        return {a.name for a in self.args}
+
+    def render(self):
+        args = [a.name for a in self.args] + ([self.radius.render()] if self.radius is not None else [])
+        return "%s<%d>(%s)" % (self.fn, self.k, ", ".join(args))
+
+    def ev(self, env):
+        q = np.asarray(env[self.args[0].name], np.float64)
+        p = np.asarray(env[self.args[-1].name], np.float64)
+        no_self = self.fn.endswith("_graph")
+        r = None if self.radius is None else np.float64(np.float32(self.radius.ev(env)))
+        rp, ci = [0], []
+        for i in range(q.shape[0]):
+            s = np.zeros(p.shape[0])
+            for a in range(q.shape[1]):
+                t = q[i, a] - p[:, a]
+                s = s + t * t
+            keep = np.ones(p.shape[0], bool)
+            if no_self:
+                keep[i] = False
+            if r is not None:
+                keep &= (r >= 0) & (s <= r * r)
+            key = np.where(np.isnan(s), np.inf, s)
+            j = np.nonzero(keep)[0]
+            ci += [int(x) for x in j[np.lexsort((j, key[j]))][:self.k]]
+            rp.append(len(ci))
+        return np.array(rp, np.int64), np.array(ci, np.int64)
+
+
 class UserReduce(Reduce):
     """A reduction with a reducer the program declares; `fold` evaluates it."""
 

@@ -187,6 +187,9 @@ class Let:
 
     def ev(self, env):
         v = self.value.ev(env)
+        if self.var.dtype == "rel":
+            env[self.var.name] = v  # (row_ptr, col_idx)
+            return
         if isinstance(v, np.ndarray):
             v = v.astype(NP[self.var.dtype])
         else:

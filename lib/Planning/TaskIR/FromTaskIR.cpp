@@ -24,6 +24,7 @@
 #include "linnet/Dialect/Gf/IR/MessageSignature.h"
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Support/Numerics.h"
+#include "linnet/ir/relations.hpp"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -31,6 +32,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -843,6 +845,61 @@ std::string typeString(Type t) {
   return s;
 }
 
+/// The relation builder's call (std.graph: linnet/ir/relations.hpp) as a
+/// compute task: it reads the positions and writes the row offsets and
+/// column indices that the reductions over the relation read. Its work is
+/// bounded, not exact: the grid visits between one cell and every source
+/// per destination, so ops lie in [M x min(k, N), M x N x (3 D + 1)] (a squared
+/// distance is 3 D + 1 ops) and the written bytes are the offsets plus
+/// between 0 and M x k column indices.
+template <typename AddTask>
+void relationBuildTask(func::CallOp call, AddTask &addTask) {
+  auto tensorOf = [](Value v) -> Value {
+    if (auto c = v.getDefiningOp<memref::CastOp>())
+      v = c.getSource();
+    if (auto m = v.getDefiningOp<bufferization::ToMemrefOp>())
+      return m.getTensor();
+    for (Operation *u : v.getUsers())
+      if (auto t = dyn_cast<bufferization::ToTensorOp>(u))
+        return t.getResult();
+    return {};
+  };
+  std::vector<Value> ins, outs;
+  for (unsigned i = 0; i < 4 && i < call.getNumOperands(); ++i) {
+    Value v = call.getOperand(i);
+    if (auto c = v.getDefiningOp<memref::CastOp>(); c && i >= 2)
+      v = c.getSource();
+    if (Value t = tensorOf(v))
+      (i < 2 ? ins : outs).push_back(t);
+  }
+  if (ins.size() != 2 || outs.size() != 2)
+    return;
+  auto extent = [](Value t, unsigned d) {
+    auto tt = cast<RankedTensorType>(t.getType());
+    return tt.isDynamicDim(d) ? int64_t(1) : tt.getDimSize(d);
+  };
+  bool dyn = false;
+  int64_t m = extent(ins[0], 0), n = extent(ins[1], 0), d = extent(ins[0], 1);
+  std::optional<int64_t> kc = getConstantIntValue(call.getOperand(5));
+  int64_t k = kc ? *kc : 1;
+  int64_t cap = satMul(m, k);
+  for (Value v : {ins[0], ins[1], outs[0], outs[1]})
+    dyn |= !cast<RankedTensorType>(v.getType()).hasStaticShape();
+  std::optional<int64_t> kind = getConstantIntValue(call.getOperand(4));
+  std::string what = kind && *kind == 1 ? "radius" : "knn";
+  WorkloadFacts f;
+  f.ops = {satMul(m, std::min(k, n)), satMul(satMul(m, n), satAdd(satMul(3, d), 1))};
+  f.readBytes = Quantity::exact(satMul(satAdd(m, n), satMul(d, 8)));
+  f.writeBytes = {satMul(m + 1, 8), satMul(satAdd(m + 1, std::min(cap, satMul(m, n))), 8)};
+  f.derivation = what + " relation built from " + std::to_string(m) + " destination and " + std::to_string(n) +
+                 " source positions of " + std::to_string(d) + " axes (f64), at most " + std::to_string(k) +
+                 " neighbours each: ops between M x min(k, N) and M x N x (3 D + 1) (a uniform grid visits from one "
+                 "cell to every source), bytes = positions read; offsets and up to M x k indices written" +
+                 (dyn ? "; dynamic dims (entry generics) counted as 1: facts per unit of them" : "");
+  finalizeFacts(f, satAdd(m, n), satMul(m, n));
+  addTask(call.getOperation(), "relation-build " + what, std::move(f), ins, outs, m, false);
+}
+
 /// A function imported from a plan (func/linalg/tensor/scf on tensors):
 /// every linalg op (a contraction, a reduction, elementwise work, a copy or
 /// a fill) is a compute task with exact work facts (loop trip counts x body
@@ -931,7 +988,14 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
     prev = id;
   };
 
-  fn.walk([&](linalg::LinalgOp op) {
+  fn.walk([&](Operation *o) {
+    if (auto call = dyn_cast<func::CallOp>(o); call && call.getCallee() == ir::kRelationBuilder) {
+      relationBuildTask(call, addTask);
+      return;
+    }
+    auto op = dyn_cast<linalg::LinalgOp>(o);
+    if (!op)
+      return;
     auto iters = op.getIteratorTypesArray();
     bool reduces = std::any_of(iters.begin(), iters.end(),
                                [](utils::IteratorType i) { return i == utils::IteratorType::reduction; });

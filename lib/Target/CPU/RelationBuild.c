@@ -44,41 +44,148 @@ static rb_ident rb_loc = {0, 2 /* KMP_IDENT_KMPC */, 0, 0,
 #define RB_CHUNK 256
 /* Relative slack on lower bounds, far above the rounding of a D-term sum. */
 #define RB_REL 1e-9
+/* Widening of the previous row's k-th squared distance used as the next
+ * row's initial filter (rows go in cell order, so they are neighbours). */
+#ifndef RB_GUESS
+#define RB_GUESS 1.5
+#endif
+/* Grid cell size: kNN cells hold about RB_KNN_FILL * k points (at least 2);
+ * radius cells have side RB_RADIUS_CELL * r. */
+#ifndef RB_KNN_FILL
+#define RB_KNN_FILL 0.4
+#endif
+#ifndef RB_RADIUS_CELL
+#define RB_RADIUS_CELL 1.0
+#endif
 /* Below this a squared bound may have lost its meaning to underflow. */
 #define RB_TINY 1e-290
 
-/* Bounded list of the best candidates so far, ascending in (key, index). */
+/* Candidates of one row. Appending is branch-free and filtered by a
+ * threshold w; when the buffer fills, a selection keeps the best cap and
+ * tightens w to the cap-th key. Far cheaper than keeping a sorted list,
+ * whose insertions mispredict on every improvement. */
 typedef struct {
-  double *key;
-  int64_t *idx;
-  int64_t n, cap;
-} rb_list;
+  double s;
+  int64_t j;
+} rb_cand;
 
-static inline void rb_insert(rb_list *l, double s, int64_t j) {
-  int64_t p;
-  if (l->n == l->cap) {
-    p = l->cap - 1;
-    if (s > l->key[p] || (s == l->key[p] && j > l->idx[p]))
+typedef struct {
+  rb_cand *buf;
+  int64_t n, cap, size; /* size >= cap + 1: the buffer's length */
+  double limit;         /* keys above it never qualify (radius: r^2) */
+  double w;             /* current threshold, <= limit */
+} rb_set;
+
+static inline int rb_less(const rb_cand *a, const rb_cand *b) {
+  /* Bitwise, not short-circuit: one hard-to-predict branch, not two. */
+  return (a->s < b->s) | ((a->s == b->s) & (a->j < b->j));
+}
+
+static void rb_isort(rb_cand *b, int64_t n) {
+  for (int64_t x = 1; x < n; ++x) {
+    rb_cand v = b[x];
+    int64_t y = x;
+    while (y > 0 && rb_less(&v, &b[y - 1])) {
+      b[y] = b[y - 1];
+      --y;
+    }
+    b[y] = v;
+  }
+}
+
+/* Hoare partition of b[lo..hi] around a median of three; indices are
+ * distinct, so keys compare as a strict total order. */
+static void rb_partition(rb_cand *b, int64_t lo, int64_t hi, int64_t *pi,
+                         int64_t *pj) {
+  int64_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+  rb_cand t, piv;
+  if (rb_less(&b[mid], &b[lo])) {
+    t = b[mid]; b[mid] = b[lo]; b[lo] = t;
+  }
+  if (rb_less(&b[hi], &b[mid])) {
+    t = b[hi]; b[hi] = b[mid]; b[mid] = t;
+    if (rb_less(&b[mid], &b[lo])) {
+      t = b[mid]; b[mid] = b[lo]; b[lo] = t;
+    }
+  }
+  piv = b[mid];
+  while (i <= j) {
+    while (rb_less(&b[i], &piv))
+      ++i;
+    while (rb_less(&piv, &b[j]))
+      --j;
+    if (i <= j) {
+      t = b[i]; b[i] = b[j]; b[j] = t;
+      ++i;
+      --j;
+    }
+  }
+  *pi = i;
+  *pj = j;
+}
+
+/* Moves the m smallest of b[0..n) to b[0..m), the m-th smallest last. */
+static void rb_select(rb_cand *b, int64_t n, int64_t m) {
+  int64_t lo = 0, hi = n - 1, target = m - 1, i, j;
+  while (hi - lo > 16) {
+    rb_partition(b, lo, hi, &i, &j);
+    if (target <= j)
+      hi = j;
+    else if (target >= i)
+      lo = i;
+    else
       return;
-  } else {
-    p = l->n++;
   }
-  while (p > 0 &&
-         (s < l->key[p - 1] || (s == l->key[p - 1] && j < l->idx[p - 1]))) {
-    l->key[p] = l->key[p - 1];
-    l->idx[p] = l->idx[p - 1];
-    --p;
-  }
-  l->key[p] = s;
-  l->idx[p] = j;
+  rb_isort(b + lo, hi - lo + 1);
 }
 
-/* Current pruning threshold: nothing with a larger key can enter. */
-static inline double rb_worst(const rb_list *l, double limit) {
-  if (l->n == l->cap && l->key[l->cap - 1] < limit)
-    return l->key[l->cap - 1];
-  return limit;
+static void rb_sort(rb_cand *b, int64_t n) {
+  int64_t i, j;
+  while (n > 24) {
+    rb_partition(b, 0, n - 1, &i, &j);
+    /* Recurse into the smaller side, loop on the larger. */
+    if (j + 1 < n - i) {
+      rb_sort(b, j + 1);
+      b += i;
+      n -= i;
+    } else {
+      rb_sort(b + i, n - i);
+      n = j + 1;
+    }
+  }
+  rb_isort(b, n);
 }
+
+/* Keeps the best cap candidates and sets w to the worst of them. */
+static void rb_tighten(rb_set *st) {
+  double w;
+  if (st->n < st->cap)
+    return;
+  if (st->n > st->cap) {
+    rb_select(st->buf, st->n, st->cap);
+    st->n = st->cap;
+    w = st->buf[st->cap - 1].s;
+  } else {
+    w = st->buf[0].s;
+    for (int64_t x = 1; x < st->n; ++x)
+      w = st->buf[x].s > w ? st->buf[x].s : w;
+  }
+  st->w = w < st->limit ? w : st->limit;
+}
+
+/* Appends (s, j) unless s > w or j is excluded (iex); no branch on s. */
+#define RB_PUSH(buf, n, size, w, st, s, j, iex)                                \
+  do {                                                                         \
+    (buf)[n].s = (s);                                                          \
+    (buf)[n].j = (j);                                                          \
+    (n) += ((s) <= (w)) & ((j) != (iex));                                      \
+    if ((n) == (size)) {                                                       \
+      (st)->n = (n);                                                           \
+      rb_tighten(st);                                                          \
+      (n) = (st)->n;                                                           \
+      (w) = (st)->w;                                                           \
+    }                                                                          \
+  } while (0)
 
 typedef struct {
   /* Inputs. */
@@ -114,43 +221,40 @@ static inline int64_t rb_need(const rb_ctx *c, int64_t i) {
   return avail < c->k ? avail : c->k;
 }
 
-static inline void rb_emit(const rb_ctx *c, int64_t i, const int64_t *idx,
-                           int64_t cnt) {
+/* Sorts the row's best candidates into place at col[i * k ...]; the count
+ * goes where row_ptr[i + 1] will be (the prefix sum follows). */
+static void rb_emit(const rb_ctx *c, int64_t i, rb_set *st) {
   int64_t base = c->coff + i * c->k * c->cs;
-  for (int64_t t = 0; t < cnt; ++t)
-    c->col[base + t * c->cs] = idx[t];
-  /* The count goes where row_ptr[i + 1] will be; the prefix sum follows. */
-  c->rp[c->roff + (i + 1) * c->rs] = cnt;
+  if (st->n > st->cap) {
+    rb_select(st->buf, st->n, st->cap);
+    st->n = st->cap;
+  }
+  rb_sort(st->buf, st->n);
+  for (int64_t t = 0; t < st->n; ++t)
+    c->col[base + t * c->cs] = st->buf[t].j;
+  c->rp[c->roff + (i + 1) * c->rs] = st->n;
 }
 
-/* Brute-force key of (i, j) on the strided views; returns 0 if j is not a
- * candidate. */
-static inline int rb_brute_key(const rb_ctx *c, int64_t i, const double *q,
-                               int64_t j, double *key) {
-  double s = 0.0;
-  if (c->excl && j == i)
-    return 0;
-  for (int64_t a = 0; a < c->D; ++a) {
-    double t = q[a] - rb_src(c, j, a);
-    t = t * t;
-    s = s + t;
-  }
-  if (c->kind == 1) {
-    if (!(s <= c->r2))
-      return 0;
-  } else if (s != s) {
-    s = INFINITY;
-  }
-  *key = s;
-  return 1;
-}
-
+/* Brute force on the strided views; NaN ranks as +inf for kNN and is never
+ * within a radius (the threshold test is false for NaN). */
 static void rb_row_brute(const rb_ctx *c, int64_t i, const double *q,
-                         rb_list *l) {
-  double s;
-  for (int64_t j = 0; j < c->N; ++j)
-    if (rb_brute_key(c, i, q, j, &s))
-      rb_insert(l, s, j);
+                         rb_set *st) {
+  rb_cand *buf = st->buf;
+  int64_t n = st->n, size = st->size, iex = c->excl ? i : -1;
+  double w = st->w;
+  for (int64_t j = 0; j < c->N; ++j) {
+    double s = 0.0;
+    for (int64_t a = 0; a < c->D; ++a) {
+      double t = q[a] - rb_src(c, j, a);
+      t = t * t;
+      s = s + t;
+    }
+    if (c->kind == 0 && s != s)
+      s = INFINITY;
+    RB_PUSH(buf, n, size, w, st, s, j, iex);
+  }
+  st->n = n;
+  st->w = w;
 }
 
 /* Last resort when even the per-thread scratch cannot be allocated: select
@@ -226,33 +330,28 @@ static inline double rb_gap(double u, int64_t cell, double h, double slack) {
   return g > 0.0 ? g : 0.0;
 }
 
-/* Scan sorted points [p0, p1): distances to q, candidates into l. Keys with
- * s > limit cannot qualify (radius: r^2; kNN: +inf). */
-static inline void rb_scan(const rb_ctx *c, int64_t i, const double *q,
-                           int64_t p0, int64_t p1, double limit, rb_list *l) {
+/* Scans sorted points [p0, p1) into st. */
+static inline void rb_scan(const rb_ctx *c, int64_t iex, const double *q,
+                           int64_t p0, int64_t p1, rb_set *st) {
   const double *sp = c->sp;
   const int64_t *sidx = c->sidx;
-  double w = rb_worst(l, limit);
-  int64_t D = c->D;
+  rb_cand *buf = st->buf;
+  int64_t n = st->n, size = st->size, D = c->D;
+  double w = st->w;
   if (D == 3) {
     double q0 = q[0], q1 = q[1], q2 = q[2];
     for (int64_t p = p0; p < p1; ++p) {
       const double *x = sp + 3 * p;
       double t0 = q0 - x[0], t1 = q1 - x[1], t2 = q2 - x[2];
       double s = 0.0;
+      int64_t j = sidx[p];
       t0 = t0 * t0;
       s = s + t0;
       t1 = t1 * t1;
       s = s + t1;
       t2 = t2 * t2;
       s = s + t2;
-      if (s <= w) {
-        int64_t j = sidx[p];
-        if (c->excl && j == i)
-          continue;
-        rb_insert(l, s, j);
-        w = rb_worst(l, limit);
-      }
+      RB_PUSH(buf, n, size, w, st, s, j, iex);
     }
   } else if (D == 2) {
     double q0 = q[0], q1 = q[1];
@@ -260,36 +359,28 @@ static inline void rb_scan(const rb_ctx *c, int64_t i, const double *q,
       const double *x = sp + 2 * p;
       double t0 = q0 - x[0], t1 = q1 - x[1];
       double s = 0.0;
+      int64_t j = sidx[p];
       t0 = t0 * t0;
       s = s + t0;
       t1 = t1 * t1;
       s = s + t1;
-      if (s <= w) {
-        int64_t j = sidx[p];
-        if (c->excl && j == i)
-          continue;
-        rb_insert(l, s, j);
-        w = rb_worst(l, limit);
-      }
+      RB_PUSH(buf, n, size, w, st, s, j, iex);
     }
   } else {
     for (int64_t p = p0; p < p1; ++p) {
       const double *x = sp + D * p;
       double s = 0.0;
+      int64_t j = sidx[p];
       for (int64_t a = 0; a < D; ++a) {
         double t = q[a] - x[a];
         t = t * t;
         s = s + t;
       }
-      if (s <= w) {
-        int64_t j = sidx[p];
-        if (c->excl && j == i)
-          continue;
-        rb_insert(l, s, j);
-        w = rb_worst(l, limit);
-      }
+      RB_PUSH(buf, n, size, w, st, s, j, iex);
     }
   }
+  st->n = n;
+  st->w = w;
 }
 
 /* Per-query geometry in grid coordinates. */
@@ -323,14 +414,14 @@ static void rb_query_init(const rb_ctx *c, const double *q, rb_query *g) {
   g->slack = RB_REL * (c->h + c->extmax + umax);
 }
 
-/* Scan cells x0..x1 of the row (y, z), skipping end cells whose lower bound
- * exceeds the current threshold (strictly, so ties still enter). */
-static inline void rb_row_run(const rb_ctx *c, int64_t i, const double *q,
+/* Scans cells x0..x1 of the row (y, z), first dropping end cells whose
+ * lower bound exceeds the threshold (strictly, so that ties still enter). */
+static inline void rb_row_run(const rb_ctx *c, int64_t iex, const double *q,
                               const rb_query *g, int64_t y, int64_t z,
-                              int64_t x0, int64_t x1, double yz2, double limit,
-                              rb_list *l) {
+                              int64_t x0, int64_t x1, double yz2,
+                              rb_set *st) {
   int64_t rowbase = (z * c->n[1] + y) * c->n[0];
-  double w = rb_worst(l, limit);
+  double w = st->w;
   while (x0 <= x1) {
     double gx = rb_gap(g->u[0], x0, c->h, g->slack);
     double lb = (gx * gx + yz2) * (1.0 - RB_REL);
@@ -345,10 +436,9 @@ static inline void rb_row_run(const rb_ctx *c, int64_t i, const double *q,
       break;
     --x1;
   }
-  if (x0 > x1)
-    return;
-  rb_scan(c, i, q, c->cstart[rowbase + x0], c->cstart[rowbase + x1 + 1], limit,
-          l);
+  if (x0 <= x1)
+    rb_scan(c, iex, q, c->cstart[rowbase + x0], c->cstart[rowbase + x1 + 1],
+            st);
 }
 
 /* Lower bound over the (y, z) offset of a row of cells, or -1 to skip it. */
@@ -363,8 +453,12 @@ static inline double rb_yz2(const rb_ctx *c, const rb_query *g, int64_t y,
   return yz2;
 }
 
-static void rb_row_knn(const rb_ctx *c, int64_t i, const double *q,
-                       rb_list *l) {
+/* kNN by rings of cells around the query's cell. `guess` (the previous,
+ * nearby query's k-th key, widened) filters candidates from the start, which
+ * saves most selections and prunes cells early; if fewer than cap candidates
+ * pass it, the row starts over unfiltered. Returns the k-th key or +inf. */
+static double rb_row_knn(const rb_ctx *c, int64_t iex, const double *q,
+                         rb_set *st, double guess) {
   rb_query g;
   double h = c->h, mmin = INFINITY, clamp2 = 0.0;
   int64_t rhomax = 0;
@@ -385,6 +479,9 @@ static void rb_row_knn(const rb_ctx *c, int64_t i, const double *q,
   }
   if (mmin < 0.0)
     mmin = 0.0;
+  if (!(guess < st->limit))
+    guess = st->limit;
+  st->w = guess;
   int64_t cx = g.c[0], cy = g.c[1], cz = g.c[2];
   for (int64_t rho = 0;; ++rho) {
     int64_t z0 = cz - rho, z1 = cz + rho, y0 = cy - rho, y1 = cy + rho;
@@ -392,38 +489,47 @@ static void rb_row_knn(const rb_ctx *c, int64_t i, const double *q,
     int64_t zl = z0 < 0 ? 0 : z0, zh = z1 >= c->n[2] ? c->n[2] - 1 : z1;
     int64_t yl = y0 < 0 ? 0 : y0, yh = y1 >= c->n[1] ? c->n[1] - 1 : y1;
     int64_t xl = x0 < 0 ? 0 : x0, xh = x1 >= c->n[0] ? c->n[0] - 1 : x1;
+    double lin, lb;
     for (int64_t z = zl; z <= zh; ++z) {
       for (int64_t y = yl; y <= yh; ++y) {
-        double yz2 = rb_yz2(c, &g, y, z, rb_worst(l, INFINITY));
+        double yz2 = rb_yz2(c, &g, y, z, st->w);
         if (yz2 < 0.0)
           continue;
         if (z == z0 || z == z1 || y == y0 || y == y1) {
-          rb_row_run(c, i, q, &g, y, z, xl, xh, yz2, INFINITY, l);
+          rb_row_run(c, iex, q, &g, y, z, xl, xh, yz2, st);
         } else {
           if (x0 >= 0)
-            rb_row_run(c, i, q, &g, y, z, x0, x0, yz2, INFINITY, l);
+            rb_row_run(c, iex, q, &g, y, z, x0, x0, yz2, st);
           if (x1 < c->n[0])
-            rb_row_run(c, i, q, &g, y, z, x1, x1, yz2, INFINITY, l);
+            rb_row_run(c, iex, q, &g, y, z, x1, x1, yz2, st);
         }
       }
     }
-    if (rho >= rhomax)
-      break;
-    if (l->n == l->cap) {
-      /* Every unvisited point is more than rho cells away on some axis. */
-      double lin = (double)rho * h + mmin - g.slack;
-      double lb;
-      if (lin < 0.0)
-        lin = 0.0;
-      lb = (lin * lin + clamp2 + g.base2) * (1.0 - RB_REL);
-      if (lb > RB_TINY && l->key[l->cap - 1] < lb)
+    rb_tighten(st);
+    /* Every unvisited point is more than rho cells away on some axis. */
+    lin = (double)rho * h + mmin - g.slack;
+    if (lin < 0.0)
+      lin = 0.0;
+    lb = (lin * lin + clamp2 + g.base2) * (1.0 - RB_REL);
+    if (st->n == st->cap) {
+      if (rho >= rhomax || (lb > RB_TINY && st->w < lb))
         break;
+    } else if (guess < st->limit && (rho >= rhomax || lb > guess)) {
+      /* No unvisited point passes the filter and too few did: retry with a
+       * wider one (4x squared), unfiltered once it stops being useful. */
+      guess = rho >= rhomax || !(guess > RB_TINY) ? st->limit : 4.0 * guess;
+      st->n = 0;
+      st->w = guess;
+      rho = -1;
+    } else if (rho >= rhomax) {
+      break;
     }
   }
+  return st->n == st->cap ? st->w : INFINITY;
 }
 
-static void rb_row_radius(const rb_ctx *c, int64_t i, const double *q,
-                          rb_list *l) {
+static void rb_row_radius(const rb_ctx *c, int64_t iex, const double *q,
+                          rb_set *st) {
   rb_query g;
   int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   rb_query_init(c, q, &g);
@@ -439,20 +545,22 @@ static void rb_row_radius(const rb_ctx *c, int64_t i, const double *q,
   }
   for (int64_t z = lo[2]; z <= hi[2]; ++z)
     for (int64_t y = lo[1]; y <= hi[1]; ++y) {
-      double yz2 = rb_yz2(c, &g, y, z, rb_worst(l, c->r2));
+      double yz2 = rb_yz2(c, &g, y, z, st->w);
       if (yz2 >= 0.0)
-        rb_row_run(c, i, q, &g, y, z, lo[0], hi[0], yz2, c->r2, l);
+        rb_row_run(c, iex, q, &g, y, z, lo[0], hi[0], yz2, st);
     }
 }
 
 /* ---- Driver ------------------------------------------------------------ */
 
 static void rb_worker(rb_ctx *c) {
-  int64_t D = c->D;
-  double *key = (double *)malloc((size_t)c->lmax * sizeof(double));
-  int64_t *idx = (int64_t *)malloc((size_t)c->lmax * sizeof(int64_t));
+  int64_t D = c->D, k = c->k;
+  /* Room for cap candidates plus as many again between selections. */
+  int64_t size = 2 * c->lmax + 32;
+  rb_cand *buf = (rb_cand *)malloc((size_t)size * sizeof(rb_cand));
   double *qb = (double *)malloc((size_t)(D > 0 ? D : 1) * sizeof(double));
-  int ok = key && idx && qb;
+  int ok = buf && qb;
+  double last = INFINITY; /* k-th key of the previous kNN row */
   for (;;) {
     int64_t p0 = __atomic_fetch_add(&c->next, RB_CHUNK, __ATOMIC_RELAXED);
     int64_t p1 = p0 + RB_CHUNK < c->M ? p0 + RB_CHUNK : c->M;
@@ -461,33 +569,44 @@ static void rb_worker(rb_ctx *c) {
     for (int64_t p = p0; p < p1; ++p) {
       int64_t i = c->order ? c->order[p] : p;
       const double *q = qb;
-      rb_list l;
+      rb_set st;
       if (!ok) {
         rb_row_select(c, i);
         continue;
       }
-      l.key = key;
-      l.idx = idx;
-      l.n = 0;
-      l.cap = rb_need(c, i);
-      if (l.cap > 0) {
+      if (c->order && p + 1 < c->M) {
+        /* Rows are visited in cell order, so their output slots are
+         * scattered: fetch the next one ahead. */
+        int64_t nx = c->order[p + 1];
+        __builtin_prefetch(&c->col[c->coff + nx * k * c->cs], 1);
+        __builtin_prefetch(&c->rp[c->roff + (nx + 1) * c->rs], 1);
+        if (!c->self)
+          __builtin_prefetch(&c->dst[c->doff + nx * c->ds0], 0);
+      }
+      st.buf = buf;
+      st.n = 0;
+      st.cap = rb_need(c, i);
+      st.size = size;
+      st.limit = c->kind == 1 ? c->r2 : INFINITY;
+      st.w = st.limit;
+      if (st.cap > 0) {
+        int64_t iex = c->excl ? i : -1;
         if (c->self && c->grid)
           q = c->sp + p * D; /* processing order is the sorted order */
         else
           for (int64_t a = 0; a < D; ++a)
             qb[a] = rb_dst(c, i, a);
         if (!c->grid)
-          rb_row_brute(c, i, q, &l);
+          rb_row_brute(c, i, q, &st);
         else if (c->kind == 0)
-          rb_row_knn(c, i, q, &l);
+          last = rb_row_knn(c, iex, q, &st, last * RB_GUESS);
         else
-          rb_row_radius(c, i, q, &l);
+          rb_row_radius(c, iex, q, &st);
       }
-      rb_emit(c, i, idx, l.n);
+      rb_emit(c, i, &st);
     }
   }
-  free(key);
-  free(idx);
+  free(buf);
   free(qb);
 }
 
@@ -607,7 +726,7 @@ static int rb_grid_build(rb_ctx *c, rb_grid_mem *m) {
   if (hcap <= 0.0)
     return 0;
   if (c->kind == 0) {
-    double target = 0.4 * (double)c->k;
+    double target = RB_KNN_FILL * (double)c->k;
     if (target < 2.0)
       target = 2.0;
     h = exp((logv + log(target) - log((double)N)) / c->G);
@@ -615,7 +734,7 @@ static int rb_grid_build(rb_ctx *c, rb_grid_mem *m) {
     if (h <= 0.0)
       return 0;
   } else {
-    h = c->r > hcap ? c->r : hcap;
+    h = c->r * RB_RADIUS_CELL > hcap ? c->r * RB_RADIUS_CELL : hcap;
     if (!isfinite(h))
       h = rb_fit_cap(c, c->extmax, cap); /* one cell per axis at most 2 */
     if (h <= 0.0)
@@ -641,7 +760,7 @@ static int rb_grid_build(rb_ctx *c, rb_grid_mem *m) {
     }
     if (c->kind != 0 || it == 3)
       break;
-    double target = 0.4 * (double)c->k, occ = 0.0, hn;
+    double target = RB_KNN_FILL * (double)c->k, occ = 0.0, hn;
     if (target < 2.0)
       target = 2.0;
     for (int64_t x = 1; x <= ncells; ++x)

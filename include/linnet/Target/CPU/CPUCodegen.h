@@ -101,10 +101,10 @@ std::string distributedShimSource(mlir::ModuleOp module);
 /// the event buffer the runtime reads (docs/profiling.md).
 const char *profileShimSource();
 
-/// The builder of relations made from coordinates (std.graph's knn and
-/// radius) the importer calls, and its C source (RelationBuild.c): kNN and
-/// radius neighbourhoods over a uniform grid, parallel over destinations.
-inline constexpr const char *kRelationBuilder = "linnet_relation_build";
+/// The C source of the relation builder (linnet/ir/relations.hpp) the CPU
+/// target links into libraries that build relations from coordinates
+/// (RelationBuild.c): kNN and radius neighbourhoods over a uniform grid,
+/// parallel over destinations.
 const char *relationBuildSource();
 
 /// The schedule contract of the CPU target's gf kernels.

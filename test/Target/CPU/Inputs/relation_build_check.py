@@ -2,7 +2,9 @@
 """Checks lib/Target/CPU/RelationBuild.c against a numpy brute force.
 
     cc -O2 -fPIC -shared -ffp-contract=off -o /tmp/rb.so \
-        lib/Target/CPU/RelationBuild.c -lm     # optionally + LLVM's -lomp
+        lib/Target/CPU/RelationBuild.c -lm
+    # or in parallel: ... -lm -L/usr/lib/llvm-19/lib \
+    #     -Wl,-rpath,/usr/lib/llvm-19/lib -Wl,--no-as-needed -lomp
     /usr/bin/python3 relation_build_check.py /tmp/rb.so
 
 Calls _mlir_ciface_linnet_relation_build through ctypes with hand-built memref
