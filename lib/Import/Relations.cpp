@@ -265,7 +265,7 @@ std::optional<V> Importer::relationApply(const ir::Op &op, Frame &f, const std::
       rel.numSrc.c ? *rel.numSrc.c : -1, rel.numDst.c ? *rel.numDst.c : -1,
       /*degree_min=*/IntegerAttr(), /*degree_max=*/IntegerAttr(), "materialized", "external",
       "frozen", DenseI64ArrayAttr(), IntegerAttr(), StringAttr(), IntegerAttr(), FloatAttr(),
-      IntegerAttr());
+      IntegerAttr(), IntegerAttr());
   SmallVector<Value> inputs;
   SmallVector<Attribute> roles, names, effects;
   SmallVector<Type> scalarTypes, rowTypes;

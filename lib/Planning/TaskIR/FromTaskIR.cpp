@@ -1261,6 +1261,7 @@ namespace {
 std::optional<PortablePlan> lowerAndBuild(ModuleOp module, const std::string &path, const std::string &text,
                                           Diagnostics &diags) {
   PassManager pm(module.getContext());
+  pm.addPass(gf::createGfExpandPagedRelations());
   pm.addPass(gf::createGfLowerDomainToIter());
   pm.addPass(gf::createGfLowerIterToKernel());
   pm.addPass(gf::createGfSelectKernelSchedule());

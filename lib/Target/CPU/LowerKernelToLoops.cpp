@@ -27,6 +27,7 @@
 #include "linnet/Dialect/GfStorage/IR/GfStorage.h"
 #include "linnet/Dialect/GfTask/IR/GfTask.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -1024,6 +1025,27 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTableCollection &symbols, b
       dead.push_back(&op);
       continue;
     }
+    // Buffers made in the function (-gf-expand-paged-relations): a tensor
+    // read as a buffer is that buffer, a buffer read as a tensor names it
+    // (and one allocated here is freed at the return).
+    if (auto toMemref = dyn_cast<bufferization::ToMemrefOp>(op)) {
+      Value buf = buffers.lookupOrNull(toMemref.getTensor());
+      if (!buf)
+        return op.emitOpError("reads a tensor the CPU lowering has no buffer for");
+      OpBuilder b(&op);
+      if (buf.getType() != toMemref.getType())
+        buf = b.create<memref::CastOp>(op.getLoc(), toMemref.getType(), buf);
+      toMemref.getResult().replaceAllUsesWith(buf);
+      dead.push_back(&op);
+      continue;
+    }
+    if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(op)) {
+      buffers.map(toTensor.getResult(), toTensor.getMemref());
+      if (toTensor.getMemref().getDefiningOp<memref::AllocOp>())
+        allocs.push_back(toTensor.getMemref());
+      dead.push_back(&op);
+      continue;
+    }
     auto launch = dyn_cast<gf_kernel::LaunchOp>(op);
     if (!launch) {
       if (hasTensorType(op.getOperandTypes()) || hasTensorType(op.getResultTypes()))
@@ -1109,7 +1131,7 @@ struct GfLowerKernelToLoopsPass
       if (!relation || relation.getRealizationKind() != gf::Realization::Paged)
         return WalkResult::advance();
       apply.emitOpError() << "over a paged relation ('" << relation.getRelationId()
-                          << "') has no lowering to loops yet: paged relations stay in Domain IR";
+                          << "') has no page_size: only a paged relation with a block table, row lengths and a page_size lowers (-gf-expand-paged-relations)";
       return WalkResult::interrupt();
     });
     if (paged.wasInterrupted())

@@ -8,8 +8,13 @@
  * distances are accumulated axis by axis in the same order (the library is
  * built with -ffp-contract=off), NaN distances rank as +infinity, and rows
  * keep the first k candidates in ascending (distance, source index) order.
- * The grid only prunes; every bound it uses is conservative, and where one
- * could fail (non-finite coordinates, no extent) the brute force runs.
+ *
+ * Large inputs go through a uniform grid over the first min(D, 3) axes (src
+ * points counting-sorted by cell, coordinates copied contiguously); queries
+ * visit cells nearest first and stop on a lower bound. The grid only prunes:
+ * every bound is conservative (rounding slack included) and ties are broken
+ * by index like the brute force, which runs where a bound could fail
+ * (non-finite coordinates, no extent) or the input is small.
  */
 #include <math.h>
 #include <stdint.h>
@@ -46,17 +51,9 @@ static rb_ident rb_loc = {0, 2 /* KMP_IDENT_KMPC */, 0, 0,
 #define RB_REL 1e-9
 /* Widening of the previous row's k-th squared distance used as the next
  * row's initial filter (rows go in cell order, so they are neighbours). */
-#ifndef RB_GUESS
 #define RB_GUESS 1.5
-#endif
-/* Grid cell size: kNN cells hold about RB_KNN_FILL * k points (at least 2);
- * radius cells have side RB_RADIUS_CELL * r. */
-#ifndef RB_KNN_FILL
+/* kNN cells hold about RB_KNN_FILL * k points (at least 2). */
 #define RB_KNN_FILL 0.4
-#endif
-#ifndef RB_RADIUS_CELL
-#define RB_RADIUS_CELL 1.0
-#endif
 /* Below this a squared bound may have lost its meaning to underflow. */
 #define RB_TINY 1e-290
 
@@ -259,7 +256,7 @@ static void rb_row_brute(const rb_ctx *c, int64_t i, const double *q,
 
 /* Last resort when even the per-thread scratch cannot be allocated: select
  * the candidates one at a time in (key, index) order, writing straight into
- * the output. Quadratic in k but needs no memory. */
+ * the output. k passes over the sources, but no memory. */
 static void rb_row_select(const rb_ctx *c, int64_t i) {
   int64_t need = rb_need(c, i), cnt = 0, pk_j = -1;
   int64_t base = c->coff + i * c->k * c->cs;
@@ -734,7 +731,7 @@ static int rb_grid_build(rb_ctx *c, rb_grid_mem *m) {
     if (h <= 0.0)
       return 0;
   } else {
-    h = c->r * RB_RADIUS_CELL > hcap ? c->r * RB_RADIUS_CELL : hcap;
+    h = c->r > hcap ? c->r : hcap;
     if (!isfinite(h))
       h = rb_fit_cap(c, c->extmax, cap); /* one cell per axis at most 2 */
     if (h <= 0.0)

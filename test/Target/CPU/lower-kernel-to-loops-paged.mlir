@@ -1,9 +1,9 @@
-// A paged relation (a KV cache's block table) has no Iter form, so its
+// A paged relation without a page_size (a bare block table) has no Iter form, so its
 // gf.apply reaches the lowering to loops unchanged: refused there, at the
 // apply, not by LLVM translation ("missing LLVMTranslationDialectInterface
 // for gf.reducer").
 // RUN: not linnet-cpu-compile %s -o %t.so 2>&1 | FileCheck %s
-// CHECK: lower-kernel-to-loops-paged.mlir:[[@LINE+20]]:{{[0-9]+}}: error: 'gf.apply' op over a paged relation ('kv') has no lowering to loops yet: paged relations stay in Domain IR
+// CHECK: lower-kernel-to-loops-paged.mlir:[[@LINE+20]]:{{[0-9]+}}: error: 'gf.apply' op over a paged relation ('kv') has no page_size: only a paged relation with a block table, row lengths and a page_size lowers (-gf-expand-paged-relations)
 // CHECK-NOT: LLVM
 
 "gf.reducer"() <{sym_name = "sum", kind = "algebraic", associative = true, commutative = true, message_types = [f32], state_types = [f32], result_types = [f32]}> ({

@@ -140,6 +140,21 @@ LogicalResult RelationOp::verify() {
     return emitOpError() << "is triangular and needs num_src == num_dst, got "
                          << getNumSrc() << " and " << getNumDst();
 
+  if (getPageSize().has_value()) {
+    if (*kind != Realization::Paged)
+      return emitOpError("takes a 'page_size' only when realization = \"paged\"");
+    if (*getPageSize() <= 0)
+      return emitOpError() << "needs a positive page_size, got " << *getPageSize();
+    if (numTopology != 2)
+      return emitOpError() << "with a page_size takes a block table and row lengths, got "
+                           << numTopology << " topology operand(s)";
+    auto table = cast<RankedTensorType>(getTopology()[0].getType());
+    auto lengths = cast<RankedTensorType>(getTopology()[1].getType());
+    if (table.getRank() != 2 || !table.getElementType().isSignlessInteger())
+      return emitOpError() << "block table must be a 2-D tensor of integers, got " << table;
+    if (lengths.getRank() != 1 || !lengths.getElementType().isSignlessInteger())
+      return emitOpError() << "row lengths must be a 1-D tensor of integers, got " << lengths;
+  }
   if (getRadius().has_value() != (*kind == Realization::Radius))
     return emitOpError("takes a 'radius' exactly when realization = "
                        "\"radius\"");

@@ -81,6 +81,15 @@ def Gf_RelationOp : Gf_Op<"relation"> {
     | `knn`           | the `k` nearest sources, ranked          | 1 (positions)        |
     | `paged`         | edges stored in fixed-size pages         | >= 1 (page table...) |
 
+    A paged relation with a `page_size` P takes exactly two operands, a
+    block table `[M, B]` and row lengths `[M]` (integers): destination `d`
+    has `lengths[d]` edges (clamped to `[0, B * P]`), and its `j`-th edge
+    comes from source `block_table[d, j / P] * P + j % P` (a slot of a pool
+    of pages, as a paged KV cache stores its rows). Edge ids are positions
+    in destination-major order, as for CSR. `-gf-expand-paged-relations`
+    turns it into a materialized relation; without `page_size` a paged
+    relation has no lowering.
+
     Sizes are entity counts (`-1` when unknown at compile time); degree
     bounds are optional. `mesh_shape` and `mesh_axis` are the placement
     metadata: when present, task planning partitions destinations over
@@ -106,7 +115,8 @@ def Gf_RelationOp : Gf_Op<"relation"> {
     OptionalAttr<StrAttr>:$partition_balance,
     OptionalAttr<LinnetI64Attr>:$halo_depth,
     OptionalAttr<F64Attr>:$radius,
-    OptionalAttr<LinnetI64Attr>:$k);
+    OptionalAttr<LinnetI64Attr>:$k,
+    OptionalAttr<LinnetI64Attr>:$page_size);
   let results = (outs Gf_RelationType:$relation);
   let hasVerifier = 1;
   let extraClassDeclaration = [{

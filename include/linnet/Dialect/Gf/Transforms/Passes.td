@@ -5,6 +5,36 @@
 
 include "mlir/Pass/PassBase.td"
 
+def GfExpandPagedRelations : Pass<"gf-expand-paged-relations", "::mlir::ModuleOp"> {
+  let summary = "Expand paged relations with a page size into compressed rows";
+  let description = [{
+    A `gf.relation` with `realization = "paged"` and a `page_size` P reads
+    a block table `[M, B]` and row lengths `[M]`: destination `d` has
+    `lengths[d]` edges (clamped to `[0, B * P]`), the `j`-th from source
+    `block_table[d, j / P] * P + j % P`. This pass computes its row offsets
+    (a prefix sum of the clamped lengths) and column indices (the slots,
+    in row order) as tensors and replaces it with a materialized relation
+    (`origin = "derived"`, `degree_max = B * P` when B is static), so every
+    reduction over it lowers as over CSR. Block-table entries are trusted
+    like CSR column indices: each must name a page of the source pool.
+    A paged relation without a page size is left alone (it has no lowering).
+
+    Before:
+    ```mlir
+    %r = "gf.relation"(%table, %lengths) <{realization = "paged", page_size = 4, ...}>
+        : (tensor<?x8xi64>, tensor<?xi64>) -> !gf.relation
+    ```
+    After: `scf.for` loops write `%row_ptr` and `%col_idx` into new buffers
+    (read back as tensors, `to_tensor restrict writable`), and
+    ```mlir
+    %r = "gf.relation"(%row_ptr, %col_idx) <{realization = "materialized", origin = "derived",
+        degree_max = 32, ...}> : (tensor<?xi64>, tensor<?xi64>) -> !gf.relation
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::bufferization::BufferizationDialect", "::mlir::arith::ArithDialect"];
+}
+
 def GfLowerDomainToIter : Pass<"gf-lower-domain-to-iter", "::mlir::ModuleOp"> {
   let summary = "Choose a coordinate hierarchy for every gf.apply";
   let description = [{

@@ -1,0 +1,124 @@
+//===- ExpandPagedRelations.cpp - paged relations as compressed rows -------===//
+//
+// A paged relation (a paged KV cache's block table) names its edges through
+// pages: row d's j-th edge is slot block_table[d, j / P] * P + j % P of a
+// pool. Expanding the block table into row offsets and column indices costs
+// one index per edge, against the rows of data each edge reads, and lets
+// every reduction over it use the compressed-row kernels of every target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Dialect/Gf/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace linnet::gf {
+#define GEN_PASS_DEF_GFEXPANDPAGEDRELATIONS
+#include "linnet/Dialect/Gf/Transforms/Passes.h.inc"
+} // namespace linnet::gf
+
+using namespace mlir;
+using namespace linnet;
+
+namespace {
+
+Value index(OpBuilder &b, Location loc, int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+
+/// An integer element as i64 (block tables and lengths may be any width).
+Value toI64(OpBuilder &b, Location loc, Value v) {
+  unsigned w = v.getType().getIntOrFloatBitWidth();
+  if (w == 64)
+    return v;
+  return w < 64 ? b.create<arith::ExtSIOp>(loc, b.getI64Type(), v).getResult()
+                : b.create<arith::TruncIOp>(loc, b.getI64Type(), v).getResult();
+}
+
+void expand(gf::RelationOp rel) {
+  OpBuilder b(rel);
+  Location loc = rel.getLoc();
+  Value table = rel.getTopology()[0], lengths = rel.getTopology()[1];
+  auto tableT = cast<RankedTensorType>(table.getType());
+  auto lengthsT = cast<RankedTensorType>(lengths.getType());
+  int64_t page = *rel.getPageSize();
+  Type i64 = b.getI64Type();
+  // Buffers, not tensors: the loops below write each offset and index once,
+  // and every CPU path (bufferized entries, hand-written kernel functions)
+  // takes buffers made this way.
+  Value tableM = b.create<bufferization::ToMemrefOp>(
+      loc, MemRefType::get(tableT.getShape(), tableT.getElementType()), table, /*read_only=*/true);
+  Value lengthsM = b.create<bufferization::ToMemrefOp>(
+      loc, MemRefType::get(lengthsT.getShape(), lengthsT.getElementType()), lengths, /*read_only=*/true);
+  Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
+  Value rows = b.create<memref::DimOp>(loc, lengthsM, 0);
+  Value blocks = b.create<memref::DimOp>(loc, tableM, 1);
+  Value cap = b.create<arith::IndexCastOp>(loc, i64, b.create<arith::MulIOp>(loc, blocks, index(b, loc, page)));
+  Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
+  auto vector = MemRefType::get({ShapedType::kDynamic}, i64);
+
+  // Row offsets: the prefix sum of the lengths, each clamped to [0, B * P].
+  Value rowPtr = b.create<memref::AllocOp>(loc, vector, ValueRange{b.create<arith::AddIOp>(loc, rows, c1)});
+  b.create<memref::StoreOp>(loc, zero, rowPtr, ValueRange{c0});
+  auto prefix = b.create<scf::ForOp>(
+      loc, c0, rows, c1, ValueRange{zero}, [&](OpBuilder &lb, Location l, Value d, ValueRange carried) {
+        Value n = toI64(lb, l, lb.create<memref::LoadOp>(l, lengthsM, ValueRange{d}));
+        n = lb.create<arith::MinSIOp>(l, lb.create<arith::MaxSIOp>(l, n, zero), cap);
+        Value total = lb.create<arith::AddIOp>(l, carried[0], n);
+        lb.create<memref::StoreOp>(l, total, rowPtr, ValueRange{lb.create<arith::AddIOp>(l, d, index(lb, l, 1))});
+        lb.create<scf::YieldOp>(l, ValueRange{total});
+      });
+  Value edges = b.create<arith::IndexCastOp>(loc, b.getIndexType(), prefix.getResult(0));
+
+  // Column indices: row by row, the slot of each of the row's edges.
+  Value cols = b.create<memref::AllocOp>(loc, vector, ValueRange{edges});
+  Value pageV = b.create<arith::ConstantIntOp>(loc, page, 64);
+  b.create<scf::ForOp>(loc, c0, rows, c1, ValueRange{}, [&](OpBuilder &ob, Location l, Value d, ValueRange) {
+    auto offset = [&](Value i) {
+      return ob.create<arith::IndexCastOp>(l, ob.getIndexType(), ob.create<memref::LoadOp>(l, rowPtr, ValueRange{i}));
+    };
+    Value begin = offset(d), end = offset(ob.create<arith::AddIOp>(l, d, index(ob, l, 1)));
+    ob.create<scf::ForOp>(
+        l, index(ob, l, 0), ob.create<arith::SubIOp>(l, end, begin), index(ob, l, 1), ValueRange{},
+        [&](OpBuilder &ib, Location il, Value j, ValueRange) {
+          Value blk = ib.create<arith::DivUIOp>(il, j, index(ib, il, page));
+          Value off = ib.create<arith::RemUIOp>(il, j, index(ib, il, page));
+          Value pg = toI64(ib, il, ib.create<memref::LoadOp>(il, tableM, ValueRange{d, blk}));
+          Value slot = ib.create<arith::AddIOp>(il, ib.create<arith::MulIOp>(il, pg, pageV),
+                                                ib.create<arith::IndexCastOp>(il, i64, off));
+          ib.create<memref::StoreOp>(il, slot, cols, ValueRange{ib.create<arith::AddIOp>(il, begin, j)});
+          ib.create<scf::YieldOp>(il);
+        });
+    ob.create<scf::YieldOp>(l);
+  });
+  auto asTensor = [&](Value m) {
+    return b.create<bufferization::ToTensorOp>(loc, RankedTensorType::get({ShapedType::kDynamic}, i64), m,
+                                               /*restrict=*/true, /*writable=*/true);
+  };
+
+  IntegerAttr degreeMax;
+  if (!tableT.isDynamicDim(1))
+    degreeMax = b.getI64IntegerAttr(tableT.getDimSize(1) * page);
+  auto materialized = b.create<gf::RelationOp>(
+      loc, rel.getType(), ValueRange{asTensor(rowPtr), asTensor(cols)}, rel.getRelationId(), rel.getVersion(),
+      rel.getNumSrc(), rel.getNumDst(), IntegerAttr(), degreeMax, "materialized", "derived",
+      rel.getLifecycle(), rel.getMeshShapeAttr(), rel.getMeshAxisAttr(), rel.getPartitionBalanceAttr(),
+      rel.getHaloDepthAttr(), FloatAttr(), IntegerAttr(), IntegerAttr());
+  rel.replaceAllUsesWith(materialized.getResult());
+  rel.erase();
+}
+
+struct ExpandPagedRelations : gf::impl::GfExpandPagedRelationsBase<ExpandPagedRelations> {
+  void runOnOperation() override {
+    SmallVector<gf::RelationOp> paged;
+    getOperation().walk([&](gf::RelationOp rel) {
+      if (rel.getRealizationKind() == gf::Realization::Paged && rel.getPageSize())
+        paged.push_back(rel);
+    });
+    for (gf::RelationOp rel : paged)
+      expand(rel);
+  }
+};
+
+} // namespace
