@@ -697,7 +697,14 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   if (options.parallel && openMPAvailable()) {
     argv.push_back("-L" LINNET_LLVM_LIBRARY_DIR);
     argv.push_back("-Wl,-rpath," LINNET_LLVM_LIBRARY_DIR);
+    // The relation builder reaches the OpenMP runtime through weak symbols
+    // only: a linker defaulting to --as-needed would drop the library and
+    // leave the builder serial.
+    if (relations)
+      argv.push_back("-Wl,--push-state,--no-as-needed");
     argv.push_back("-lomp");
+    if (relations)
+      argv.push_back("-Wl,--pop-state");
   }
   // bf16/f16 conversions LLVM lowers to calls (__truncsfbf2, ...): the
   // archive gives only what the object needs, nothing otherwise.
