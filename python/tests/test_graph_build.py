@@ -98,3 +98,21 @@ def test_message_passing_and_autograd_over_knn():
     up = torch.randn(40, 5, dtype=torch.float64, generator=gen)
     torch.testing.assert_close(torch.autograd.grad((out * up).sum(), x)[0],
                                torch.autograd.grad((want * up).sum(), x)[0])
+
+
+def test_compiled_model_builds_the_same_relation():
+    """A .ln model that builds its relation (std.graph) from Python: the
+    same neighbour lists as Graph.knn, row by row and in order."""
+    import os
+    model = os.path.join(os.path.dirname(__file__), "..", "..", "test", "Graph", "Inputs", "neighbors.ln")
+    m = linnet.compile(model, dims={"K": 5, "F": 2})
+    pos = torch.rand(64, 3, generator=torch.Generator().manual_seed(9))
+    count, hashed = m.knn_self(pos)
+    want = []
+    for row in rows_of(linnet.Graph.knn(pos, 5)):
+        h = 7
+        for s in row:
+            h = (h * 1009 + int(s) + 1) % 1000000007
+        want.append(h)
+    assert count.tolist() == [5] * 64
+    assert hashed.tolist() == want
