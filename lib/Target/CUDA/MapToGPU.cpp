@@ -758,8 +758,18 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
         auto phase = dyn_cast<scf::ParallelOp>(op);
         if (!phase || !phase->hasAttr("linnet.lanes")) {
           if (auto d = dyn_cast<memref::DeallocOp>(op))
-            if (Operation *def = d.getMemref().getDefiningOp(); def && def->hasAttr("linnet.workgroup"))
-              continue; // shared memory lives as long as the block
+            if (Operation *def = d.getMemref().getDefiningOp(); def && def->hasAttr("linnet.workgroup")) {
+              // Scratch the tile allocates is shared memory, which lives as
+              // long as the block. Scratch allocated before the tile (hoisted
+              // out of a tile of one block) stays a buffer of the host's:
+              // freed there once the kernel ran.
+              if (!map.contains(d.getMemref())) {
+                OpBuilder hb(launch);
+                hb.setInsertionPointAfter(launch);
+                hb.create<memref::DeallocOp>(d.getLoc(), d.getMemref());
+              }
+              continue;
+            }
           kb.clone(op, map);
           continue;
         }
