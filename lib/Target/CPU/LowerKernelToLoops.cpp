@@ -1029,7 +1029,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTableCollection &symbols, b
     // read as a buffer is that buffer, a buffer read as a tensor names it
     // (and one allocated here is freed at the return).
     if (auto toMemref = dyn_cast<bufferization::ToMemrefOp>(op)) {
-      Value buf = buffers.lookupOrNull(toMemref.getTensor());
+      // Its operand: the argument, already made a buffer in place (so not
+      // read through the typed getTensor()).
+      Value buf = buffers.lookupOrNull(toMemref->getOperand(0));
       if (!buf)
         return op.emitOpError("reads a tensor the CPU lowering has no buffer for");
       OpBuilder b(&op);
