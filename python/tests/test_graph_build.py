@@ -1,30 +1,17 @@
 """Graph.knn and Graph.radius: the relations std.graph builds, from Python,
 against a numpy brute force of their semantics, and message passing with
 autograd over them."""
+import os
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 import linnet
 
-
-def brute(q, p, k, no_self, r=None):
-    q, p = np.asarray(q, np.float64), np.asarray(p, np.float64)
-    rows = []
-    for i in range(q.shape[0]):
-        s = np.zeros(p.shape[0])
-        for a in range(q.shape[1]):
-            t = q[i, a] - p[:, a]
-            s = s + t * t
-        keep = np.ones(p.shape[0], bool)
-        if no_self:
-            keep[i] = False
-        if r is not None:
-            keep &= (r >= 0) & (s <= r * r)
-        key = np.where(np.isnan(s), np.inf, s)
-        j = np.nonzero(keep)[0]
-        rows.append(j[np.lexsort((j, key[j]))][:k])
-    return rows
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "difftest"))
+from lnast import neighbour_rows as brute  # noqa: E402  the generator's oracle of §10.5
 
 
 def rows_of(g):
@@ -103,7 +90,6 @@ def test_message_passing_and_autograd_over_knn():
 def test_compiled_model_builds_the_same_relation():
     """A .ln model that builds its relation (std.graph) from Python: the
     same neighbour lists as Graph.knn, row by row and in order."""
-    import os
     model = os.path.join(os.path.dirname(__file__), "..", "..", "test", "Graph", "Inputs", "neighbors.ln")
     m = linnet.compile(model, dims={"K": 5, "F": 2})
     pos = torch.rand(64, 3, generator=torch.Generator().manual_seed(9))

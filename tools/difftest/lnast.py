@@ -529,6 +529,29 @@ class Reduce(Node):
         raise ValueError(self.red)
 
 
+def neighbour_rows(q, p, k, no_self, r=None):
+    """The oracle of std.graph's relations (language §10.5), by brute force:
+    each destination's neighbours, nearest first, ties by the smaller source
+    index; squared distances in f64, axis by axis; a NaN distance ranks last
+    and is never within `r`; `no_self` leaves out pair (i, i)."""
+    q, p = np.asarray(q, np.float64), np.asarray(p, np.float64)
+    rows = []
+    for i in range(q.shape[0]):
+        s = np.zeros(p.shape[0])
+        for a in range(q.shape[1]):
+            t = q[i, a] - p[:, a]
+            s = s + t * t
+        keep = np.ones(p.shape[0], bool)
+        if no_self:
+            keep[i] = False
+        if r is not None:
+            keep &= (r >= 0) & (s <= r * r)
+        key = np.where(np.isnan(s), np.inf, s)
+        j = np.nonzero(keep)[0]
+        rows.append(j[np.lexsort((j, key[j]))][:k])
+    return rows
+
+
 class BuiltRel(Node):
     """`knn_graph<K>(pos)`, `knn<K>(q, p)`, `radius_graph<K>(pos, r)`: a
     relation std.graph builds from positions; its value is (row_ptr,
@@ -550,26 +573,11 @@ class BuiltRel(Node):
         return "%s<%d>(%s)" % (self.fn, self.k, ", ".join(args))
 
     def ev(self, env):
-        q = np.asarray(env[self.args[0].name], np.float64)
-        p = np.asarray(env[self.args[-1].name], np.float64)
-        no_self = self.fn.endswith("_graph")
         r = None if self.radius is None else np.float64(np.float32(self.radius.ev(env)))
-        rp, ci = [0], []
-        for i in range(q.shape[0]):
-            s = np.zeros(p.shape[0])
-            for a in range(q.shape[1]):
-                t = q[i, a] - p[:, a]
-                s = s + t * t
-            keep = np.ones(p.shape[0], bool)
-            if no_self:
-                keep[i] = False
-            if r is not None:
-                keep &= (r >= 0) & (s <= r * r)
-            key = np.where(np.isnan(s), np.inf, s)
-            j = np.nonzero(keep)[0]
-            ci += [int(x) for x in j[np.lexsort((j, key[j]))][:self.k]]
-            rp.append(len(ci))
-        return np.array(rp, np.int64), np.array(ci, np.int64)
+        rows = neighbour_rows(env[self.args[0].name], env[self.args[-1].name], self.k,
+                              self.fn.endswith("_graph"), r)
+        rp = np.concatenate([[0], np.cumsum([len(x) for x in rows])]).astype(np.int64)
+        return rp, np.concatenate([np.zeros(0, np.int64)] + [x.astype(np.int64) for x in rows])
 
 
 class UserReduce(Reduce):

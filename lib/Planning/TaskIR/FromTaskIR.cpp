@@ -865,13 +865,9 @@ void relationBuildTask(func::CallOp call, AddTask &addTask) {
     return {};
   };
   std::vector<Value> ins, outs;
-  for (unsigned i = 0; i < 4 && i < call.getNumOperands(); ++i) {
-    Value v = call.getOperand(i);
-    if (auto c = v.getDefiningOp<memref::CastOp>(); c && i >= 2)
-      v = c.getSource();
-    if (Value t = tensorOf(v))
+  for (unsigned i = 0; i < 4 && i < call.getNumOperands(); ++i)
+    if (Value t = tensorOf(call.getOperand(i)))
       (i < 2 ? ins : outs).push_back(t);
-  }
   if (ins.size() != 2 || outs.size() != 2)
     return;
   auto extent = [](Value t, unsigned d) {

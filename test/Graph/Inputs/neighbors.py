@@ -10,30 +10,12 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools", "difftest"))
+from lnast import neighbour_rows as neighbours  # noqa: E402  the generator's oracle of §10.5
+
 exe, model, out = sys.argv[1:4]
 K, F = 8, 4
 rng = np.random.default_rng(11)
-
-
-def neighbours(q, p, k, no_self, r=None):
-    """Each destination's neighbour list: nearest first, ties by index."""
-    q, p = q.astype(np.float64), p.astype(np.float64)
-    rows = []
-    for i in range(q.shape[0]):
-        s = np.zeros(p.shape[0])
-        for a in range(q.shape[1]):
-            t = q[i, a] - p[:, a]
-            s = s + t * t
-        keep = np.ones(p.shape[0], bool)
-        if no_self:
-            keep[i] = False
-        if r is not None:
-            keep &= (r >= 0) & (s <= np.float64(r) * np.float64(r))
-        key = np.where(np.isnan(s), np.inf, s)
-        j = np.nonzero(keep)[0]
-        order = j[np.lexsort((j, key[j]))]
-        rows.append(order[:k])
-    return rows
 
 
 def expose(rows):
@@ -77,9 +59,9 @@ cases.append(("radius r < 0", "radius_self", [rng.random((20, 3))], -1.0))
 cases.append(("radius lattice boundary", "radius_self", [lat], 1.0))
 cases.append(("radius cross", "radius_cross", [rng.random((40, 3)), rng.random((100, 3))], 0.3))
 
-ok_all = True
-for n, (name, entry, pts, r) in enumerate(cases):
-    d = os.path.join(out, "c%d" % n)
+def prepare(d, entry, pts, r):
+    """Writes a case's inputs into `d`: its run arguments and the numpy
+    brute force's (counts, hashes)."""
     os.makedirs(d, exist_ok=True)
     args = ["--entry", entry]
     pts = [p.astype(np.float32) for p in pts]
@@ -90,7 +72,13 @@ for n, (name, entry, pts, r) in enumerate(cases):
         np.save(os.path.join(d, "r.npy"), np.float32(r))
         args += ["--input", "r=%s" % os.path.join(d, "r.npy")]
     q, p = (pts[0], pts[0]) if len(pts) == 1 else pts
-    want = expose(neighbours(q, p, K, len(pts) == 1, None if r is None else np.float32(r)))
+    return args, expose(neighbours(q, p, K, len(pts) == 1, None if r is None else np.float32(r)))
+
+
+ok_all = True
+for n, (name, entry, pts, r) in enumerate(cases):
+    d = os.path.join(out, "c%d" % n)
+    args, want = prepare(d, entry, pts, r)
     o = lambda t: [os.path.join(d, "%s%d.npy" % (t, i)) for i in range(2)]
     run([model] + D + ["--interpret"] + args, o("interp"))
     run([art] + args, o("cpu"))
@@ -124,17 +112,7 @@ for name, entry, pts, r in [("grid knn 6000", "knn_self", [rng.random((6000, 3))
                             ("grid radius 6000", "radius_self", [rng.random((6000, 3))], 0.07),
                             ("grid knn cross", "knn_cross", [rng.random((3000, 3)), rng.random((5000, 3))], None)]:
     d = os.path.join(out, name.replace(" ", "-"))
-    os.makedirs(d, exist_ok=True)
-    pts = [p.astype(np.float32) for p in pts]
-    args = ["--entry", entry]
-    for nm, p in zip(["pos"] if len(pts) == 1 else ["q", "p"], pts):
-        np.save(os.path.join(d, nm + ".npy"), p)
-        args += ["--input", "%s=%s" % (nm, os.path.join(d, nm + ".npy"))]
-    if r is not None:
-        np.save(os.path.join(d, "r.npy"), np.float32(r))
-        args += ["--input", "r=%s" % os.path.join(d, "r.npy")]
-    q, p = (pts[0], pts[0]) if len(pts) == 1 else pts
-    want = expose(neighbours(q, p, K, len(pts) == 1, None if r is None else np.float32(r)))
+    args, want = prepare(d, entry, pts, r)
     o = [os.path.join(d, "cpu%d.npy" % i) for i in range(2)]
     run([art] + args, o)
     ok = all(np.array_equal(a, np.load(b)) for a, b in zip(want, o))
