@@ -88,6 +88,7 @@ struct V {
   std::vector<V> elems;           // Opt (one), Agg (fields / tuple elements)
   std::vector<std::string> names; // Agg field names
   Value rowPtr, colIdx;           // Rel (CSR, destination-major)
+  Value relation;                 // Rel built in the model: its gf.relation (facts the pass derives)
   DimV numDst;
   DimV numSrc;                    // Rel
   std::string relName;            // Rel: the input's name (gf.relation's relation_id)

@@ -10,7 +10,6 @@
 #include "ImporterImpl.h"
 
 #include "linnet/Dialect/Gf/IR/Gf.h"
-#include "linnet/ir/relations.hpp"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -259,13 +258,19 @@ std::optional<V> Importer::relationApply(const ir::Op &op, Frame &f, const std::
   }
 
   Type msgT = n == 2 ? Type(RankedTensorType::get({F}, et)) : et;
-  auto relOp = b_.create<gf::RelationOp>(
+  // A relation built in the model is read through its own gf.relation,
+  // so the reduction gets the facts its build derives (-gf-build-relations).
+  gf::RelationOp relOp;
+  if (rel.relation)
+    relOp = rel.relation.getDefiningOp<gf::RelationOp>();
+  else
+    relOp = b_.create<gf::RelationOp>(
       loc_, gf::RelationType::get(&ctx_), ValueRange{rel.rowPtr, rel.colIdx},
       rel.relName.empty() ? "relation" : rel.relName, /*version=*/0,
       rel.numSrc.c ? *rel.numSrc.c : -1, rel.numDst.c ? *rel.numDst.c : -1,
       /*degree_min=*/IntegerAttr(), /*degree_max=*/IntegerAttr(), "materialized", "external",
       "frozen", DenseI64ArrayAttr(), IntegerAttr(), StringAttr(), IntegerAttr(), FloatAttr(),
-      IntegerAttr(), IntegerAttr());
+      IntegerAttr(), IntegerAttr(), false);
   SmallVector<Value> inputs;
   SmallVector<Attribute> roles, names, effects;
   SmallVector<Type> scalarTypes, rowTypes;
@@ -289,7 +294,8 @@ std::optional<V> Importer::relationApply(const ir::Op &op, Frame &f, const std::
   auto giveUp = [&]() -> std::optional<V> {
     apply->dropAllReferences();
     apply->erase();
-    relOp->erase();
+    if (!rel.relation)
+      relOp->erase();
     return std::nullopt;
   };
 
@@ -389,26 +395,22 @@ std::optional<V> Importer::relationApply(const ir::Op &op, Frame &f, const std::
 namespace linnet::import::detail {
 
 V Importer::builtRelation(const ir::Op &op, Frame &f, bool radius) {
-  // The builder's C interface (lib/Target/CPU/RelationBuild.c): positions
-  // as f64 [points, axes] (exact from any float), the CSR written into
-  // row offsets [M + 1] and column indices [M * K], nearest first.
-  const llvm::StringRef kBuilder = ir::kRelationBuilder;
+  // A gf.relation of realization radius/knn over the positions;
+  // -gf-build-relations builds its compressed rows, which gf.edges reads
+  // once for every reduction over it (language §10.5).
   const char *name = radius ? "radius" : "knn";
   if (op.operands.size() != (radius ? 5u : 4u))
     fail(fmt::format("{}: __builtin_{}: wrong number of arguments", where_, name));
-  Type f64 = b_.getF64Type(), i64 = b_.getI64Type();
   auto positions = [&](size_t i) {
     V p = get(f, op.operands[i]);
     auto tt = p.k == V::Tensor ? dyn_cast<RankedTensorType>(p.v.getType()) : RankedTensorType();
     if (!tt || tt.getRank() != 2 || !isa<FloatType>(tt.getElementType()))
       fail(fmt::format("{}: __builtin_{} takes float positions [points, axes]", where_, name));
-    if (!tt.getElementType().isF64())
-      p = elementwise(RankedTensorType::get(tt.getShape(), f64), {p},
-                      [&](ArrayRef<Value> x) { return convert(x[0], f64); });
     return p.v;
   };
   Value dst = positions(0);
-  Value src = op.operands[1] == op.operands[0] ? dst : positions(1); // knn_graph(pos): one conversion
+  bool graph = op.operands[1] == op.operands[0]; // knn_graph(pos): one operand
+  Value src = graph ? dst : positions(1);
   auto extentOf = [&](Value t) -> DimV {
     auto tt = cast<RankedTensorType>(t.getType());
     if (!tt.isDynamicDim(0))
@@ -417,64 +419,56 @@ V Importer::builtRelation(const ir::Op &op, Frame &f, bool radius) {
   };
   DimV m = extentOf(dst), n = extentOf(src);
   V kv = scalarOf(get(f, op.operands[radius ? 3 : 2]));
-  Value k = convert(kv.v, b_.getIndexType());
-  Value noSelf = convert(scalarOf(get(f, op.operands[radius ? 4 : 3])).v, i64);
-  Value r = radius ? convert(scalarOf(get(f, op.operands[2])).v, f64) : constant(f64, 0.0);
+  V self = scalarOf(get(f, op.operands[radius ? 4 : 3]));
+  if (!self.c)
+    fail(fmt::format("{}: __builtin_{}: whether self pairs are excluded must be known when the model is built",
+                     where_, name));
+  V rv = radius ? scalarOf(get(f, op.operands[2])) : V();
 
-  // Row offsets and column indices, allocated here and owned by the
-  // tensors made of them (bufferization frees them with the call).
-  auto alloc = [&](std::optional<int64_t> size, Value dyn) {
-    auto mt = MemRefType::get({size ? *size : ShapedType::kDynamic}, i64);
-    return b_.create<memref::AllocOp>(loc_, mt, size ? ValueRange{} : ValueRange{dyn},
-                                      b_.getI64IntegerAttr(64));
-  };
+  // Parameters known at build time are attributes; the rest 0-d tensors.
+  Type i64 = b_.getI64Type(), f64 = b_.getF64Type();
+  SmallVector<Value> topology{dst};
+  if (!graph)
+    topology.push_back(src);
+  FloatAttr radiusAttr;
+  if (radius) {
+    std::optional<double> rc;
+    if (auto cst = rv.v.getDefiningOp<arith::ConstantFloatOp>())
+      rc = cst.value().convertToDouble();
+    if (rc && *rc >= 0.0)
+      radiusAttr = b_.getF64FloatAttr(*rc);
+    else
+      topology.push_back(b_.create<tensor::FromElementsOp>(loc_, RankedTensorType::get({}, f64),
+                                                           ValueRange{convert(rv.v, f64)}));
+  }
+  IntegerAttr kAttr;
+  if (kv.c && *kv.c > 0)
+    kAttr = b_.getI64IntegerAttr(*kv.c);
+  else
+    topology.push_back(
+        b_.create<tensor::FromElementsOp>(loc_, RankedTensorType::get({}, i64), ValueRange{convert(kv.v, i64)}));
+
+  // At the user's call: a target that cannot build it refuses it there.
+  auto relOp = b_.create<gf::RelationOp>(
+      userLoc_, gf::RelationType::get(&ctx_), topology, name, /*version=*/0, n.c ? *n.c : -1, m.c ? *m.c : -1,
+      /*degree_min=*/IntegerAttr(), /*degree_max=*/IntegerAttr(), name, "derived", "frozen", DenseI64ArrayAttr(),
+      IntegerAttr(), StringAttr(), IntegerAttr(), radiusAttr, kAttr, IntegerAttr(),
+      *self.c != 0);
   std::optional<int64_t> rows, cap;
   if (m.c) {
     rows = *m.c + 1;
     if (kv.c)
-      cap = *m.c * *kv.c;
+      cap = *m.c * std::max<int64_t>(*kv.c, 0);
   }
-  Value mv = dimValue(m);
-  auto rowPtr = alloc(rows, b_.create<arith::AddIOp>(loc_, mv, cIndex(1)));
-  auto colIdx = alloc(cap, b_.create<arith::MulIOp>(loc_, mv, k));
-
-  auto dyn2 = MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f64);
-  auto dyn1 = MemRefType::get({ShapedType::kDynamic}, i64);
-  auto module = b_.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  if (!module.lookupSymbol(kBuilder)) {
-    OpBuilder mb(&ctx_);
-    mb.setInsertionPointToStart(module.getBody());
-    auto decl = mb.create<func::FuncOp>(
-        loc_, kBuilder, mb.getFunctionType({dyn2, dyn2, dyn1, dyn1, i64, i64, i64, f64}, {}));
-    decl.setPrivate();
-    decl->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
-  }
-  auto asMemref = [&](Value t) -> Value {
-    auto tt = cast<RankedTensorType>(t.getType());
-    Value mr = b_.create<bufferization::ToMemrefOp>(
-        loc_, MemRefType::get(tt.getShape(), tt.getElementType()), t, /*read_only=*/true);
-    return b_.create<memref::CastOp>(loc_, dyn2, mr);
+  auto vec = [&](std::optional<int64_t> size) {
+    return RankedTensorType::get({size ? *size : ShapedType::kDynamic}, i64);
   };
-  Value kind = b_.create<arith::ConstantIntOp>(loc_, radius ? 1 : 0, 64);
-  // The call sits where the user wrote the std.graph call, so a target
-  // that cannot build the relation refuses it there.
-  b_.create<func::CallOp>(userLoc_, kBuilder, TypeRange{},
-                          ValueRange{asMemref(dst), asMemref(src),
-                                     b_.create<memref::CastOp>(loc_, dyn1, rowPtr),
-                                     b_.create<memref::CastOp>(loc_, dyn1, colIdx), kind,
-                                     kv.c ? b_.create<arith::ConstantIntOp>(loc_, *kv.c, 64).getResult()
-                                          : convert(k, i64),
-                                     noSelf, r});
-  auto asTensor = [&](memref::AllocOp a) -> Value {
-    auto mt = a.getType();
-    return b_.create<bufferization::ToTensorOp>(
-        loc_, RankedTensorType::get(mt.getShape(), mt.getElementType()), a.getResult(),
-        /*restrict=*/true, /*writable=*/true);
-  };
+  auto edges = b_.create<gf::EdgesOp>(userLoc_, vec(rows), vec(cap), relOp.getResult());
   V rel;
   rel.k = V::Rel;
-  rel.rowPtr = asTensor(rowPtr);
-  rel.colIdx = asTensor(colIdx);
+  rel.rowPtr = edges.getRowPtr();
+  rel.colIdx = edges.getColIdx();
+  rel.relation = relOp.getResult();
   rel.numDst = m;
   rel.numSrc = n;
   rel.relName = name;

@@ -39,6 +39,7 @@ void Target::buildTaskPipeline(OpPassManager &pm, int64_t ranks) const {
 
 void buildTaskPipeline(OpPassManager &pm, llvm::StringRef contract, int64_t ranks) {
   pm.addPass(gf::createGfExpandPagedRelations());
+  pm.addPass(gf::createGfBuildRelations());
   pm.addPass(gf::createGfLowerDomainToIter());
   pm.addPass(gf::createGfLowerIterToKernel());
   gf::GfSelectKernelScheduleOptions schedule;

@@ -24,7 +24,7 @@
 #include "linnet/Dialect/Gf/IR/MessageSignature.h"
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Support/Numerics.h"
-#include "linnet/ir/relations.hpp"
+#include "linnet/Dialect/Gf/Transforms/RelationBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -178,6 +178,10 @@ struct Builder {
   std::map<void *, std::vector<std::string>> event; // event value -> task ids
   std::map<std::string, size_t> bufferIndex;
   std::map<std::string, Operation *> taskOp; // task id -> the op it comes from
+  /// INPUT buffers made for values computed in the function, before the
+  /// task computing them was planned (a gf kernel planned before the linalg
+  /// work feeding it): `stitchProducers` replaces them with the producer's.
+  std::vector<std::pair<std::string, Value>> provisional;
   int64_t ranks = 1;
 
   Builder(Diagnostics &d, ModuleOp module) : diags(d) {
@@ -299,7 +303,40 @@ struct Builder {
     }
     std::string id = addBuffer(std::move(b));
     valueBuffer[v.getAsOpaquePointer()] = id;
+    if (!isa<BlockArgument>(v))
+      provisional.push_back({id, v});
     return id;
+  }
+
+  /// Each provisional INPUT buffer whose value a later-planned task wrote
+  /// (a relation built in the function, a message input computed there):
+  /// its readers read the producer's buffer instead, after the producer.
+  void stitchProducers() {
+    std::set<std::string> dropped;
+    for (auto &[id, v] : provisional) {
+      auto it = valueBuffer.find(v.getAsOpaquePointer());
+      if (it == valueBuffer.end() || it->second == id || buffer(it->second).writers.empty())
+        continue;
+      std::string real = it->second;
+      for (const std::string &reader : std::vector<std::string>(buffer(id).readers))
+        for (Task &t : plan.tasks) {
+          if (t.id != reader)
+            continue;
+          std::replace(t.reads.begin(), t.reads.end(), id, real);
+          use(t, real, /*write=*/false);
+        }
+      dropped.insert(id);
+    }
+    if (dropped.empty())
+      return;
+    std::vector<Buffer> kept;
+    for (Buffer &b : plan.buffers)
+      if (!dropped.count(b.id))
+        kept.push_back(std::move(b));
+    plan.buffers = std::move(kept);
+    bufferIndex.clear();
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      bufferIndex[plan.buffers[i].id] = i;
   }
 };
 
@@ -845,13 +882,15 @@ std::string typeString(Type t) {
   return s;
 }
 
-/// The relation builder's call (std.graph: linnet/ir/relations.hpp) as a
-/// compute task: it reads the positions and writes the row offsets and
-/// column indices that the reductions over the relation read. Its work is
-/// bounded, not exact: the grid visits between one cell and every source
-/// per destination, so ops lie in [M x min(k, N), M x N x (3 D + 1)] (a squared
-/// distance is 3 D + 1 ops) and the written bytes are the offsets plus
-/// between 0 and M x k column indices.
+/// The relation builder's call (-gf-build-relations:
+/// linnet/Dialect/Gf/Transforms/RelationBuilder.h) as a compute task: it
+/// reads the positions and writes the row offsets and column indices that
+/// the reductions over the relation read. A kNN relation's edges are exact:
+/// every row lists min(k, candidates) sources (N, or N - 1 without self
+/// pairs). A radius relation's are bounded by M x min(k, N). The ops are
+/// bounded either way: the grid visits between one cell and every source
+/// per destination, so they lie in [M x min(k, N), M x N x (3 D + 1)] (a
+/// squared distance is 3 D + 1 ops).
 template <typename AddTask>
 void relationBuildTask(func::CallOp call, AddTask &addTask) {
   auto tensorOf = [](Value v) -> Value {
@@ -865,32 +904,42 @@ void relationBuildTask(func::CallOp call, AddTask &addTask) {
     return {};
   };
   std::vector<Value> ins, outs;
-  for (unsigned i = 0; i < 4 && i < call.getNumOperands(); ++i)
+  for (unsigned i = gf::kBuildPosDst; i <= gf::kBuildColIdx && i < call.getNumOperands(); ++i)
     if (Value t = tensorOf(call.getOperand(i)))
-      (i < 2 ? ins : outs).push_back(t);
-  if (ins.size() != 2 || outs.size() != 2)
+      (i <= gf::kBuildPosSrc ? ins : outs).push_back(t);
+  if (call.getNumOperands() != gf::kBuildRadius + 1 || (ins.size() != 2 && ins.size() != 1) || outs.size() != 2)
     return;
+  if (ins.size() == 1) // one positions tensor: destinations are the sources
+    ins.push_back(ins[0]);
   auto extent = [](Value t, unsigned d) {
     auto tt = cast<RankedTensorType>(t.getType());
     return tt.isDynamicDim(d) ? int64_t(1) : tt.getDimSize(d);
   };
   bool dyn = false;
   int64_t m = extent(ins[0], 0), n = extent(ins[1], 0), d = extent(ins[0], 1);
-  std::optional<int64_t> kc = getConstantIntValue(call.getOperand(5));
-  int64_t k = kc ? *kc : 1;
-  int64_t cap = satMul(m, k);
+  std::optional<int64_t> kc = getConstantIntValue(call.getOperand(gf::kBuildK));
+  int64_t k = kc ? std::max<int64_t>(*kc, 0) : 1;
   for (Value v : {ins[0], ins[1], outs[0], outs[1]})
     dyn |= !cast<RankedTensorType>(v.getType()).hasStaticShape();
-  std::optional<int64_t> kind = getConstantIntValue(call.getOperand(4));
-  std::string what = kind && *kind == 1 ? "radius" : "knn";
+  std::optional<int64_t> kind = getConstantIntValue(call.getOperand(gf::kBuildKind));
+  std::optional<int64_t> self = getConstantIntValue(call.getOperand(gf::kBuildExcludeSelf));
+  bool knn = kind && *kind == 0;
+  std::string what = knn ? "knn" : "radius";
+  int64_t candidates = self && *self ? std::max<int64_t>(n - 1, 0) : n;
+  int64_t edges = satMul(m, std::min(k, candidates));
   WorkloadFacts f;
   f.ops = {satMul(m, std::min(k, n)), satMul(satMul(m, n), satAdd(satMul(3, d), 1))};
   f.readBytes = Quantity::exact(satMul(satAdd(m, n), satMul(d, 8)));
-  f.writeBytes = {satMul(m + 1, 8), satMul(satAdd(m + 1, std::min(cap, satMul(m, n))), 8)};
+  int64_t offsets = satMul(m + 1, 8);
+  f.writeBytes = knn && kc && self ? Quantity::exact(satAdd(offsets, satMul(edges, 8)))
+                                   : Quantity{offsets, satAdd(offsets, satMul(edges, 8))};
   f.derivation = what + " relation built from " + std::to_string(m) + " destination and " + std::to_string(n) +
-                 " source positions of " + std::to_string(d) + " axes (f64), at most " + std::to_string(k) +
+                 " source positions of " + std::to_string(d) + " axes (f64), " +
+                 (knn ? "exactly min(k, candidates) = " + std::to_string(std::min(k, candidates))
+                      : "at most " + std::to_string(std::min(k, candidates))) +
                  " neighbours each: ops between M x min(k, N) and M x N x (3 D + 1) (a uniform grid visits from one "
-                 "cell to every source), bytes = positions read; offsets and up to M x k indices written" +
+                 "cell to every source), bytes = positions read; offsets and " +
+                 (knn ? "M x min(k, candidates)" : "up to M x min(k, candidates)") + " indices written" +
                  (dyn ? "; dynamic dims (entry generics) counted as 1: facts per unit of them" : "");
   finalizeFacts(f, satAdd(m, n), satMul(m, n));
   addTask(call.getOperation(), "relation-build " + what, std::move(f), ins, outs, m, false);
@@ -985,7 +1034,7 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
   };
 
   fn.walk([&](Operation *o) {
-    if (auto call = dyn_cast<func::CallOp>(o); call && call.getCallee() == ir::kRelationBuilder) {
+    if (auto call = dyn_cast<func::CallOp>(o); call && call.getCallee() == gf::kRelationBuilder) {
       relationBuildTask(call, addTask);
       return;
     }
@@ -1258,6 +1307,7 @@ std::optional<PortablePlan> lowerAndBuild(ModuleOp module, const std::string &pa
                                           Diagnostics &diags) {
   PassManager pm(module.getContext());
   pm.addPass(gf::createGfExpandPagedRelations());
+  pm.addPass(gf::createGfBuildRelations());
   pm.addPass(gf::createGfLowerDomainToIter());
   pm.addPass(gf::createGfLowerIterToKernel());
   pm.addPass(gf::createGfSelectKernelSchedule());
@@ -1290,6 +1340,7 @@ std::optional<PortablePlan> buildPortablePlanFromTasks(ModuleOp module, const st
       });
       importLinalgFunction(b, fn, hasGfTask);
     }
+  b.stitchProducers();
   PortablePlan &p = b.plan;
   computeLifetimes(p);
   p.requirements.dtypes.clear();

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Target/CPU/CPUCodegen.h"
-#include "linnet/ir/relations.hpp"
+#include "linnet/Dialect/Gf/Transforms/RelationBuilder.h"
 
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Target/Target.h"
@@ -616,7 +616,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   bool blas = usesBLAS(module);
   // Relations built from coordinates (std.graph) call the builder the shim
   // carries (RelationBuild.c).
-  bool relations = module.lookupSymbol(ir::kRelationBuilder) != nullptr;
+  bool relations = module.lookupSymbol(gf::kRelationBuilder) != nullptr;
   bool timers = module->hasAttr("linnet.profile.tasks");
   std::string distShim = distributedShimSource(module) + options.extraShim;
   stage.next("loops to the LLVM dialect");

@@ -11,7 +11,7 @@
 
 #include "linnet/Config.h"
 #include "linnet/Target/CPU/CPUCodegen.h"
-#include "linnet/ir/relations.hpp"
+#include "linnet/Dialect/Gf/Transforms/RelationBuilder.h"
 #include "linnet/Target/CPU/Passes.h"
 #include "linnet/Target/CUDA/Passes.h"
 
@@ -639,7 +639,7 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
     FirstError errors(ctx);
     bool builds = false;
     module.walk([&](func::CallOp call) {
-      if (!builds && call.getCallee() == ir::kRelationBuilder) {
+      if (!builds && call.getCallee() == gf::kRelationBuilder) {
         call.emitError("the cuda target cannot yet build a relation from coordinates (std.graph's knn, "
                        "radius): build this model for the cpu target");
         builds = true;

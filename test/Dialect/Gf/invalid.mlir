@@ -715,17 +715,107 @@ func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %pos: tensor<?x3xf32>) {
 
 // A radius relation needs its radius.
 func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %pos: tensor<?x3xf32>) {
-  // expected-error @+1 {{'gf.relation' op takes a 'radius' exactly when realization = "radius"}}
+  // expected-error @+1 {{'gf.relation' op takes its radius as a 'radius' attribute or a 0-d float operand, exactly one of them}}
   %r = "gf.relation"(%pos) <{relation_id = "mesh", version = 3, origin = "external", lifecycle = "frozen", num_src = 1024, num_dst = 1024, realization = "radius"}> : (tensor<?x3xf32>) -> !gf.relation
   return
 }
 
 // -----
 
-// k cannot exceed the sources.
-func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>, %pos: tensor<?x3xf32>) {
-  // expected-error @+1 {{'gf.relation' op asks for k = 20 neighbors of only 10 sources}}
-  %r = "gf.relation"(%pos) <{relation_id = "knn", version = 0, origin = "derived", lifecycle = "frozen", num_src = 10, num_dst = 10, realization = "knn", k = 20}> : (tensor<?x3xf32>) -> !gf.relation
+// ... and not twice.
+func.func @f(%pos: tensor<?x3xf32>, %r0: tensor<f64>) {
+  // expected-error @+1 {{'gf.relation' op takes its radius as a 'radius' attribute or a 0-d float operand, exactly one of them}}
+  %r = "gf.relation"(%pos, %r0) <{relation_id = "ball", version = 0, origin = "derived", lifecycle = "frozen", num_src = -1, num_dst = -1, realization = "radius", radius = 0.5 : f64}> : (tensor<?x3xf32>, tensor<f64>) -> !gf.relation
+  return
+}
+
+// -----
+
+// A radius of 0 relates duplicates; a negative one is refused as an attribute.
+func.func @f(%pos: tensor<?x3xf32>) {
+  // expected-error @+1 {{'gf.relation' op needs a non-negative radius}}
+  %r = "gf.relation"(%pos) <{relation_id = "ball", version = 0, origin = "derived", lifecycle = "frozen", num_src = -1, num_dst = -1, realization = "radius", radius = -1.0 : f64}> : (tensor<?x3xf32>) -> !gf.relation
+  return
+}
+
+// -----
+
+// A kNN relation needs k.
+func.func @f(%pos: tensor<?x3xf32>) {
+  // expected-error @+1 {{'gf.relation' op with realization 'knn' needs k: a 'k' attribute or a 0-d integer operand}}
+  %r = "gf.relation"(%pos) <{relation_id = "knn", version = 0, origin = "derived", lifecycle = "frozen", num_src = -1, num_dst = -1, realization = "knn"}> : (tensor<?x3xf32>) -> !gf.relation
+  return
+}
+
+// -----
+
+// Positions come first, as [points, axes] floats.
+func.func @f(%pos: tensor<?xf32>) {
+  // expected-error @+1 {{'gf.relation' op with realization 'knn' takes float positions [points, axes], then a 0-d integer k when not attributes; got 'tensor<?xf32>'}}
+  %r = "gf.relation"(%pos) <{relation_id = "knn", version = 0, origin = "derived", lifecycle = "frozen", num_src = -1, num_dst = -1, realization = "knn", k = 4}> : (tensor<?xf32>) -> !gf.relation
+  return
+}
+
+// -----
+
+// Destination and source positions have one axis count.
+func.func @f(%a: tensor<?x3xf32>, %b: tensor<?x2xf32>) {
+  // expected-error @+1 {{'gf.relation' op has destination positions of 3 axes and source positions of 2}}
+  %r = "gf.relation"(%a, %b) <{relation_id = "knn", version = 0, origin = "derived", lifecycle = "frozen", num_src = -1, num_dst = -1, realization = "knn", k = 4}> : (tensor<?x3xf32>, tensor<?x2xf32>) -> !gf.relation
+  return
+}
+
+// -----
+
+// The positions agree with the entity counts.
+func.func @f(%a: tensor<10x3xf32>, %b: tensor<12x3xf32>) {
+  // expected-error @+1 {{'gf.relation' op has 12 source positions but num_src = 10}}
+  %r = "gf.relation"(%a, %b) <{relation_id = "knn", version = 0, origin = "derived", lifecycle = "frozen", num_src = 10, num_dst = 10, realization = "knn", k = 4}> : (tensor<10x3xf32>, tensor<12x3xf32>) -> !gf.relation
+  return
+}
+
+// -----
+
+// A row of a kNN relation has at most k sources.
+func.func @f(%pos: tensor<?x3xf32>) {
+  // expected-error @+1 {{'gf.relation' op has at most k = 4 neighbors per destination; degree_max = 8 disagrees}}
+  %r = "gf.relation"(%pos) <{relation_id = "knn", version = 0, origin = "derived", lifecycle = "frozen", num_src = -1, num_dst = -1, realization = "knn", k = 4, degree_max = 8}> : (tensor<?x3xf32>) -> !gf.relation
+  return
+}
+
+// -----
+
+// Self pairs exist only between a point set and itself.
+func.func @f(%a: tensor<?x3xf32>, %b: tensor<?x3xf32>) {
+  // expected-error @+1 {{'gf.relation' op excludes (i, i) pairs but relates 10 destinations to 12 sources}}
+  %r = "gf.relation"(%a, %b) <{relation_id = "knn", version = 0, origin = "derived", lifecycle = "frozen", num_src = 12, num_dst = 10, realization = "knn", k = 4, exclude_self}> : (tensor<?x3xf32>, tensor<?x3xf32>) -> !gf.relation
+  return
+}
+
+// -----
+
+// exclude_self belongs to relations built from coordinates.
+func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>) {
+  // expected-error @+1 {{'gf.relation' op takes 'exclude_self' only when realization = "knn" or "radius"}}
+  %r = "gf.relation"(%rp, %ci) <{relation_id = "csr", version = 0, origin = "external", lifecycle = "frozen", num_src = -1, num_dst = -1, realization = "materialized", exclude_self}> : (tensor<?xi64>, tensor<?xi64>) -> !gf.relation
+  return
+}
+
+// -----
+
+// gf.edges reads i64 compressed rows.
+func.func @f(%rp: tensor<?xi64>, %ci: tensor<?xi64>) {
+  %r = "gf.relation"(%rp, %ci) <{relation_id = "csr", version = 0, origin = "external", lifecycle = "frozen", num_src = -1, num_dst = 4, realization = "materialized"}> : (tensor<?xi64>, tensor<?xi64>) -> !gf.relation
+  // expected-error @+1 {{'gf.edges' op row_ptr has 4 entries but the relation has 4 destinations}}
+  %e:2 = "gf.edges"(%r) : (!gf.relation) -> (tensor<4xi64>, tensor<?xi64>)
+  return
+}
+
+// -----
+
+func.func @f(%r: !gf.relation) {
+  // expected-error @+1 {{'gf.edges' op col_idx must be a 1-D tensor of i64, got 'tensor<?xi32>'}}
+  %e:2 = "gf.edges"(%r) : (!gf.relation) -> (tensor<?xi64>, tensor<?xi32>)
   return
 }
 

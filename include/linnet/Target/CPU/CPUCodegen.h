@@ -101,7 +101,7 @@ std::string distributedShimSource(mlir::ModuleOp module);
 /// the event buffer the runtime reads (docs/profiling.md).
 const char *profileShimSource();
 
-/// The C source of the relation builder (linnet/ir/relations.hpp) the CPU
+/// The C source of the relation builder (linnet/Dialect/Gf/Transforms/RelationBuilder.h) the CPU
 /// target links into libraries that build relations from coordinates
 /// (RelationBuild.c): kNN and radius neighbourhoods over a uniform grid,
 /// parallel over destinations.

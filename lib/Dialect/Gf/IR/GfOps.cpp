@@ -84,6 +84,59 @@ Realization RelationOp::getRealizationKind() {
   return *kind;
 }
 
+LogicalResult RelationOp::verifyBuiltTopology() {
+  // Positions first (rank-2 floats), then the run-time parameters as 0-d
+  // tensors: a float radius, an integer k; the types tell them apart.
+  bool radius = getRealizationKind() == Realization::Radius;
+  SmallVector<RankedTensorType> positions;
+  int floats = 0, ints = 0;
+  for (Value v : getTopology()) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() == 2 && isa<FloatType>(t.getElementType()) && floats + ints == 0) {
+      positions.push_back(t);
+      continue;
+    }
+    if (t.getRank() == 0 && isa<FloatType>(t.getElementType()) && radius && !floats && !ints) {
+      ++floats;
+      continue;
+    }
+    if (t.getRank() == 0 && t.getElementType().isSignlessInteger() && !ints) {
+      ++ints;
+      continue;
+    }
+    return emitOpError() << "with realization '" << getRealization()
+                         << "' takes float positions [points, axes], then "
+                         << (radius ? "a 0-d float radius and " : "")
+                         << "a 0-d integer k when not attributes; got " << t;
+  }
+  if (positions.empty() || positions.size() > 2)
+    return emitOpError() << "with realization '" << getRealization()
+                         << "' takes one or two position tensors, got " << positions.size();
+  if (positions.size() == 2 && !positions[0].isDynamicDim(1) && !positions[1].isDynamicDim(1) &&
+      positions[0].getDimSize(1) != positions[1].getDimSize(1))
+    return emitOpError() << "has destination positions of " << positions[0].getDimSize(1)
+                         << " axes and source positions of " << positions[1].getDimSize(1);
+  auto points = [](RankedTensorType t) { return t.isDynamicDim(0) ? int64_t(-1) : t.getDimSize(0); };
+  if (getNumDst() >= 0 && points(positions[0]) >= 0 && points(positions[0]) != getNumDst())
+    return emitOpError() << "has " << points(positions[0]) << " destination positions but num_dst = "
+                         << getNumDst();
+  if (getNumSrc() >= 0 && points(positions.back()) >= 0 && points(positions.back()) != getNumSrc())
+    return emitOpError() << "has " << points(positions.back()) << " source positions but num_src = "
+                         << getNumSrc();
+  if (radius && (floats == 1) == getRadius().has_value())
+    return emitOpError() << "takes its radius as a 'radius' attribute or a 0-d float operand, "
+                         << "exactly one of them";
+  if (ints == 1 && getK())
+    return emitOpError() << "takes k as a 'k' attribute or a 0-d integer operand, not both";
+  if (!radius && !ints && !getK())
+    return emitOpError("with realization 'knn' needs k: a 'k' attribute or a 0-d integer operand");
+  if (getExcludeSelf() && positions.size() == 2 && getNumSrc() >= 0 && getNumDst() >= 0 &&
+      getNumSrc() != getNumDst())
+    return emitOpError() << "excludes (i, i) pairs but relates " << getNumDst()
+                         << " destinations to " << getNumSrc() << " sources";
+  return success();
+}
+
 LogicalResult RelationOp::verify() {
   StringRef realization = getRealization();
   std::optional<Realization> kind = symbolizeRealization(realization);
@@ -103,7 +156,10 @@ LogicalResult RelationOp::verify() {
 
   int expected = expectedTopologyOperands(*kind);
   unsigned numTopology = getTopology().size();
-  if (expected >= 0 && numTopology != static_cast<unsigned>(expected))
+  bool built = *kind == Realization::Radius || *kind == Realization::Knn;
+  if (built && failed(verifyBuiltTopology()))
+    return failure();
+  if (!built && expected >= 0 && numTopology != static_cast<unsigned>(expected))
     return emitOpError() << "with realization '" << realization << "' takes "
                          << expected << " topology operand(s), got "
                          << numTopology;
@@ -155,23 +211,21 @@ LogicalResult RelationOp::verify() {
     if (lengths.getRank() != 1 || !lengths.getElementType().isSignlessInteger())
       return emitOpError() << "row lengths must be a 1-D tensor of integers, got " << lengths;
   }
-  if (getRadius().has_value() != (*kind == Realization::Radius))
-    return emitOpError("takes a 'radius' exactly when realization = "
-                       "\"radius\"");
-  if (getRadius() && !(getRadius()->convertToDouble() > 0.0))
-    return emitOpError("needs a positive radius");
-  if (getK().has_value() != (*kind == Realization::Knn))
-    return emitOpError("takes 'k' exactly when realization = \"knn\"");
+  if (getRadius() && *kind != Realization::Radius)
+    return emitOpError("takes a 'radius' only when realization = \"radius\"");
+  if (getRadius() && !(getRadius()->convertToDouble() >= 0.0))
+    return emitOpError("needs a non-negative radius");
+  if (getK() && !built)
+    return emitOpError("takes 'k' only when realization = \"knn\" or \"radius\"");
+  if (getExcludeSelf() && !built)
+    return emitOpError("takes 'exclude_self' only when realization = \"knn\" or \"radius\"");
   if (std::optional<int64_t> k = getK()) {
     if (*k <= 0)
       return emitOpError() << "needs a positive k, got " << *k;
-    if (getNumSrc() >= 0 && *k > getNumSrc())
-      return emitOpError() << "asks for k = " << *k << " neighbors of only "
-                           << getNumSrc() << " sources";
-    if ((dmin && *dmin != *k) || (dmax && *dmax != *k))
-      return emitOpError() << "is a kNN relation, so every destination has "
-                              "k = "
-                           << *k << " neighbors; degree bounds disagree";
+    if (dmax && *dmax > *k)
+      return emitOpError() << "has at most k = " << *k
+                           << " neighbors per destination; degree_max = " << *dmax
+                           << " disagrees";
   }
 
   StringRef origin = getOrigin();
@@ -211,6 +265,37 @@ LogicalResult RelationOp::verify() {
     if (*depth < -1 || *depth == 0)
       return emitOpError() << "has halo_depth = " << *depth
                            << "; expected a positive depth or -1 (automatic)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// EdgesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EdgesOp::verify() {
+  for (auto [name, v] : {std::pair<const char *, Value>{"row_ptr", getRowPtr()}, {"col_idx", getColIdx()}}) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 1 || !t.getElementType().isSignlessInteger(64))
+      return emitOpError() << name << " must be a 1-D tensor of i64, got " << t;
+  }
+  auto rel = getRelation().getDefiningOp<RelationOp>();
+  auto rowPtr = cast<RankedTensorType>(getRowPtr().getType());
+  if (rel && rel.getNumDst() >= 0 && !rowPtr.isDynamicDim(0) && rowPtr.getDimSize(0) != rel.getNumDst() + 1)
+    return emitOpError() << "row_ptr has " << rowPtr.getDimSize(0) << " entries but the relation has "
+                         << rel.getNumDst() << " destinations";
+  return success();
+}
+
+LogicalResult EdgesOp::fold(FoldAdaptor, SmallVectorImpl<OpFoldResult> &results) {
+  // A materialized relation's edges are its operands, when the types agree.
+  auto rel = getRelation().getDefiningOp<RelationOp>();
+  if (!rel || rel.getRealization() != "materialized" || rel.getTopology().size() != 2)
+    return failure();
+  if (rel.getTopology()[0].getType() != getRowPtr().getType() ||
+      rel.getTopology()[1].getType() != getColIdx().getType())
+    return failure();
+  results.push_back(rel.getTopology()[0]);
+  results.push_back(rel.getTopology()[1]);
   return success();
 }
 

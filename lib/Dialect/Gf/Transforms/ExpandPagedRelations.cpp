@@ -104,7 +104,7 @@ void expand(gf::RelationOp rel) {
       loc, rel.getType(), ValueRange{asTensor(rowPtr), asTensor(cols)}, rel.getRelationId(), rel.getVersion(),
       rel.getNumSrc(), rel.getNumDst(), IntegerAttr(), degreeMax, "materialized", "derived",
       rel.getLifecycle(), rel.getMeshShapeAttr(), rel.getMeshAxisAttr(), rel.getPartitionBalanceAttr(),
-      rel.getHaloDepthAttr(), FloatAttr(), IntegerAttr(), IntegerAttr());
+      rel.getHaloDepthAttr(), FloatAttr(), IntegerAttr(), IntegerAttr(), false);
   rel.replaceAllUsesWith(materialized.getResult());
   rel.erase();
 }

@@ -77,9 +77,22 @@ def Gf_RelationOp : Gf_Op<"relation"> {
     | `materialized`  | stored CSR edges (row_ptr, col_idx)      | 2 (1-D integer)      |
     | `dense`         | every source for every destination       | 0                    |
     | `triangular`    | sources `j <= i` for destination `i`     | 0                    |
-    | `radius`        | sources within `radius` of a destination | 1 (positions)        |
-    | `knn`           | the `k` nearest sources, ranked          | 1 (positions)        |
+    | `radius`        | sources within `radius` of a destination | positions (see below)|
+    | `knn`           | the `k` nearest sources, ranked          | positions (see below)|
     | `paged`         | edges stored in fixed-size pages         | >= 1 (page table...) |
+
+    A `radius` or `knn` relation is built from coordinates (language
+    §10.5): one float `[points, axes]` tensor (destinations and sources are
+    the same points) or two (destinations, then sources, with the same axis
+    count), then the parameters not known at build time as 0-d tensors: a
+    float `r` when there is no `radius` attribute, an integer `k` (kNN's
+    count, radius's bound on a row) when there is no `k` attribute.
+    Distances are squared Euclidean in f64; rows list their sources nearest
+    first, ties by the smaller source index; NaN distances rank last and are
+    never within a radius; a row has min(k, candidates) kNN sources and at
+    most k radius sources (`k` absent on a radius relation: no bound).
+    `exclude_self` leaves out the pair (i, i). `-gf-build-relations` builds
+    their compressed rows.
 
     A paged relation with a `page_size` P takes exactly two operands, a
     block table `[M, B]` and row lengths `[M]` (integers): destination `d`
@@ -116,7 +129,8 @@ def Gf_RelationOp : Gf_Op<"relation"> {
     OptionalAttr<LinnetI64Attr>:$halo_depth,
     OptionalAttr<F64Attr>:$radius,
     OptionalAttr<LinnetI64Attr>:$k,
-    OptionalAttr<LinnetI64Attr>:$page_size);
+    OptionalAttr<LinnetI64Attr>:$page_size,
+    UnitAttr:$exclude_self);
   let results = (outs Gf_RelationType:$relation);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -125,7 +139,29 @@ def Gf_RelationOp : Gf_Op<"relation"> {
     /// The `realization` string as an enum (the op must verify: the
     /// verifier rejects a string that is not a Realization case).
     ::linnet::gf::Realization getRealizationKind();
+    /// The operands of a `radius` or `knn` relation (part of the verifier).
+    ::mlir::LogicalResult verifyBuiltTopology();
   }];
+}
+
+def Gf_EdgesOp : Gf_Op<"edges", [Pure]> {
+  let summary = "a relation's edges as compressed rows";
+  let description = [{
+    The row offsets `[num_dst + 1]` and column indices (source of each
+    edge, destination-major) of `relation`, for code that walks its edges
+    itself (a reduction the gf stages do not take, a `src`/`dst` read).
+    Of a materialized relation, these are its topology operands (the op
+    folds to them); of a `radius` or `knn` relation, `-gf-build-relations`
+    builds them once, and every reader shares them.
+
+    ```mlir
+    %row_ptr, %col_idx = "gf.edges"(%r) : (!gf.relation) -> (tensor<?xi64>, tensor<?xi64>)
+    ```
+  }];
+  let arguments = (ins Gf_RelationType:$relation);
+  let results = (outs AnyRankedTensor:$row_ptr, AnyRankedTensor:$col_idx);
+  let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Gf_ApplyOp : Gf_Op<"apply",

@@ -35,6 +35,40 @@ def GfExpandPagedRelations : Pass<"gf-expand-paged-relations", "::mlir::ModuleOp
                            "::mlir::bufferization::BufferizationDialect", "::mlir::arith::ArithDialect"];
 }
 
+def GfBuildRelations : Pass<"gf-build-relations", "::mlir::ModuleOp"> {
+  let summary = "Build radius and kNN relations from their positions";
+  let description = [{
+    A `gf.relation` with `realization = "radius"` (a generated
+    neighbourhood) or `"knn"` (ranked pairs) names its pairs by the
+    positions of its points (language §10.5). This pass builds its compressed
+    rows once, where the relation is defined, by a call of the target's
+    builder (`linnet_relation_build`, `RelationBuilder.h`: a grid over the
+    first three axes, parallel over destination rows, at most `k` sources a
+    row, nearest first, ties by the smaller source index) and replaces it with
+    a materialized relation (`origin = "derived"`, `degree_max` = the bound)
+    over them. Every `gf.edges` of it reads the same rows; a `gf.edges` of a
+    materialized relation becomes its operands. Positions narrower than f64
+    are widened first (a `linalg.generic`).
+
+    Before:
+    ```mlir
+    %r = "gf.relation"(%pos, %radius) <{realization = "radius", k = 16, exclude_self, ...}>
+        : (tensor<1000x3xf32>, tensor<f64>) -> !gf.relation
+    %rp, %ci = "gf.edges"(%r) : (!gf.relation) -> (tensor<1001xi64>, tensor<16000xi64>)
+    ```
+    After: `%rp` and `%ci` are buffers the call wrote (`to_tensor restrict
+    writable`), and
+    ```mlir
+    call @linnet_relation_build(%dst, %src, %row_ptr, %col_idx, %c1, %c16, %c1, %r) : (...) -> ()
+    %r = "gf.relation"(%rp, %ci) <{realization = "materialized", origin = "derived",
+        degree_max = 16, ...}> : (tensor<1001xi64>, tensor<16000xi64>) -> !gf.relation
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::bufferization::BufferizationDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def GfLowerDomainToIter : Pass<"gf-lower-domain-to-iter", "::mlir::ModuleOp"> {
   let summary = "Choose a coordinate hierarchy for every gf.apply";
   let description = [{
