@@ -786,8 +786,9 @@ struct Interpreter::Impl {
     int64_t k = kv.s.i;
     bool noSelf = truthy(selfv.dt, selfv.s);
     int64_t m = dst.shape[0], n = src.shape[0], d = dst.shape[1];
-    if (k < 1)
-      throw EvalError(fmt::format("{}: the neighbour bound is {}, not positive", name, k));
+    // K is a dim (never negative); K = 0 relates nothing.
+    if (k < 0)
+      throw EvalError(fmt::format("{}: the neighbour bound is {}, negative", name, k));
     auto coord = [](const Val &p, int64_t i, int64_t a) {
       return asDouble(p.dt, (*p.data)[i * p.shape[1] + a]);
     };
