@@ -23,8 +23,8 @@
 
 #include "linnet/Dialect/Gf/IR/MessageSignature.h"
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
-#include "linnet/Support/Numerics.h"
 #include "linnet/Dialect/Gf/Transforms/RelationBuilder.h"
+#include "linnet/Support/Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -40,6 +40,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,25 +56,6 @@ using namespace mlir;
 
 namespace linnet::planning {
 namespace {
-
-int64_t intAttr(Operation *op, StringRef name, int64_t def = -1) {
-  if (auto a = op->getAttrOfType<IntegerAttr>(name))
-    return a.getInt();
-  return def;
-}
-std::string strAttr(Operation *op, StringRef name) {
-  if (auto a = op->getAttrOfType<StringAttr>(name))
-    return a.getValue().str();
-  return "";
-}
-std::vector<std::string> strArray(Operation *op, StringRef name) {
-  std::vector<std::string> out;
-  if (auto a = op->getAttrOfType<ArrayAttr>(name))
-    for (Attribute e : a)
-      if (auto s = dyn_cast<StringAttr>(e))
-        out.push_back(s.getValue().str());
-  return out;
-}
 
 std::optional<int64_t> bufferBytes(Type t, bool &dyn);
 
@@ -156,18 +138,18 @@ struct RelationFacts {
   std::vector<int64_t> mesh;
   int64_t meshAxis = 0;
 };
-RelationFacts relationFacts(Operation *rel) {
+RelationFacts relationFacts(gf::RelationOp rel) {
   RelationFacts f;
-  f.id = strAttr(rel, "relation_id");
-  f.realization = gf::symbolizeRealization(strAttr(rel, "realization"));
-  f.numSrc = intAttr(rel, "num_src");
-  f.numDst = intAttr(rel, "num_dst");
-  f.degreeMin = intAttr(rel, "degree_min");
-  f.degreeMax = intAttr(rel, "degree_max");
-  f.k = intAttr(rel, "k");
-  if (auto m = rel->getAttrOfType<DenseI64ArrayAttr>("mesh_shape"))
-    f.mesh.assign(m.asArrayRef().begin(), m.asArrayRef().end());
-  f.meshAxis = intAttr(rel, "mesh_axis", 0);
+  f.id = rel.getRelationId().str();
+  f.realization = gf::symbolizeRealization(rel.getRealization());
+  f.numSrc = rel.getNumSrc();
+  f.numDst = rel.getNumDst();
+  f.degreeMin = rel.getDegreeMin().value_or(-1);
+  f.degreeMax = rel.getDegreeMax().value_or(-1);
+  f.k = rel.getK().value_or(-1);
+  if (std::optional<ArrayRef<int64_t>> m = rel.getMeshShape())
+    f.mesh.assign(m->begin(), m->end());
+  f.meshAxis = rel.getMeshAxis().value_or(0);
   return f;
 }
 
@@ -344,12 +326,12 @@ struct PendingTask {
   size_t index; // into plan.tasks
   gf_task::TaskKind kind;
   std::vector<std::string> reads; // logical field names
-  Operation *partition;
+  gf_task::PartitionOp partition;
 };
 
 struct PartitionFacts {
   int64_t parts = 1, owned = -1, ghosts = -1;
-  Operation *relation = nullptr;
+  gf::RelationOp relation;
 };
 
 class FunctionImporter {
@@ -358,30 +340,38 @@ public:
 
   bool run() {
     for (Operation &op : fn.getBody().front()) {
-      if (op.getName().getStringRef() == "gf.relation")
-        relations.push_back(&op);
-      else if (op.getName().getStringRef() == "gf_task.partition")
-        partition(&op);
-      else if (op.getName().getStringRef() == "gf_storage.instance")
-        instances[op.getResult(0).getAsOpaquePointer()] = &op;
-      else if (op.getName().getStringRef() == "gf_task.halo_pack")
-        halo(&op, "halo-pack");
-      else if (op.getName().getStringRef() == "gf_task.halo_exchange")
-        halo(&op, "halo-exchange");
-      else if (op.getName().getStringRef() == "gf_task.halo_unpack")
-        halo(&op, "halo-unpack");
-      else if (op.getName().getStringRef() == "gf_task.launch")
-        launch(&op);
-      else if (op.getName().getStringRef() == "gf_storage.join") {
-        std::vector<std::string> all;
-        for (Value e : op.getOperands())
-          for (const std::string &t : b.event[e.getAsOpaquePointer()])
-            all.push_back(t);
-        b.event[op.getResult(0).getAsOpaquePointer()] = all;
-      } else if (op.getName().getStringRef() == "gf_kernel.launch") {
-        if (!kernel(&op))
-          return false;
-      }
+      bool ok = llvm::TypeSwitch<Operation *, bool>(&op)
+                    .Case([&](gf::RelationOp r) { return relations.push_back(r), true; })
+                    .Case([&](gf_task::PartitionOp p) { return partition(p), true; })
+                    .Case([&](gf_storage::InstanceOp i) {
+                      return instances[i.getResult().getAsOpaquePointer()] = i, true;
+                    })
+                    .Case([&](gf_task::HaloPackOp h) {
+                      return halo(h, "halo-pack", h.getField(), h.getBytes(), "", h.getSource(), {}, {}), true;
+                    })
+                    .Case([&](gf_task::HaloExchangeOp h) {
+                      return halo(h, "halo-exchange", "", h.getBytes(), h.getGroup(), h.getSend(), {},
+                                  h.getReady()),
+                             true;
+                    })
+                    .Case([&](gf_task::HaloUnpackOp h) {
+                      return halo(h, "halo-unpack", h.getField(), -1, "", h.getReceive(), h.getGhosts(),
+                                  h.getReady()),
+                             true;
+                    })
+                    .Case([&](gf_task::LaunchOp l) { return launch(l), true; })
+                    .Case([&](gf_storage::JoinOp j) {
+                      std::vector<std::string> all;
+                      for (Value e : j.getEvents())
+                        for (const std::string &t : b.event[e.getAsOpaquePointer()])
+                          all.push_back(t);
+                      b.event[j.getDone().getAsOpaquePointer()] = all;
+                      return true;
+                    })
+                    .Case([&](gf_kernel::LaunchOp k) { return kernel(k); })
+                    .Default([](Operation *) { return true; });
+      if (!ok)
+        return false;
     }
     return true;
   }
@@ -390,8 +380,8 @@ private:
   Builder &b;
   func::FuncOp fn;
   std::string name;
-  std::vector<Operation *> relations;
-  std::map<void *, Operation *> instances;
+  std::vector<gf::RelationOp> relations;
+  std::map<void *, gf_storage::InstanceOp> instances;
   std::map<Operation *, PartitionFacts> partitions;
   std::vector<PendingTask> pending;
   std::vector<size_t> pendingHalo; // halo task indices of the next kernel
@@ -400,25 +390,23 @@ private:
 
   std::string prefix() const { return "task." + name + ".k" + std::to_string(kernelCount); }
 
-  void partition(Operation *op) {
+  void partition(gf_task::PartitionOp op) {
     PartitionFacts f;
-    f.relation = op->getOperand(0).getDefiningOp();
-    auto mesh = op->getAttrOfType<DenseI64ArrayAttr>("mesh_shape");
-    int64_t axis = intAttr(op, "mesh_axis", 0);
-    if (mesh && axis >= 0 && axis < int64_t(mesh.size())) {
+    f.relation = op.getRelation().getDefiningOp<gf::RelationOp>();
+    ArrayRef<int64_t> mesh = op.getMeshShape();
+    int64_t axis = op.getMeshAxis();
+    if (axis >= 0 && axis < int64_t(mesh.size())) {
       f.parts = mesh[axis];
       int64_t all = 1;
-      for (int64_t m : mesh.asArrayRef())
+      for (int64_t m : mesh)
         all *= m;
       // Every mesh position is a rank; ranks off the partition axis hold
       // replicas of the same part.
       b.ranks = std::max(b.ranks, all);
-      b.plan.partitioning = {strAttr(op, "scheme"),
-                             std::vector<int64_t>(mesh.asArrayRef().begin(), mesh.asArrayRef().end()),
-                             axis, f.parts};
+      b.plan.partitioning = {op.getScheme().str(), std::vector<int64_t>(mesh.begin(), mesh.end()), axis, f.parts};
     }
-    f.owned = intAttr(op, "owned_entities");
-    f.ghosts = intAttr(op, "ghost_entities");
+    f.owned = op.getOwnedEntities();
+    f.ghosts = op.getGhostEntities();
     partitions[op] = f;
   }
 
@@ -429,12 +417,12 @@ private:
     auto it = b.valueBuffer.find(inst.getAsOpaquePointer());
     if (it != b.valueBuffer.end())
       return it->second;
-    Operation *op = instances.at(inst.getAsOpaquePointer());
-    Operation *region = op->getOperand(0).getDefiningOp();
-    std::string field = strAttr(region, "logical_id");
-    std::string part = strAttr(op, "device");
-    Value tensor = region->getOperand(0);
-    int64_t cap = intAttr(op, "capacity_bytes", 0);
+    gf_storage::InstanceOp op = instances.at(inst.getAsOpaquePointer());
+    auto region = op.getRegion().getDefiningOp<gf_storage::RegionOp>();
+    std::string field = region.getLogicalId().str();
+    std::string part = op.getDevice().str();
+    Value tensor = region.getValue();
+    int64_t cap = op.getCapacityBytes();
     // A relation sized at run time: the facts are per source entity (as a
     // kernel's are per destination), one entity's bytes.
     bool runTime = cap < 0;
@@ -444,10 +432,7 @@ private:
     buf.id = "buf." + name + "." + field + "." + part;
     buf.name = field + " (" + part + ")";
     buf.dtype = dtypeOf(tensor.getType());
-    buf.storage = op->getAttrOfType<BoolAttr>("external") &&
-                          op->getAttrOfType<BoolAttr>("external").getValue()
-                      ? StorageClass::External
-                      : StorageClass::Transient;
+    buf.storage = op.getExternal() ? StorageClass::External : StorageClass::Transient;
     Operation *partOp = nullptr;
     for (auto &[p, f] : partitions)
       partOp = p;
@@ -479,24 +464,25 @@ private:
     return id;
   }
 
-  void halo(Operation *op, const std::string &kind) {
-    int64_t bytes = intAttr(op, "bytes", -1);
-    std::string field = strAttr(op, "field");
+  /// A halo task: `source` is the packed instance (pack) or the halo
+  /// buffer it reads (exchange, unpack), `ghosts` the instance unpack
+  /// writes, `ready` the event it waits for.
+  void halo(Operation *op, const std::string &kind, StringRef fieldName, int64_t bytes, StringRef group,
+            Value source, Value ghosts, Value ready) {
+    std::string field = fieldName.str();
     Task t;
     t.kind = kind;
-    Value events[1];
+    Value events[1] = {ready};
     std::string in, out;
     if (kind == "halo-pack") {
-      in = instanceBuffer(op->getOperand(1));
+      in = instanceBuffer(source);
       field = b.buffer(in).name.substr(0, b.buffer(in).name.find(' '));
     } else if (kind == "halo-exchange") {
-      in = haloBuffer.at(op->getOperand(1).getAsOpaquePointer());
+      in = haloBuffer.at(source.getAsOpaquePointer());
       field = b.buffer(in).name.substr(0, b.buffer(in).name.find(' '));
-      events[0] = op->getOperand(2);
     } else {
-      in = haloBuffer.at(op->getOperand(1).getAsOpaquePointer());
-      out = instanceBuffer(op->getOperand(2));
-      events[0] = op->getOperand(3);
+      in = haloBuffer.at(source.getAsOpaquePointer());
+      out = instanceBuffer(ghosts);
       bytes = b.buffer(out).bytes.upper;
     }
     // Sized at run time (-1): per source entity, like the instances.
@@ -543,7 +529,7 @@ private:
     t.resources.dtypes = {b.buffer(out).dtype};
     t.resources.collective = kind == "halo-exchange" ? "halo-exchange" : "";
     if (kind == "halo-exchange")
-      t.alternatives = {{"collective.halo-exchange." + strAttr(op, "group"), {"collective.all-to-all"}}};
+      t.alternatives = {{"collective.halo-exchange." + group.str(), {"collective.all-to-all"}}};
     else
       t.alternatives = {{"generated.gather-scatter", {"engine.copy"}}};
     t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()),
@@ -568,42 +554,43 @@ private:
     return 4;
   }
 
-  void launch(Operation *op) {
+  void launch(gf_task::LaunchOp op) {
     Task t;
-    gf_task::TaskKind kind = cast<gf_task::LaunchOp>(op).getTaskKindEnum();
+    gf_task::TaskKind kind = op.getTaskKindEnum();
     std::string kindName = gf_task::stringifyTaskKind(kind).str();
     t.id = prefix() + "." + kindName;
     t.kind = "compute";
     t.name = name + ": " + kindName + " rows of kernel " + std::to_string(kernelCount);
     t.provenance = {op->getName().getStringRef().str(), locString(op->getLoc()), {}};
     Task &added = b.addTask(std::move(t), op);
-    auto segments = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
-    unsigned nPartition = segments ? segments[0] : 0;
-    b.dependOnEvents(added, op->getOperands().drop_front(nPartition));
-    b.event[op->getResult(0).getAsOpaquePointer()] = {added.id};
-    pending.push_back({b.plan.tasks.size() - 1, kind, strArray(op, "reads"),
-                       nPartition ? op->getOperand(0).getDefiningOp() : nullptr});
+    b.dependOnEvents(added, op.getDependencies());
+    b.event[op.getDone().getAsOpaquePointer()] = {added.id};
+    std::vector<std::string> reads;
+    for (Attribute a : op.getReads())
+      reads.push_back(cast<StringAttr>(a).str());
+    pending.push_back({b.plan.tasks.size() - 1, kind, std::move(reads),
+                       op.getPartition() ? op.getPartition().getDefiningOp<gf_task::PartitionOp>()
+                                         : gf_task::PartitionOp()});
   }
 
-  Operation *relationOf(gf_kernel::LaunchOp k) {
+  gf::RelationOp relationOf(gf_kernel::LaunchOp k) {
     for (const PendingTask &p : pending)
       if (p.partition)
         return partitions[p.partition].relation;
     // Unplanned: the closest earlier relation over the same topology.
-    Operation *found = nullptr;
-    for (Operation *r : relations) {
-      if (intAttr(r, "num_dst") != k.getNumRows() ||
-          r->getNumOperands() != k.getTopology().size())
+    gf::RelationOp found;
+    for (gf::RelationOp r : relations) {
+      if (r.getNumDst() != k.getNumRows() || r.getTopology().size() != k.getTopology().size())
         continue;
-      if (llvm::equal(r->getOperands(), k.getTopology()))
+      if (llvm::equal(r.getTopology(), k.getTopology()))
         found = r;
     }
     return found;
   }
 
-  bool kernel(Operation *op) {
-    auto k = cast<gf_kernel::LaunchOp>(op);
-    Operation *relOp = relationOf(k);
+  bool kernel(gf_kernel::LaunchOp k) {
+    Operation *op = k;
+    gf::RelationOp relOp = relationOf(k);
     if (!relOp) {
       b.diags.push_back({"taskir.relation", "", opAt(op) + ": kernel reads no gf.relation in `" +
                                                    name + "`; its work cannot be bounded"});
@@ -653,20 +640,16 @@ private:
     int64_t bodyOps = countOps(op->getRegion(0));
     int64_t perMessage = bodyOps, perRow = 0, messageBytes = 4;
     std::string reducerName;
-    if (auto reducers = op->getAttrOfType<ArrayAttr>("reducers"); reducers && !reducers.empty()) {
+    if (ArrayAttr reducers = k.getReducers(); !reducers.empty()) {
       auto sym = cast<FlatSymbolRefAttr>(reducers[0]);
       reducerName = sym.getValue().str();
-      if (Operation *red = SymbolTable::lookupNearestSymbolFrom(op, sym)) {
-        if (red->getNumRegions() == 4) {
-          perMessage += countOps(red->getRegion(1)) + countOps(red->getRegion(2));
-          perRow += countOps(red->getRegion(3));
-        }
-        if (auto mt = red->getAttrOfType<ArrayAttr>("message_types")) {
-          messageBytes = 0;
-          for (Attribute a : mt)
-            messageBytes += entityBytes(RankedTensorType::get({ShapedType::kDynamic},
-                                                              cast<TypeAttr>(a).getValue()));
-        }
+      if (auto red = SymbolTable::lookupNearestSymbolFrom<gf::ReducerOp>(op, sym)) {
+        perMessage += countOps(red.getLift()) + countOps(red.getCombine());
+        perRow += countOps(red.getFinalize());
+        messageBytes = 0;
+        for (Attribute a : red.getMessageTypes())
+          messageBytes +=
+              entityBytes(RankedTensorType::get({ShapedType::kDynamic}, cast<TypeAttr>(a).getValue()));
       }
     }
 
@@ -681,7 +664,13 @@ private:
       topo.push_back(b.bufferFor(v, name, nm, offsets ? Quantity::exact((rows + 1) * eb) : edges * eb));
       ++ti;
     }
-    std::vector<std::string> roles = strArray(op, "input_roles"), names = strArray(op, "input_names");
+    auto strings = [](ArrayAttr a) {
+      std::vector<std::string> out;
+      for (Attribute s : a)
+        out.push_back(cast<StringAttr>(s).str());
+      return out;
+    };
+    std::vector<std::string> roles = strings(k.getInputRoles()), names = strings(k.getInputNames());
     struct In { std::string buffer, role, name; int64_t eb; };
     std::vector<In> ins;
     unsigned i = 0;
@@ -761,15 +750,14 @@ private:
       KernelInfo ki;
       ki.function = name;
       ki.traversal = k.getTraversal().str();
-      ki.scheduleKind = strAttr(op, "schedule_kind");
+      ki.scheduleKind = k.getScheduleKind().value_or("").str();
       ki.rows = rows;
-      ki.blockRows = intAttr(op, "block_rows", 0);
-      ki.blockNeighbors = intAttr(op, "block_neighbors", 0);
-      ki.numWarps = intAttr(op, "num_warps", 0);
-      ki.pipelineStages = intAttr(op, "pipeline_stages", 0);
+      ki.blockRows = k.getBlockRows().value_or(0);
+      ki.blockNeighbors = k.getBlockNeighbors().value_or(0);
+      ki.numWarps = k.getNumWarps().value_or(0);
+      ki.pipelineStages = k.getPipelineStages().value_or(0);
       ki.reducer = reducerName;
-      if (auto d = op->getAttrOfType<BoolAttr>("deterministic"))
-        ki.deterministic = d.getValue();
+      ki.deterministic = k.getDeterministic();
       t.kernel = ki;
       // Alternatives by capability class: the generated kernel always; the
       // sum-of-products over CSR is SpMV/SpMM, over a dense relation GEMM.
@@ -1425,19 +1413,17 @@ std::vector<PortableCandidate> importMlirCandidates(const std::string &path, Dia
   int64_t sourceAxis = 0;
   bool planned = false, agree = true;
   module.walk([&](Operation *op) {
-    StringRef name = op->getName().getStringRef();
-    if (name.starts_with("gf_task."))
+    if (isa<gf_task::GfTaskDialect>(op->getDialect()))
       planned = true;
-    if (name != "gf.relation")
-      return;
-    auto m = op->getAttrOfType<DenseI64ArrayAttr>("mesh_shape");
+    auto rel = dyn_cast<gf::RelationOp>(op);
+    std::optional<ArrayRef<int64_t>> m = rel ? rel.getMeshShape() : std::nullopt;
     if (!m)
       return;
-    std::vector<int64_t> shape(m.asArrayRef().begin(), m.asArrayRef().end());
+    std::vector<int64_t> shape(m->begin(), m->end());
     if (!mesh.empty() && mesh != shape)
       agree = false;
     mesh = shape;
-    sourceAxis = intAttr(op, "mesh_axis", 0);
+    sourceAxis = rel.getMeshAxis().value_or(0);
   });
   std::vector<int64_t> axes = {sourceAxis};
   if (!planned && agree)
@@ -1447,9 +1433,9 @@ std::vector<PortableCandidate> importMlirCandidates(const std::string &path, Dia
   std::vector<PortableCandidate> out;
   for (int64_t axis : axes) {
     OwningOpRef<ModuleOp> copy = module.clone();
-    copy->walk([&](Operation *op) {
-      if (op->getName().getStringRef() == "gf.relation" && op->hasAttr("mesh_shape"))
-        op->setAttr("mesh_axis", IntegerAttr::get(IntegerType::get(op->getContext(), 64), axis));
+    copy->walk([&](gf::RelationOp rel) {
+      if (rel.getMeshShape())
+        rel.setMeshAxisAttr(IntegerAttr::get(IntegerType::get(rel->getContext(), 64), axis));
     });
     std::optional<PortablePlan> plan = lowerAndBuild(*copy, path, parsed->text, diags);
     if (!plan)
