@@ -91,14 +91,21 @@ Json toJson(const Timeline &t) {
   }
   Json diags = Json::array();
   for (const auto &[code, path] : t.bundle.diagnostics) diags.push_back({{"code", code}, {"path", path}});
-  Json bundle = {{"schema", kTimelineSchema},
-                 {"concrete", t.bundle.concrete},
-                 {"projection", t.bundle.projection},
-                 {"trace", t.bundle.trace},
-                 {"evaluation_evidence", t.bundle.evaluationEvidence},
-                 {"evidence_policy", t.bundle.evidencePolicy},
-                 {"simulation_policy", t.bundle.simulationPolicy},
-                 {"diagnostics", diags}};
+  Json bundle = t.bundle.source == "measured"
+                    ? Json{{"schema", kTimelineSchema},
+                           {"source", "measured"},
+                           {"concrete", t.bundle.concrete},
+                           {"observations", t.bundle.observations},
+                           {"artifact", t.bundle.artifact},
+                           {"diagnostics", diags}}
+                    : Json{{"schema", kTimelineSchema},
+                           {"concrete", t.bundle.concrete},
+                           {"projection", t.bundle.projection},
+                           {"trace", t.bundle.trace},
+                           {"evaluation_evidence", t.bundle.evaluationEvidence},
+                           {"evidence_policy", t.bundle.evidencePolicy},
+                           {"simulation_policy", t.bundle.simulationPolicy},
+                           {"diagnostics", diags}};
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"}, {"otherData", bundle}};
 }
 
@@ -108,19 +115,32 @@ Timeline timelineFromJson(const Json &j) {
   {
     ObjReader b = r.obj("otherData");
     expectSchema(b, kTimelineSchema);
+    if (b.has("source")) {
+      t.bundle.source = b.str("source");
+      if (t.bundle.source != "measured")
+        throw SchemaError(b.at("source"), "a TimelineBundle's source is `measured` when given, not `" +
+                                               t.bundle.source + "`");
+    }
     t.bundle.concrete = b.str("concrete");
-    t.bundle.projection = b.str("projection");
-    t.bundle.trace = b.str("trace");
-    t.bundle.evaluationEvidence = b.str("evaluation_evidence");
-    t.bundle.evidencePolicy = b.str("evidence_policy");
-    t.bundle.simulationPolicy = b.str("simulation_policy");
+    if (t.bundle.source == "measured") {
+      t.bundle.observations = b.str("observations");
+      t.bundle.artifact = b.str("artifact");
+    } else {
+      t.bundle.projection = b.str("projection");
+      t.bundle.trace = b.str("trace");
+      t.bundle.evaluationEvidence = b.str("evaluation_evidence");
+      t.bundle.evidencePolicy = b.str("evidence_policy");
+      t.bundle.simulationPolicy = b.str("simulation_policy");
+    }
     b.each("diagnostics", [&](const Json &e, const std::string &p) {
       ObjReader o(e, p);
       t.bundle.diagnostics.push_back({o.str("code"), o.str("path")});
       o.done();
     });
     b.done();
-    for (const std::string *ref : {&t.bundle.concrete, &t.bundle.projection, &t.bundle.trace})
+    bool measured = t.bundle.source == "measured";
+    for (const std::string *ref : {&t.bundle.concrete, measured ? &t.bundle.observations : &t.bundle.projection,
+                                   measured ? &t.bundle.observations : &t.bundle.trace})
       if (ref->rfind("sha256:", 0) != 0)
         throw SchemaError("/otherData", "a TimelineBundle references artifacts by sha256 digest");
   }

@@ -119,6 +119,8 @@ DerivationKey derivedFrom(const Json &doc) {
   if (s == kObservationSchema) return observationsFromJson(doc).subject;
   if (s == kTimelineSchema) {
     TimelineBundle b = timelineFromJson(doc).bundle;
+    if (b.source == "measured")
+      return {{"concrete", b.concrete}, {"observations", b.observations}};
     return {{"concrete", b.concrete},
             {"projection", b.projection},
             {"trace", b.trace},

@@ -18,6 +18,7 @@
 
 #include "linnet/Compiler/Compiler.h"
 #include "linnet/Planning/Derived.h"
+#include "linnet/Profile/Profile.h"
 #include "linnet/Runtime/Artifact.h"
 #include "linnet/Sema/Sema.h"
 #include "linnet/Support/AtomicFile.h"
@@ -27,7 +28,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -112,13 +112,6 @@ std::string builtTarget(const planning::ProgramManifest &m) {
   return "cpu";
 }
 
-double median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns * 1e-6); }
 
 bool writeOut(const std::string &path, const std::string &bytes) {
@@ -183,87 +176,23 @@ int tool::runProfile() {
                              "--profile): timing whole calls only; rebuild with `linnet build ... "
                              "--profile` to time each command\n",
                              dir);
-  const std::vector<std::string> &timerTask = model->info().profileTasks;
-  std::map<std::string, const planning::Command *> commandOf;
-  for (const planning::Command &c : plans->concrete.commands)
-    commandOf.emplace(c.portableTask, &c);
-
   // Inputs first, so that nothing but the calls is timed.
   std::vector<rt::TensorView> views;
   for (const rt::OwnedTensor &t : *inputs)
     views.push_back(t.view());
-  std::vector<rt::OwnedTensor> results;
+  profile::Measurement measured;
   std::string error;
-  uint64_t dropped = 0;
-  for (unsigned i = 0; i < gProfile.warmup; ++i)
-    if (!model->call(gProfile.call.entry, views, results, error)) {
-      std::cerr << "linnet profile: error: " << error << "\n";
-      return 1;
-    }
-  model->takeProfile(dropped);
-
-  struct Exec {
-    uint32_t timer;
-    unsigned iteration;
-    uint64_t begin, end;
-  };
-  std::vector<Exec> execs;
-  std::vector<std::pair<uint64_t, uint64_t>> calls; // wall clock of each call
-  std::map<uint32_t, std::pair<double, int64_t>> perTimer; // total ns, executions
-  uint64_t droppedTotal = 0;
-  for (unsigned it = 0; it < gProfile.iterations; ++it) {
-    auto t0 = std::chrono::steady_clock::now();
-    bool ok = model->call(gProfile.call.entry, views, results, error);
-    auto t1 = std::chrono::steady_clock::now();
-    if (!ok) {
-      std::cerr << "linnet profile: error: " << error << "\n";
-      return 1;
-    }
-    // steady_clock is CLOCK_MONOTONIC on Linux, the timers' clock.
-    calls.push_back({uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count()),
-                     uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1.time_since_epoch()).count())});
-    std::vector<rt::ProfileEvent> events = model->takeProfile(dropped);
-    droppedTotal += dropped;
-    for (const rt::TimedCommand &t : rt::pairProfileEvents(events, timerTask.size())) {
-      execs.push_back({t.task, it, t.begin, t.end});
-      perTimer[t.task].first += double(t.end - t.begin);
-      perTimer[t.task].second += 1;
-    }
+  if (!profile::measure(*model, gProfile.call.entry, views, {gProfile.warmup, gProfile.iterations}, measured,
+                        error)) {
+    std::cerr << "linnet profile: error: " << error << "\n";
+    return 1;
   }
-  if (droppedTotal)
+  if (measured.droppedEvents)
     std::cerr << fmt::format("linnet profile: warning: {} timer events did not fit the library's buffer; "
                              "use fewer --iterations\n",
-                             droppedTotal);
-
-  // The measured ObservationSet: per command, the mean duration of one
-  // execution and the executions per call; per entry point, the call's
-  // median wall time and the mean time inside timed commands.
-  const double n = gProfile.iterations;
-  planning::ObservationSet obs;
-  obs.id = "observations." + plans->concrete.id + ".measured";
-  obs.source = "measured";
-  obs.subject = {{"concrete", planning::digestOf(planning::toJson(plans->concrete))},
-                 {"library", plans->manifest.libraryDigest.value_or("")},
-                 {"entry", gProfile.call.entry}};
-  double attributed = 0;
-  for (const auto &[timer, tot] : perTimer) {
-    auto c = commandOf.find(timerTask[timer]);
-    if (c == commandOf.end())
-      continue;
-    obs.records.push_back({c->second->id, timerTask[timer], "duration_ns", tot.first / double(tot.second)});
-    obs.records.push_back({c->second->id, timerTask[timer], "executions", double(tot.second) / n});
-    attributed += tot.first / n;
-  }
-  std::vector<double> wall;
-  for (auto [b, e] : calls)
-    wall.push_back(double(e - b));
-  std::string entryPoint = "linnet_entry_" + gProfile.call.entry;
-  obs.records.push_back({entryPoint, "", "call_ns", median(wall)});
-  if (model->profiled())
-    obs.records.push_back({entryPoint, "", "attributed_ns", attributed});
-  std::sort(obs.records.begin(), obs.records.end(), [](const auto &a, const auto &b) {
-    return std::tie(a.command, a.metric) < std::tie(b.command, b.metric);
-  });
+                             measured.droppedEvents);
+  planning::ObservationSet obs =
+      profile::observations(measured, plans->concrete, plans->manifest.libraryDigest.value_or(""));
 
   // The prediction: the artifact's plans re-costed with the evaluation
   // evidence (the target's default, or --evidence-policy).
@@ -281,47 +210,12 @@ int tool::runProfile() {
       planning::evaluate(plans->portable, plans->concrete, costs, tp, in.evidence);
   report.validation = planning::validate(plans->concrete, tp, obs);
 
-  // The trace: one thread for the entry's calls, one for its commands;
-  // every command event carries its task, source location and symbol.
+  // The trace: one thread for the entry's calls, one for its commands.
+  Json trace = planning::toJson(
+      profile::measuredTimeline(measured, plans->portable, plans->concrete, plans->manifest, obs, dir));
   std::map<std::string, const planning::Task *> taskById;
   for (const planning::Task &t : plans->portable.tasks)
     taskById[t.id] = &t;
-  std::map<std::string, std::string> symbolOf;
-  for (const planning::LineageEntry &l : plans->manifest.lineage)
-    if (l.machineSymbol)
-      symbolOf[l.command] = *l.machineSymbol;
-  uint64_t origin = calls.empty() ? 0 : calls.front().first;
-  auto us = [&](uint64_t ns) { return double(ns - std::min(ns, origin)) / 1000.0; };
-  Json events = Json::array();
-  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "entry"}}}});
-  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "commands"}}}});
-  for (size_t i = 0; i < calls.size(); ++i)
-    events.push_back({{"name", gProfile.call.entry}, {"cat", "entry"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
-                      {"ts", us(calls[i].first)}, {"dur", double(calls[i].second - calls[i].first) / 1000.0},
-                      {"args", {{"entry_point", entryPoint}, {"iteration", i}}}});
-  for (const Exec &x : execs) {
-    const std::string &task = timerTask[x.timer];
-    auto c = commandOf.find(task);
-    auto t = taskById.find(task);
-    std::string cmd = c == commandOf.end() ? "" : c->second->id;
-    Json args = {{"command", cmd}, {"task", task}, {"iteration", x.iteration}};
-    std::string name = task;
-    if (t != taskById.end()) {
-      args["source"] = t->second->provenance.location;
-      args["op"] = t->second->provenance.op;
-      name = t->second->name;
-    }
-    if (auto s = symbolOf.find(cmd); s != symbolOf.end())
-      args["symbol"] = s->second;
-    events.push_back({{"name", name}, {"cat", "command"}, {"ph", "X"}, {"pid", 1}, {"tid", 2}, {"ts", us(x.begin)},
-                      {"dur", double(x.end - x.begin) / 1000.0}, {"args", args}});
-  }
-  Json trace = {{"traceEvents", events},
-                {"displayTimeUnit", "ns"},
-                {"otherData",
-                 {{"artifact", dir},
-                  {"concrete", obs.subject["concrete"]},
-                  {"observations", planning::digestOf(planning::toJson(obs))}}}};
 
   std::string err;
   if (!support::prepareOutputDir(out, err)) {

@@ -150,8 +150,12 @@ Diagnostics verifyObservations(const ObservationSet &o, const ObservationSet *pr
 /// References, never copies: digests of the concrete plan, the projection,
 /// the trace, the evidence and policies, and the diagnostics by code/path.
 struct TimelineBundle {
+  /// "simulated" (a projection and its trace) or "measured" (a profiled
+  /// run: `observations` and `artifact` instead of the projection's digests).
+  std::string source = "simulated";
   std::string concrete, projection, trace;
   std::string evaluationEvidence, evidencePolicy, simulationPolicy;
+  std::string observations, artifact; // measured
   std::vector<std::pair<std::string, std::string>> diagnostics; // code, path
 };
 struct ChromeEvent {
