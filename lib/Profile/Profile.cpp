@@ -2,6 +2,11 @@
 
 #include "linnet/Profile/Profile.h"
 
+#include "linnet/Runtime/Artifact.h"
+#include "linnet/Support/Input.h"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -26,6 +31,45 @@ double median(std::vector<double> v) {
 
 std::string entryPoint(const std::string &entry) { return "linnet_entry_" + entry; }
 } // namespace
+
+bool readArtifactPlans(const std::string &dir, ArtifactPlans &out, std::string &error) {
+  std::unique_ptr<rt::VerifiedArtifact> art = rt::VerifiedArtifact::open(dir, error);
+  if (!art)
+    return false;
+  auto doc = [&](const std::string &name, auto parse, auto &into) {
+    std::string bytes;
+    if (!art->read(name, bytes, error))
+      return false;
+    try {
+      into = parse(planning::Json::parse(bytes));
+    } catch (const planning::SchemaError &e) {
+      error = fmt::format("{}/{}: {}: {}", dir, name, e.path, e.what());
+      return false;
+    } catch (const std::exception &e) {
+      error = fmt::format("{}/{}: {}", dir, name, e.what());
+      return false;
+    }
+    return true;
+  };
+  if (!doc("portable.json", planning::portableFromJson, out.portable) ||
+      !doc("concrete.json", planning::concreteFromJson, out.concrete) ||
+      !doc("machine.json", planning::machineFromJson, out.machine))
+    return false;
+  // The lineage is the manifest's: read as VerifiedArtifact read it, a
+  // regular file within the JSON limit.
+  std::string text, why;
+  if (!input::readFile(dir + "/manifest.json", input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, why)) {
+    error = fmt::format("{}/manifest.json: {}", dir, why);
+    return false;
+  }
+  try {
+    out.manifest = planning::manifestFromJson(planning::Json::parse(text));
+  } catch (const std::exception &e) {
+    error = fmt::format("{}/manifest.json: {}", dir, e.what());
+    return false;
+  }
+  return true;
+}
 
 bool measure(rt::Model &model, const std::string &entry, const std::vector<rt::TensorView> &inputs,
              const RunOptions &options, Measurement &out, std::string &error) {

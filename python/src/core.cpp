@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/Target/CUDA/CudaRuntime.h"
+#include "linnet/Profile/Profile.h"
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
 #include "linnet/Runtime/TensorFiles.h"
@@ -155,7 +156,7 @@ py::array toNumpy(OwnedTensor &&t) {
 class PyModel {
 public:
   PyModel(const std::string &dir, const std::string &weights, const std::string &binding, bool mmap)
-      : inputs_(std::vector<std::string>{dir, weights, binding}) {
+      : inputs_(std::vector<std::string>{dir, weights, binding}), dir_(dir) {
     LoadOptions opts;
     opts.weightsPath = weights;
     opts.mapWeights = mmap;
@@ -209,7 +210,10 @@ public:
     return out;
   }
 
-  py::list call(const std::string &entry, const py::sequence &args) {
+  /// The inputs of `entry` as views of arrays kept in `keep` (checked
+  /// against its signature: count, dtype; shapes are the runtime's).
+  std::vector<TensorView> inputViews(const std::string &entry, const py::sequence &args,
+                                     std::vector<py::array> &keep) {
     const EntrySig *sig = model_->findEntry(entry);
     if (!sig) {
       std::string names;
@@ -220,8 +224,6 @@ public:
     if (args.size() != sig->inputs.size())
       throw py::type_error("entry '" + entry + "' takes " + std::to_string(sig->inputs.size()) +
                            " inputs, given " + std::to_string(args.size()));
-    // Keep the (possibly converted) arrays alive while the code runs.
-    std::vector<py::array> keep;
     std::vector<TensorView> views;
     for (size_t i = 0; i < args.size(); ++i) {
       const TensorSig &s = sig->inputs[i];
@@ -247,6 +249,12 @@ public:
       views.push_back(std::move(v));
       keep.push_back(std::move(a));
     }
+    return views;
+  }
+
+  py::list call(const std::string &entry, const py::sequence &args) {
+    std::vector<py::array> keep; // the (possibly converted) arrays, alive while the code runs
+    std::vector<TensorView> views = inputViews(entry, args, keep);
     std::vector<OwnedTensor> results;
     std::string error;
     bool ok;
@@ -262,6 +270,37 @@ public:
     return out;
   }
 
+  /// `linnet profile` from Python (LinnetProfile): warm-up and timed calls
+  /// of `entry`, then the measured ObservationSet and the run's timeline
+  /// (Chrome trace events) as JSON texts.
+  py::dict profile(const std::string &entry, const py::sequence &args, unsigned iterations, unsigned warmup) {
+    if (iterations == 0)
+      throw py::value_error("iterations must be at least 1");
+    std::vector<py::array> keep;
+    std::vector<TensorView> views = inputViews(entry, args, keep);
+    linnet::profile::ArtifactPlans plans;
+    linnet::profile::Measurement measured;
+    std::string error;
+    bool ok;
+    {
+      py::gil_scoped_release release;
+      ok = linnet::profile::readArtifactPlans(dir_, plans, error) &&
+           linnet::profile::measure(*model_, entry, views, {warmup, iterations}, measured, error);
+    }
+    if (!ok)
+      throw py::value_error(error);
+    linnet::planning::ObservationSet obs =
+        linnet::profile::observations(measured, plans.concrete, plans.manifest.libraryDigest.value_or(""));
+    linnet::planning::Timeline tl = linnet::profile::measuredTimeline(measured, plans.portable, plans.concrete,
+                                                                      plans.manifest, obs, dir_);
+    py::dict out;
+    out["observations"] = linnet::planning::canonicalDump(linnet::planning::toJson(obs));
+    out["trace"] = linnet::planning::toJson(tl).dump();
+    out["command_timers"] = measured.commandTimers;
+    out["dropped_events"] = measured.droppedEvents;
+    return out;
+  }
+
   py::object state(const std::string &path) const {
     const OwnedTensor *t = model_->state(path);
     if (!t)
@@ -274,6 +313,7 @@ private:
   // What the model reads, while it lives: no writer of this process (the
   // output guard, AtomicFile.h) may replace it.
   linnet::support::InputScope inputs_;
+  std::string dir_;
   std::unique_ptr<Model> model_;
 };
 
@@ -297,7 +337,13 @@ PYBIND11_MODULE(_core, m) {
       .def("call", &PyModel::call, py::arg("entry"), py::arg("inputs"),
            "Calls an entry with a list of arrays (a relation is two arrays, row_ptr and "
            "col_idx, in the signature's order); returns the list of results.")
-      .def("state", &PyModel::state, py::arg("path"), "A copy of a state tensor, or None.");
+      .def("state", &PyModel::state, py::arg("path"), "A copy of a state tensor, or None.")
+      .def("profile", &PyModel::profile, py::arg("entry"), py::arg("inputs"), py::arg("iterations") = 10,
+           py::arg("warmup") = 2,
+           "Times `iterations` calls of an entry after `warmup` untimed ones, and every command of "
+           "them when the artifact was built with --profile (docs/profiling.md). Returns a dict: "
+           "'observations' (the measured ObservationSet, JSON), 'trace' (the run's timeline, Chrome "
+           "trace-event JSON), 'command_timers' and 'dropped_events'. State persists across the calls.");
   m.def("relation_build", &relationBuild, py::arg("pos_dst"), py::arg("pos_src"), py::arg("kind"), py::arg("k"),
         py::arg("exclude_self"), py::arg("r") = 0.0,
         "(row_ptr, col_idx) of std.graph's knn (kind 0) or radius (kind 1) relation: each "

@@ -49,56 +49,11 @@ struct ExplainOptions {
   std::string artifact, query;
 } gExplain;
 
-/// The planning documents of an artifact, read through its manifest (each
-/// file's digest checked).
-struct ArtifactPlans {
-  planning::PortablePlan portable;
-  planning::ConcretePlan concrete;
-  planning::MachineIR machine;
-  planning::ProgramManifest manifest;
-};
-
-std::optional<ArtifactPlans> readPlans(const std::string &dir, const char *cmd) {
+std::optional<profile::ArtifactPlans> readPlans(const std::string &dir, const char *cmd) {
+  profile::ArtifactPlans p;
   std::string error;
-  std::unique_ptr<rt::VerifiedArtifact> art = rt::VerifiedArtifact::open(dir, error);
-  if (!art) {
+  if (!profile::readArtifactPlans(dir, p, error)) {
     std::cerr << fmt::format("linnet {}: error: {}\n", cmd, error);
-    return std::nullopt;
-  }
-  ArtifactPlans p;
-  auto doc = [&](const std::string &name, auto parse, auto &out) {
-    std::string bytes;
-    if (!art->read(name, bytes, error)) {
-      std::cerr << fmt::format("linnet {}: error: {}\n", cmd, error);
-      return false;
-    }
-    try {
-      out = parse(Json::parse(bytes));
-    } catch (const planning::SchemaError &e) {
-      std::cerr << fmt::format("linnet {}: error: {}/{}: {}: {}\n", cmd, dir, name, e.path, e.what());
-      return false;
-    } catch (const std::exception &e) {
-      std::cerr << fmt::format("linnet {}: error: {}/{}: {}\n", cmd, dir, name, e.what());
-      return false;
-    }
-    return true;
-  };
-  if (!doc("portable.json", planning::portableFromJson, p.portable) ||
-      !doc("concrete.json", planning::concreteFromJson, p.concrete) ||
-      !doc("machine.json", planning::machineFromJson, p.machine))
-    return std::nullopt;
-  // The lineage is the manifest's: read as VerifiedArtifact read it, a
-  // regular file within the JSON limit.
-  std::string manifestText, why;
-  if (!input::readFile(dir + "/manifest.json", input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", manifestText,
-                       why)) {
-    std::cerr << fmt::format("linnet {}: error: {}/manifest.json: {}\n", cmd, dir, why);
-    return std::nullopt;
-  }
-  try {
-    p.manifest = planning::manifestFromJson(Json::parse(manifestText));
-  } catch (const std::exception &e) {
-    std::cerr << fmt::format("linnet {}: error: {}/manifest.json: {}\n", cmd, dir, e.what());
     return std::nullopt;
   }
   return p;
@@ -161,7 +116,7 @@ int tool::runProfile() {
   // A .ln model's results go beside it, not into the cache.
   std::string base = dir == gProfile.model ? dir : std::filesystem::path(gProfile.model).replace_extension().string();
   std::string out = gProfile.output.empty() ? base + ".profile" : gProfile.output;
-  std::optional<ArtifactPlans> plans = readPlans(dir, "profile");
+  std::optional<profile::ArtifactPlans> plans = readPlans(dir, "profile");
   if (!plans)
     return 1;
   std::unique_ptr<rt::Model> model = tool::loadArtifact(dir, gProfile.call.weights, gProfile.call.binding, "profile");
@@ -335,7 +290,7 @@ bool namesFile(const std::string &given, const std::string &recorded) {
 } // namespace
 
 int tool::runExplain() {
-  std::optional<ArtifactPlans> plans = readPlans(gExplain.artifact, "explain");
+  std::optional<profile::ArtifactPlans> plans = readPlans(gExplain.artifact, "explain");
   if (!plans)
     return 1;
   const std::string &q = gExplain.query;

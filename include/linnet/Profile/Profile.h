@@ -15,6 +15,7 @@
 
 #include "linnet/Planning/Concrete.h"
 #include "linnet/Planning/Derived.h"
+#include "linnet/Planning/Machine.h"
 #include "linnet/Planning/Portable.h"
 #include "linnet/Runtime/Runtime.h"
 
@@ -46,6 +47,18 @@ struct Measurement {
   /// Timer events that did not fit the library's buffer.
   uint64_t droppedEvents = 0;
 };
+
+/// The planning documents an artifact carries, read through its manifest
+/// (each file's digest checked, each document through its schema).
+struct ArtifactPlans {
+  planning::PortablePlan portable;
+  planning::ConcretePlan concrete;
+  planning::MachineIR machine;
+  planning::ProgramManifest manifest;
+};
+/// False with `error` ("DIR/FILE: [JSON path: ]why") when a document is
+/// missing, altered or malformed.
+bool readArtifactPlans(const std::string &dir, ArtifactPlans &out, std::string &error);
 
 struct RunOptions {
   unsigned warmup = 2, iterations = 10;
