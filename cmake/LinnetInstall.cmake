@@ -17,6 +17,13 @@ target_sources(linnet_runtime PRIVATE ${CMAKE_CURRENT_LIST_DIR}/install/runtime-
 add_dependencies(linnet_runtime LinnetCudaRuntime LinnetCudaDriver)
 target_include_directories(linnet_runtime PRIVATE ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(linnet_runtime PRIVATE $<TARGET_FILE:LinnetCudaRuntime> $<TARGET_FILE:LinnetCudaDriver>)
+# Distributed artifacts (linnet_model_call_distributed), where MPI was found.
+if(LINNET_HAS_MPI)
+  add_dependencies(linnet_runtime LinnetDistributed)
+  target_link_libraries(linnet_runtime PRIVATE $<TARGET_FILE:LinnetDistributed> ${LINNET_MPI_C_LIBRARIES})
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/install/runtime-backends.cpp PROPERTIES
+    COMPILE_DEFINITIONS LINNET_HAS_MPI=1)
+endif()
 # Only linnet_* is exported: the C++ inside (and the libraries it links) stay private.
 target_link_options(linnet_runtime PRIVATE
   "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/install/runtime.map")

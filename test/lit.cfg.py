@@ -26,6 +26,14 @@ if getattr(config, "linnet_sanitized", False):
 import shutil
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
+    # %mpirun: a job of programs other than linnet (the C API, Python), on
+    # any machine size, as root too.
+    mpirun = "mpirun --oversubscribe --bind-to none"
+    if os.geteuid() == 0:
+        mpirun += " --allow-run-as-root"
+        config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    config.substitutions.append(("%mpirun", mpirun))
 # The CUDA target writes cubins where ptxas is (CUDA's toolkit; PTX only
 # otherwise): test/Target/CUDA pins both.
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas") or os.environ.get("LINNET_PTXAS"):

@@ -5,3 +5,12 @@
 namespace {
 [[maybe_unused]] const bool registered = (linnet::cuda::registerCudaRuntime(), true);
 } // namespace
+
+#if LINNET_HAS_MPI
+// Distributed artifacts (linnet_model_call_distributed), where MPI was found.
+#include "linnet/Distributed/Run.h"
+
+namespace {
+[[maybe_unused]] const bool distributed = (linnet::dist::registerExecutor(), true);
+} // namespace
+#endif

@@ -44,6 +44,22 @@ int linnet_model_call(linnet_model *model, const char *entry, const linnet_tenso
 
 size_t linnet_model_num_results(const linnet_model *model, const char *entry);
 
+/* Distributed artifacts (`linnet build --ranks N`), in a program an MPI
+ * launcher starts once a rank (mpirun -n N): every rank opens the model and
+ * calls the entry; rank 0 passes the inputs (the others NULL, 0) and gets
+ * the gathered results in `outputs` (the others their own rows). MPI is
+ * initialized when the program has not; a rank that fails or waits longer
+ * than `timeout_seconds` ends every rank. Non-zero on every rank when rank 0
+ * refused the inputs, or when this runtime was built without MPI. */
+int linnet_model_call_distributed(linnet_model *model, const char *entry, const linnet_tensor *inputs,
+                                  size_t num_inputs, linnet_tensor *outputs, size_t num_outputs,
+                                  double timeout_seconds);
+/* This process's rank and the job's size (-1 without MPI). */
+int linnet_distributed_rank(void);
+int linnet_distributed_size(void);
+/* Ends MPI for this process (after its last distributed call). */
+void linnet_distributed_finalize(void);
+
 /* The message of the last failure on this thread. */
 const char *linnet_last_error(void);
 

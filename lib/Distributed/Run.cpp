@@ -499,6 +499,23 @@ void dist::finalize() {
     MPI_Finalize();
 }
 
+void dist::registerExecutor() {
+  rt::DistributedExecutor x;
+  x.call = [](rt::Model &model, const std::string &artifact, const std::string &entry,
+              const std::vector<rt::OwnedTensor> &inputs, std::vector<rt::OwnedTensor> &results,
+              double timeoutSeconds, std::string &error) {
+    RunOptions o;
+    o.entry = entry;
+    o.timeoutSeconds = timeoutSeconds;
+    o.who = "linnet";
+    return runEntry(model, artifact, o, inputs, results, error);
+  };
+  x.rank = [] { return init() ? rank() : -1; };
+  x.size = [] { return init() ? size() : -1; };
+  x.finalize = [] { finalize(); };
+  rt::registerDistributedExecutor(x);
+}
+
 void dist::abort(const std::string &who, const std::string &what) {
   std::cerr << fmt::format("{}: error: rank {}: {}\n", who, rank(), what) << std::flush;
   MPI_Abort(MPI_COMM_WORLD, 1);
@@ -541,23 +558,29 @@ bool dist::runEntry(rt::Model &model_, const std::string &artifact, const RunOpt
   }
   if (const char *b = std::getenv("LINNET_FAULT_BAD_INPUT_RANK"))
     S.badInputRank = std::atoi(b);
+  // What every rank finds alike (the artifact, the entry) ends the call on
+  // each of them with the same error; what one rank finds ends them all.
+  auto refuse = [&](std::string why) {
+    runError = std::move(why);
+    return false;
+  };
   // Every rank loaded the artifact and the weights (parameters are whole
   // on each rank).
   rt::Model *model = &model_;
   const rt::ArtifactInfo &info = model->info();
   if (std::string why = rankMismatch(info, artifact, S.size); !why.empty())
-    fail(why);
+    return refuse(why);
   S.dist = &*info.distributed;
   for (const rt::ArtifactInfo::DistributedKernel &k : S.dist->kernels) {
     void *fn = model->librarySymbol(k.symbol);
     if (!fn)
-      fail(fmt::format("the library has no '{}'", k.symbol));
+      return refuse(fmt::format("the library has no '{}'", k.symbol));
     S.kernels.push_back(fn);
     std::vector<std::pair<void *, void *>> fns;
     for (const auto &h : k.halos) {
       void *pack = model->librarySymbol(h.packSymbol), *unpack = model->librarySymbol(h.unpackSymbol);
       if (!pack || !unpack)
-        fail(fmt::format("the library has no '{}'", pack ? h.unpackSymbol : h.packSymbol));
+        return refuse(fmt::format("the library has no '{}'", pack ? h.unpackSymbol : h.packSymbol));
       fns.push_back({pack, unpack});
       for (const std::string *c : {&h.packCommand, &h.exchangeCommand, &h.unpackCommand})
         S.commandIds.push_back(*c);
@@ -570,7 +593,7 @@ bool dist::runEntry(rt::Model &model_, const std::string &artifact, const RunOpt
   for (const std::string &c : S.commandIds)
     S.commandIndex.emplace(c, S.commandIndex.size());
   if (S.commandIndex.size() != S.commandIds.size())
-    fail("runtime.json names a command for two kernels");
+    return refuse("runtime.json names a command for two kernels");
   S.commandS.assign(S.commandIds.size(), 0);
   S.commandRuns.assign(S.commandIds.size(), 0);
   const rt::EntrySig *sig = model->findEntry(o.entry);
@@ -578,7 +601,7 @@ bool dist::runEntry(rt::Model &model_, const std::string &artifact, const RunOpt
     std::string names;
     for (const rt::EntrySig &e : info.entries)
       names += (names.empty() ? "" : ", ") + e.name;
-    fail(fmt::format("no entry '{}' (entries: {})", o.entry, names));
+    return refuse(fmt::format("no entry '{}' (entries: {})", o.entry, names));
   }
   // The relation and what each input is: entity rows (leading dim the
   // relation's destination or source count), edges, or whole.
@@ -586,7 +609,7 @@ bool dist::runEntry(rt::Model &model_, const std::string &artifact, const RunOpt
   for (const rt::TensorSig &s : sig->inputs)
     if (!s.relation.empty()) {
       if (!relation.empty() && relation != s.relation)
-        fail(fmt::format("entry '{}' takes two relations ('{}', '{}'): distributed runs take one", o.entry, relation,
+        return refuse(fmt::format("entry '{}' takes two relations ('{}', '{}'): distributed runs take one", o.entry, relation,
                          s.relation));
       relation = s.relation;
       if (!s.numSrc.empty()) {
@@ -600,9 +623,9 @@ bool dist::runEntry(rt::Model &model_, const std::string &artifact, const RunOpt
       }
     }
   if (relation.empty())
-    fail(fmt::format("entry '{}' takes no relation: there is nothing to partition", o.entry));
+    return refuse(fmt::format("entry '{}' takes no relation: there is nothing to partition", o.entry));
   if (dstDim.empty() || srcDim.empty() || std::isdigit(static_cast<unsigned char>(srcDim[0])))
-    fail(fmt::format("entry '{}': relation '{}' has a fixed entity count; a distributed run splits the entities, "
+    return refuse(fmt::format("entry '{}': relation '{}' has a fixed entity count; a distributed run splits the entities, "
                      "so they must be a generic of the entry (Csr[N, N, E] with N: dim)",
                      o.entry, relation));
   std::vector<Layout> layout;

@@ -68,6 +68,10 @@ bool init();
 void finalize();
 /// Broadcasts rank 0's exit status so every rank ends alike.
 int agreeOnStatus(int rc);
+/// Makes this executor the runtime's (rt::registerDistributedExecutor), for
+/// the C API's linnet_model_call_distributed.
+void registerExecutor();
+
 /// Prints "WHO: error: rank R: WHAT" and ends every rank (MPI_Abort).
 [[noreturn]] void abort(const std::string &who, const std::string &what);
 

@@ -279,6 +279,23 @@ private:
   std::unique_ptr<DeviceSession> device_;
 };
 
+/// The executor of distributed artifacts (LinnetDistributed, built where
+/// MPI is) as the C API reaches it without depending on MPI: the library
+/// that has one registers it (`dist::registerExecutor`).
+struct DistributedExecutor {
+  /// One rank's share of a call (rank 0 passes the inputs and gets the
+  /// gathered results); false with `error` when rank 0 refused the inputs.
+  bool (*call)(Model &model, const std::string &artifact, const std::string &entry,
+               const std::vector<OwnedTensor> &inputs,
+               std::vector<OwnedTensor> &results, double timeoutSeconds, std::string &error);
+  int (*rank)();
+  int (*size)();
+  void (*finalize)();
+};
+void registerDistributedExecutor(const DistributedExecutor &executor);
+/// The registered executor, or null.
+const DistributedExecutor *distributedExecutor();
+
 } // namespace linnet::rt
 
 #endif // LINNET_RUNTIME_RUNTIME_H
