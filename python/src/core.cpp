@@ -10,6 +10,9 @@
 //===----------------------------------------------------------------------===//
 #include "linnet/Target/CUDA/CudaRuntime.h"
 #include "linnet/Profile/Profile.h"
+#if LINNET_HAS_MPI
+#include "linnet/Distributed/Run.h"
+#endif
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
 #include "linnet/Runtime/TensorFiles.h"
@@ -301,6 +304,46 @@ public:
     return out;
   }
 
+  /// A distributed artifact's entry on the ranks of the MPI job this
+  /// process is one of (LinnetDistributed): rank 0 passes the inputs and
+  /// gets the gathered results; the other ranks pass none and get None.
+  py::object callDistributed(const std::string &entry, const py::sequence &args, double timeout) {
+    const linnet::rt::DistributedExecutor *x = linnet::rt::distributedExecutor();
+    if (!x)
+      throw py::value_error("this linnet was built without MPI (LINNET_DISTRIBUTED): no distributed runs");
+    if (!(timeout > 0))
+      throw py::value_error("timeout must be positive");
+    int rank = x->rank();
+    std::vector<OwnedTensor> owned;
+    if (rank == 0) {
+      std::vector<py::array> keep;
+      for (const TensorView &v : inputViews(entry, args, keep)) {
+        OwnedTensor t;
+        t.dtype = v.dtype;
+        t.shape = v.shape;
+        t.data.assign(v.data.begin(), v.data.end());
+        owned.push_back(std::move(t));
+      }
+    } else if (py::len(args) != 0) {
+      throw py::value_error("rank " + std::to_string(rank) + " passes no inputs: rank 0 holds them");
+    }
+    std::vector<OwnedTensor> results;
+    std::string error;
+    bool ok;
+    {
+      py::gil_scoped_release release;
+      ok = x->call(*model_, dir_, entry, owned, results, timeout, error);
+    }
+    if (!ok)
+      throw py::value_error(error);
+    if (rank != 0)
+      return py::none();
+    py::list out;
+    for (OwnedTensor &r : results)
+      out.append(toNumpy(std::move(r)));
+    return std::move(out);
+  }
+
   py::object state(const std::string &path) const {
     const OwnedTensor *t = model_->state(path);
     if (!t)
@@ -323,6 +366,12 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "linnet runtime: load a compiled artifact and call its entries";
   // CUDA artifacts too (their backend opens the CUDA driver when one loads).
   linnet::cuda::registerCudaRuntime();
+#if LINNET_HAS_MPI
+  linnet::dist::registerExecutor();
+  m.attr("has_distributed") = true;
+#else
+  m.attr("has_distributed") = false;
+#endif
   py::class_<PyModel>(m, "Model")
       .def(py::init<const std::string &, const std::string &, const std::string &, bool>(),
            py::arg("artifact_dir"), py::arg("weights") = "", py::arg("binding") = "", py::arg("mmap") = true,
@@ -338,12 +387,30 @@ PYBIND11_MODULE(_core, m) {
            "Calls an entry with a list of arrays (a relation is two arrays, row_ptr and "
            "col_idx, in the signature's order); returns the list of results.")
       .def("state", &PyModel::state, py::arg("path"), "A copy of a state tensor, or None.")
+      .def("call_distributed", &PyModel::callDistributed, py::arg("entry"), py::arg("inputs"),
+           py::arg("timeout") = 60.0,
+           "Calls an entry of a distributed artifact (linnet build --ranks N) in a program an MPI "
+           "launcher started once a rank (mpirun -n N python ...): rank 0 passes the inputs and gets "
+           "the gathered results; the other ranks pass [] and get None. A rank that fails or waits "
+           "longer than `timeout` seconds ends every rank (docs/distributed.md).")
       .def("profile", &PyModel::profile, py::arg("entry"), py::arg("inputs"), py::arg("iterations") = 10,
            py::arg("warmup") = 2,
            "Times `iterations` calls of an entry after `warmup` untimed ones, and every command of "
            "them when the artifact was built with --profile (docs/profiling.md). Returns a dict: "
            "'observations' (the measured ObservationSet, JSON), 'trace' (the run's timeline, Chrome "
            "trace-event JSON), 'command_timers' and 'dropped_events'. State persists across the calls.");
+  m.def("distributed_rank", [] {
+    const linnet::rt::DistributedExecutor *x = linnet::rt::distributedExecutor();
+    return x ? x->rank() : -1;
+  }, "This process's rank in its MPI job (starting MPI); -1 without MPI.");
+  m.def("distributed_size", [] {
+    const linnet::rt::DistributedExecutor *x = linnet::rt::distributedExecutor();
+    return x ? x->size() : -1;
+  }, "The ranks of this process's MPI job; -1 without MPI.");
+  m.def("distributed_finalize", [] {
+    if (const linnet::rt::DistributedExecutor *x = linnet::rt::distributedExecutor())
+      x->finalize();
+  }, "Ends MPI for this process, after its last distributed call.");
   m.def("relation_build", &relationBuild, py::arg("pos_dst"), py::arg("pos_src"), py::arg("kind"), py::arg("k"),
         py::arg("exclude_self"), py::arg("r") = 0.0,
         "(row_ptr, col_idx) of std.graph's knn (kind 0) or radius (kind 1) relation: each "

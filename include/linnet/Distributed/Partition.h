@@ -3,7 +3,7 @@
 // A square CSR relation (N entities, destination-major) partitioned by
 // destination rows: each part owns some entities, computes their rows, and
 // needs the source rows its edges read that other parts own (its halo).
-// Pure data: the MPI executor (tools/linnet/DistributedRun.cpp) moves what
+// Pure data: the MPI executor (Run.h, dist::runEntry) moves what
 // it describes (docs/distributed.md).
 //
 //===----------------------------------------------------------------------===//
