@@ -1,5 +1,6 @@
 //===- IR.cpp - Core IR: JSON form and printer ----------------------------===//
 #include "linnet/ir/ir.hpp"
+#include "linnet/Support/DimArith.h"
 
 #include <fmt/format.h>
 
@@ -307,4 +308,40 @@ std::string ir::print(const Region &body, int indent) {
   std::string out;
   printRegion(body, indent, out);
   return out;
+
+}
+
+std::optional<int64_t> ir::evalDim(const json &d, const DimLookup &sym, const DimLookup &pack, std::string &why) {
+  if (d.is_number_integer())
+    return d.get<int64_t>();
+  if (!d.is_object())
+    return std::nullopt;
+  if (d.contains("sym") && d["sym"].is_string())
+    return sym ? sym(d["sym"].get<std::string>()) : std::nullopt;
+  if (d.contains("packsize") && d["packsize"].is_string())
+    return pack ? pack(d["packsize"].get<std::string>()) : std::nullopt;
+  if (!d.contains("op") || !d["op"].is_string() || !d.contains("args") || !d["args"].is_array() ||
+      d["args"].empty())
+    return std::nullopt;
+  std::optional<dimarith::Op> op = dimarith::opNamed(d["op"].get<std::string>());
+  if (!op || *op == dimarith::Op::Sub)
+    return std::nullopt;
+  std::optional<int64_t> acc;
+  for (const json &a : d["args"]) {
+    std::optional<int64_t> v = ir::evalDim(a, sym, pack, why);
+    if (!v)
+      return std::nullopt;
+    if (!acc) {
+      acc = v;
+      continue;
+    }
+    dimarith::Error e;
+    acc = dimarith::apply(*op, *acc, *v, &e);
+    if (!acc) {
+      why = fmt::format("dim {} {}", dimStr(d),
+                        e == dimarith::Error::DivideByZero ? "divides by zero" : "overflows 64-bit integers");
+      return std::nullopt;
+    }
+  }
+  return acc;
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/Import/PlanImporter.h"
+#include "linnet/Support/DimArith.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -222,23 +223,16 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
     }
     if (folded && !xs.empty()) {
       int64_t acc = xs[0].get<int64_t>();
-      for (size_t i = 1; i < xs.size(); ++i) {
-        int64_t y = xs[i].get<int64_t>();
-        if (op == "add") acc += y;
-        else if (op == "mul") acc *= y;
-        else if (op == "min") acc = std::min(acc, y);
-        else if (op == "max") acc = std::max(acc, y);
-        else if (y != 0 && (op == "floordiv" || op == "mod")) {
-          int64_t q = acc / y, m = acc % y;
-          if (m != 0 && ((m < 0) != (y < 0))) {
-            --q;
-            m += y;
-          }
-          acc = op == "floordiv" ? q : m;
-        } else {
+      std::optional<dimarith::Op> dop = dimarith::opNamed(op);
+      for (size_t i = 1; i < xs.size() && folded; ++i) {
+        // The one dim arithmetic; what it refuses (a zero divisor, an
+        // overflow) stays an expression the runtime refuses when it binds.
+        std::optional<int64_t> r =
+            dop && *dop != dimarith::Op::Sub ? dimarith::apply(*dop, acc, xs[i].get<int64_t>()) : std::nullopt;
+        if (r)
+          acc = *r;
+        else
           folded = false;
-          break;
-        }
       }
       if (folded)
         return acc < 0 ? json(fmt::format("(0 - {})", -acc)) : json(acc);

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImporterImpl.h"
 
+#include "linnet/Support/DimArith.h"
+
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -157,17 +159,18 @@ DimV Importer::dim(const json &d, Frame &f) {
     DimV acc = xs[0];
     for (size_t i = 1; i < xs.size(); ++i) {
       const DimV &y = xs[i];
-      if ((op == "floordiv" || op == "mod") && y.c && *y.c == 0)
+      std::optional<dimarith::Op> dop = dimarith::opNamed(op);
+      if (!dop || *dop == dimarith::Op::Sub)
+        fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
+      if ((*dop == dimarith::Op::FloorDiv || *dop == dimarith::Op::Mod) && y.c && *y.c == 0)
         fail(fmt::format("{}: dim {} divides by zero", where_, ir::dimStr(d)));
       if (acc.c && y.c) {
-        int64_t a = *acc.c, bb = *y.c;
-        if (op == "add") acc.c = a + bb;
-        else if (op == "mul") acc.c = a * bb;
-        else if (op == "floordiv") acc.c = a / bb - ((a % bb != 0) && ((a < 0) != (bb < 0)));
-        else if (op == "mod") acc.c = a - bb * (a / bb - ((a % bb != 0) && ((a < 0) != (bb < 0))));
-        else if (op == "min") acc.c = std::min(a, bb);
-        else if (op == "max") acc.c = std::max(a, bb);
-        else fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
+        // Known when the model is built: the one dim arithmetic.
+        dimarith::Error e;
+        acc.c = dimarith::apply(*dop, *acc.c, *y.c, &e);
+        if (!acc.c)
+          fail(fmt::format("{}: dim {} {}", where_, ir::dimStr(d),
+                           e == dimarith::Error::DivideByZero ? "divides by zero" : "overflows 64-bit integers"));
         continue;
       }
       Value a = dimValue(acc), bb = dimValue(y), r;

@@ -129,11 +129,6 @@ struct Interpreter::Impl {
   // Dims, dtypes and types in an environment
   //===--------------------------------------------------------------------===//
 
-  static int64_t floorDiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-  }
-
   /// Refuses a tensor of `shape` x `dt` before it is allocated or filled
   /// if its size overflows 64 bits or is over the one limit of a call
   /// (rt::maxCallBytes, LINNET_MAX_CALL_BYTES), as the runtime refuses
@@ -145,55 +140,24 @@ struct Interpreter::Impl {
       throw EvalError(error);
   }
 
-  /// The value of a dim; nullopt if it names an unbound generic.
+  /// The value of a dim; nullopt if it names an unbound generic
+  /// (ir::evalDim: the one dim arithmetic).
   static std::optional<int64_t> tryDim(const json &d, const Env &env) {
-    if (d.is_number_integer())
-      return d.get<int64_t>();
-    if (!d.is_object())
-      return std::nullopt;
-    if (d.contains("sym")) {
-      auto it = env.dims.find(d["sym"].get<std::string>());
-      if (it == env.dims.end())
-        return std::nullopt;
-      return it->second;
-    }
-    if (d.contains("packsize")) {
-      auto it = env.packs.find(d["packsize"].get<std::string>());
-      if (it == env.packs.end())
-        return std::nullopt;
-      return static_cast<int64_t>(it->second.size());
-    }
-    if (!d.contains("op") || !d.contains("args"))
-      return std::nullopt;
-    std::string op = d["op"];
-    std::vector<int64_t> xs;
-    for (const json &a : d["args"]) {
-      std::optional<int64_t> v = tryDim(a, env);
-      if (!v)
-        return std::nullopt;
-      xs.push_back(*v);
-    }
-    if (xs.empty())
-      return std::nullopt;
-    int64_t r = xs[0];
-    for (size_t i = 1; i < xs.size(); ++i) {
-      int64_t b = xs[i];
-      if (op == "add")
-        r += b;
-      else if (op == "mul")
-        r *= b;
-      else if (op == "floordiv" || op == "mod") {
-        if (b == 0)
-          throw EvalError(fmt::format("dim {} divides by zero", ir::dimStr(d)));
-        r = op == "floordiv" ? floorDiv(r, b) : r - floorDiv(r, b) * b;
-      } else if (op == "min")
-        r = std::min(r, b);
-      else if (op == "max")
-        r = std::max(r, b);
-      else
-        return std::nullopt;
-    }
-    return r;
+    std::string why;
+    std::optional<int64_t> v = ir::evalDim(
+        d,
+        [&](const std::string &sym) -> std::optional<int64_t> {
+          auto it = env.dims.find(sym);
+          return it == env.dims.end() ? std::nullopt : std::optional<int64_t>(it->second);
+        },
+        [&](const std::string &pack) -> std::optional<int64_t> {
+          auto it = env.packs.find(pack);
+          return it == env.packs.end() ? std::nullopt : std::optional<int64_t>(int64_t(it->second.size()));
+        },
+        why);
+    if (!v && !why.empty())
+      throw EvalError(why);
+    return v;
   }
 
   static int64_t dim(const json &d, const Env &env) {

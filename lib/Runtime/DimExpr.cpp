@@ -1,6 +1,8 @@
 //===- DimExpr.cpp - Signature dims of runtime.json -----------------------===//
 #include "DimExpr.h"
 
+#include "linnet/Support/DimArith.h"
+
 #include <cctype>
 #include <charconv>
 
@@ -107,24 +109,13 @@ private:
       auto r = atom(depth);
       if (!r)
         return r;
-      if (op == '*') {
-        if (__builtin_mul_overflow(*v, *r, &*v))
-          return fail("overflow");
-        continue;
-      }
-      if (*r == 0) {
-        if (!lookup_)
-          continue; // syntax only: values are placeholders
-        return fail("division by zero");
-      }
-      if (*r == -1 && *v == INT64_MIN)
-        return fail("overflow");
-      int64_t q = *v / *r, m = *v % *r;
-      if (m != 0 && ((m < 0) != (*r < 0))) {
-        --q;
-        m += *r;
-      }
-      *v = op == '/' ? q : m;
+      if (op != '*' && *r == 0 && !lookup_)
+        continue; // syntax only: values are placeholders
+      dimarith::Error e;
+      v = dimarith::apply(op == '*' ? dimarith::Op::Mul : op == '/' ? dimarith::Op::FloorDiv : dimarith::Op::Mod, *v,
+                          *r, &e);
+      if (!v)
+        return fail(e == dimarith::Error::DivideByZero ? "division by zero" : "overflow");
     }
     return v;
   }
@@ -138,13 +129,15 @@ private:
       auto r = product(depth);
       if (!r)
         return r;
-      if (op == '+' ? __builtin_add_overflow(*v, *r, &*v) : __builtin_sub_overflow(*v, *r, &*v)) {
+      std::optional<int64_t> x = dimarith::apply(op == '+' ? dimarith::Op::Add : dimarith::Op::Sub, *v, *r);
+      if (!x) {
         if (!lookup_) {
           *v = 1;
           continue;
         }
         return fail("overflow");
       }
+      *v = *x;
     }
     return v;
   }

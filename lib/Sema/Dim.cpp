@@ -1,5 +1,6 @@
 //===- Dim.cpp - Symbolic dimension expressions in normal form ------------===//
 #include "linnet/Sema/Dim.h"
+#include "linnet/Support/DimArith.h"
 
 #include <algorithm>
 
@@ -26,21 +27,19 @@ int64_t mulW(int64_t a, int64_t b) {
 // INT64_MIN / -1 and INT64_MIN % -1 are UB in C++.
 int64_t divI(int64_t a, int64_t b) { return b == -1 ? mulW(a, -1) : a / b; }
 int64_t remI(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
+// Floored, as every consumer of dims computes them (DimArith.h); an
+// overflow (INT64_MIN / -1) is noted, as the other operations note theirs.
 int64_t floorDivI(int64_t a, int64_t b) {
-  if (b == -1)
-    return mulW(a, -1);
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0)))
-    --q;
-  return q;
+  std::optional<int64_t> q = linnet::dimarith::apply(linnet::dimarith::Op::FloorDiv, a, b);
+  if (!q)
+    Dim::noteOverflow();
+  return q.value_or(0);
 }
 int64_t floorModI(int64_t a, int64_t b) {
-  if (b == -1)
-    return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0)))
-    r += b;
-  return r;
+  std::optional<int64_t> r = linnet::dimarith::apply(linnet::dimarith::Op::Mod, a, b);
+  if (!r)
+    Dim::noteOverflow();
+  return r.value_or(0);
 }
 
 int compareMonomials(const std::vector<AtomRef> &a, const std::vector<AtomRef> &b) {

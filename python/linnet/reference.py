@@ -20,6 +20,8 @@ reducers, `while`, state, structs, slices, arrays of sub blocks;
 they raise NotImplementedError naming the construct.
 """
 
+import json
+
 import torch
 
 from . import _compiler
@@ -56,20 +58,18 @@ class _Eval:
                 raise NotImplementedError(f"reference: dim {d['name']} is not bound")
             return env[d["sym"]]
         if "op" in d:
-            # The plan's operators fold left over their arguments (`N + M +
-            # 1` is one `add` of three); `/` and `%` floor, as Python's.
-            a = [self.dim(x, env) for x in d["args"]]
-            op = d["op"]
-            fold = {"add": lambda x, y: x + y, "mul": lambda x, y: x * y,
-                    "floordiv": lambda x, y: x // y, "mod": lambda x, y: x % y,
-                    "min": min, "max": max}.get(op)
-            if fold is not None and a:
-                if op in ("floordiv", "mod") and 0 in a[1:]:
-                    raise ValueError(f"reference: dim {d} divides by zero")
-                r = a[0]
-                for y in a[1:]:
-                    r = fold(r, y)
-                return r
+            # The compiler's one dim arithmetic (_core.eval_dim: operators
+            # fold left over their arguments, `/` and `%` floor, a zero
+            # divisor or a 64-bit overflow is an error), over the arguments'
+            # values here (a pack's size is this evaluator's to know).
+            args = [self.dim(x, env) for x in d["args"]]
+            from . import _core
+            try:
+                v = _core.eval_dim(json.dumps({"op": d["op"], "args": args}), {})
+            except ValueError as e:
+                raise ValueError(f"reference: {e}") from None
+            if v is not None:
+                return v
         if "value" in d:
             return d["value"]
         raise NotImplementedError(f"reference: dim expression {d}")

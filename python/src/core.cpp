@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "linnet/Target/CUDA/CudaRuntime.h"
 #include "linnet/Profile/Profile.h"
+#include "linnet/ir/ir.hpp"
 #if LINNET_HAS_MPI
 #include "linnet/Distributed/Run.h"
 #endif
@@ -22,6 +23,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -411,6 +413,30 @@ PYBIND11_MODULE(_core, m) {
     if (const linnet::rt::DistributedExecutor *x = linnet::rt::distributedExecutor())
       x->finalize();
   }, "Ends MPI for this process, after its last distributed call.");
+  m.def("eval_dim", [](const std::string &dim, const std::map<std::string, int64_t> &dims) -> py::object {
+    nlohmann::json d;
+    try {
+      d = nlohmann::json::parse(dim);
+    } catch (const std::exception &e) {
+      throw py::value_error(std::string("eval_dim: not a JSON dim: ") + e.what());
+    }
+    std::string why;
+    std::optional<int64_t> v = linnet::ir::evalDim(
+        d,
+        [&](const std::string &sym) -> std::optional<int64_t> {
+          auto it = dims.find(sym);
+          return it == dims.end() ? std::nullopt : std::optional<int64_t>(it->second);
+        },
+        nullptr, why);
+    if (!why.empty())
+      throw py::value_error(why);
+    if (!v)
+      return py::none();
+    return py::int_(*v);
+  }, py::arg("dim"), py::arg("dims"),
+     "The value of a plan dim (its JSON text) with generics bound by `dims` (sym -> value), "
+     "by the compiler's one dim arithmetic (/ and % floor); None when a name is unbound; "
+     "ValueError on a zero divisor or a 64-bit overflow.");
   m.def("relation_build", &relationBuild, py::arg("pos_dst"), py::arg("pos_src"), py::arg("kind"), py::arg("k"),
         py::arg("exclude_self"), py::arg("r") = 0.0,
         "(row_ptr, col_idx) of std.graph's knn (kind 0) or radius (kind 1) relation: each "

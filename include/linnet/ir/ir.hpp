@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,6 +123,15 @@ std::string print(const Region &body, int indent = 0);
 /// A plan type in source spelling: `Tensor[Heads * Head, 2; f32]`, `index`.
 std::string typeStr(const json &type);
 std::string dimStr(const json &dim);
+
+/// Looks a generic (`sym`) or a pack (`packsize`) up; nullopt when unbound.
+using DimLookup = std::function<std::optional<int64_t>(const std::string &)>;
+/// The value of a plan dim (an integer, {"sym"}, {"packsize"}, or {"op":
+/// add|mul|floordiv|mod|min|max, "args": [...]} folded left), one step at a
+/// time by dimarith::apply: nullopt with `why` empty when a name is
+/// unbound, with `why` set ("dim N / 0 divides by zero", "... overflows
+/// 64-bit integers") when the arithmetic fails.
+std::optional<int64_t> evalDim(const json &dim, const DimLookup &sym, const DimLookup &pack, std::string &why);
 
 /// The plan form of a region, and back. fromJson reports the first
 /// structural problem (a missing key, a wrong JSON kind) with its path.
