@@ -98,6 +98,11 @@ set(CPACK_DEB_COMPONENT_INSTALL OFF)
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "amd64")
 set(CPACK_DEBIAN_PACKAGE_SECTION "devel")
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libmlir-19, libllvm19, libomp5-19, gcc")
+# The MPI executor (linnet run --ranks, linnet_model_call_distributed) links
+# OpenMPI's library where the build found it.
+if(LINNET_HAS_MPI)
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libopenmpi3")
+endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libopenblas0")
 set(CPACK_DEBIAN_FILE_NAME "DEB-DEFAULT")
 include(CPack)
