@@ -151,7 +151,8 @@ class Graph:
         the destinations (default: `pos` itself, and then `loop=False`
         leaves out each point's pair with itself). A destination with fewer
         than `k` candidates gets them all. The graph has no gradient;
-        messages over it differentiate as over any graph."""
+        messages over it differentiate as over any graph. Built by the
+        compiled models' builder, on every core (OMP_NUM_THREADS caps them)."""
         dst, src = _positions(pos, query)
         k = _count(k, "k")
         if k < 1:

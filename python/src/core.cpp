@@ -25,6 +25,9 @@
 
 #include <map>
 #include <memory>
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
 #include <string>
 #include <variant>
 #include <vector>
@@ -37,6 +40,23 @@ using namespace linnet::rt;
 // relations std.graph builds.
 extern "C" void _mlir_ciface_linnet_relation_build(void *posDst, void *posSrc, void *rowPtr, void *colIdx,
                                                    int64_t kind, int64_t k, int64_t excludeSelf, double r);
+
+/// The builder's threads here (RelationBuild.c's weak hook): the module
+/// links no OpenMP runtime (torch's libgomp may be loaded beside it), so the
+/// rows go to std::threads, one a core or OMP_NUM_THREADS. The builder hands
+/// rows out from an atomic counter; every thread runs until none is left.
+extern "C" void linnet_relation_build_parallel(void (*fn)(void *), void *arg) {
+  unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  if (const char *env = std::getenv("OMP_NUM_THREADS"))
+    if (int v = std::atoi(env); v > 0)
+      n = unsigned(v);
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < n; ++t)
+    threads.emplace_back(fn, arg);
+  fn(arg);
+  for (std::thread &t : threads)
+    t.join();
+}
 
 namespace {
 
@@ -343,7 +363,7 @@ public:
     py::list out;
     for (OwnedTensor &r : results)
       out.append(toNumpy(std::move(r)));
-    return std::move(out);
+    return out;
   }
 
   py::object state(const std::string &path) const {

@@ -37,6 +37,11 @@ typedef void (*rb_microtask)(int32_t *, int32_t *, ...);
 extern void __kmpc_fork_call(void *loc, int32_t argc, rb_microtask fn, ...)
     __attribute__((weak));
 
+/* A host that has no OpenMP runtime but threads of its own (the Python
+ * module, whose process may hold another OpenMP runtime) defines this: it
+ * runs fn(arg) on each of its threads and returns when all are done. */
+extern void linnet_relation_build_parallel(void (*fn)(void *), void *arg) __attribute__((weak));
+
 typedef struct {
   int32_t reserved_1, flags, reserved_2, reserved_3;
   const char *psource;
@@ -613,12 +618,16 @@ static void rb_microtask_fn(int32_t *gtid, int32_t *btid, void *arg) {
   rb_worker((rb_ctx *)arg);
 }
 
+static void rb_worker_fn(void *arg) { rb_worker((rb_ctx *)arg); }
+
 static void rb_run_rows(rb_ctx *c) {
   c->next = 0;
   /* Forking costs more than a few chunks of cheap rows. */
-  if (__kmpc_fork_call && c->M > RB_CHUNK &&
-      (double)c->M * (double)(c->N > 64 ? 64 : c->N) > 65536.0)
+  int big = c->M > RB_CHUNK && (double)c->M * (double)(c->N > 64 ? 64 : c->N) > 65536.0;
+  if (big && __kmpc_fork_call)
     __kmpc_fork_call(&rb_loc, 1, (rb_microtask)rb_microtask_fn, (void *)c);
+  else if (big && linnet_relation_build_parallel)
+    linnet_relation_build_parallel(rb_worker_fn, (void *)c);
   else
     rb_worker(c);
 }
