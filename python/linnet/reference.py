@@ -24,7 +24,7 @@ import json
 
 import torch
 
-from . import _compiler
+from . import _compiler, _core
 from .graph import Graph
 from .module import _TORCH, _Holder
 
@@ -63,7 +63,6 @@ class _Eval:
             # divisor or a 64-bit overflow is an error), over the arguments'
             # values here (a pack's size is this evaluator's to know).
             args = [self.dim(x, env) for x in d["args"]]
-            from . import _core
             try:
                 v = _core.eval_dim(json.dumps({"op": d["op"], "args": args}), {})
             except ValueError as e:

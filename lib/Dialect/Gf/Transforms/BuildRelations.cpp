@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Common.h"
+
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
 #include "linnet/Dialect/Gf/Transforms/RelationBuilder.h"
 
@@ -213,14 +215,8 @@ void build(gf::RelationOp rel) {
     dmin = std::min(*k, *candidates);
   IntegerAttr degreeMin = dmin ? b.getI64IntegerAttr(*dmin) : IntegerAttr();
   IntegerAttr degreeMax = dmax ? b.getI64IntegerAttr(*dmax) : IntegerAttr();
-  auto materialized = b.create<gf::RelationOp>(
-      loc, rel.getType(), ValueRange{rowPtrT, colIdxT}, rel.getRelationId(), rel.getVersion(), rel.getNumSrc(),
-      rel.getNumDst(), degreeMin, degreeMax, "materialized", "derived", rel.getLifecycle(),
-      rel.getMeshShapeAttr(), rel.getMeshAxisAttr(), rel.getPartitionBalanceAttr(), rel.getHaloDepthAttr(),
-      FloatAttr(), IntegerAttr(), IntegerAttr(), false);
   replaceEdges(rel, rowPtrT, colIdxT);
-  rel.replaceAllUsesWith(materialized.getResult());
-  rel.erase();
+  gf::replaceWithMaterialized(b, rel, rowPtrT, colIdxT, degreeMin, degreeMax);
 }
 
 struct BuildRelations : gf::impl::GfBuildRelationsBase<BuildRelations> {

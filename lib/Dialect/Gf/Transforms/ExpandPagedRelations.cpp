@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Common.h"
+
 #include "linnet/Dialect/Gf/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -100,13 +102,8 @@ void expand(gf::RelationOp rel) {
   IntegerAttr degreeMax;
   if (!tableT.isDynamicDim(1))
     degreeMax = b.getI64IntegerAttr(tableT.getDimSize(1) * page);
-  auto materialized = b.create<gf::RelationOp>(
-      loc, rel.getType(), ValueRange{asTensor(rowPtr), asTensor(cols)}, rel.getRelationId(), rel.getVersion(),
-      rel.getNumSrc(), rel.getNumDst(), IntegerAttr(), degreeMax, "materialized", "derived",
-      rel.getLifecycle(), rel.getMeshShapeAttr(), rel.getMeshAxisAttr(), rel.getPartitionBalanceAttr(),
-      rel.getHaloDepthAttr(), FloatAttr(), IntegerAttr(), IntegerAttr(), false);
-  rel.replaceAllUsesWith(materialized.getResult());
-  rel.erase();
+  Value rowPtrT = asTensor(rowPtr), colsT = asTensor(cols); // in this order
+  gf::replaceWithMaterialized(b, rel, rowPtrT, colsT, IntegerAttr(), degreeMax);
 }
 
 struct ExpandPagedRelations : gf::impl::GfExpandPagedRelationsBase<ExpandPagedRelations> {
