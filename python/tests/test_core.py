@@ -60,3 +60,18 @@ def test_state_persists():
     k = m.state_tensor("model.layers.0.self_attn.k_cache")  # [KvHeads, MaxSeq, Head]
     assert k is not None and tuple(k.shape) == (1, 8, 4)
     assert (k[:, :3] != 0).any() and (k[:, 3:] == 0).all()
+
+
+def test_eval_dim_is_the_compilers_arithmetic():
+    import json as _json
+    n = {"sym": "n", "name": "N"}
+    assert linnet._core.eval_dim(_json.dumps({"op": "add", "args": [n, 2, 3]}), {"n": 7}) == 12
+    assert linnet._core.eval_dim(_json.dumps({"op": "floordiv", "args": [n, 2]}), {"n": -7}) == -4
+    assert linnet._core.eval_dim(_json.dumps({"op": "mod", "args": [n, 2]}), {"n": -7}) == 1
+    assert linnet._core.eval_dim(_json.dumps(n), {}) is None
+    with pytest.raises(ValueError, match="divides by zero"):
+        linnet._core.eval_dim(_json.dumps({"op": "mod", "args": [n, 0]}), {"n": 3})
+    with pytest.raises(ValueError, match="overflows 64-bit integers"):
+        linnet._core.eval_dim(_json.dumps({"op": "mul", "args": [n, 2**62]}), {"n": 4})
+    with pytest.raises(ValueError, match="not a JSON dim"):
+        linnet._core.eval_dim("{", {})
