@@ -39,6 +39,8 @@
 namespace fs = std::filesystem;
 
 namespace linnet::compiler {
+
+using support::Diag;
 namespace {
 
 /// The GNU build-id notes of the running program and of the LLVM and MLIR
@@ -170,8 +172,8 @@ std::string verifyEntry(const std::string &dir) {
 
 /// Diagnostics of the key's front-end pass are not shown: the build, which
 /// runs next when there are any, reports them once.
-struct Silent final : DiagnosticConsumer {
-  void handle(const DiagnosticEngine &, const Diagnostic &) override {}
+struct Silent final : support::DiagSink {
+  void handle(support::Diag) override {}
 };
 
 } // namespace
@@ -218,8 +220,7 @@ std::optional<std::string> artifactCacheRoot(std::string &error) {
   return root.string();
 }
 
-std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs,
-                                            const std::string &command) {
+std::optional<std::string> artifactCacheKey(const Options &o, support::DiagSink &diags) {
   std::string key = "linnet artifact cache 1\n" + compilerIdentity();
 
   // What the code is made for, and the planning files that shape it.
@@ -228,7 +229,7 @@ std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs
     in = loadPlanningInputs(o.target, o.deployment, o.implementationPolicy, o.evidencePolicy,
                             o.simulationPolicy);
   } catch (const planning::SchemaError &e) {
-    errs << fmt::format("linnet {}: error: {}\n", command, e.what());
+    diags.report(Diag::error("input.schema", e.what()));
     return std::nullopt;
   }
   std::string dir = planning::defaultTargetsDir();
@@ -252,13 +253,12 @@ std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs
   std::string err;
   std::optional<uint32_t> buf = sm.addFile(o.file, err);
   if (!buf) {
-    errs << fmt::format("linnet {}: error: cannot read '{}': {}\n", command, o.file, err);
+    diags.report(Diag::error("io", fmt::format("cannot read '{}': {}", o.file, err)));
     return std::nullopt;
   }
   {
-    DiagnosticEngine diag(sm);
     Silent silent;
-    diag.setConsumer(&silent);
+    DiagnosticEngine diag(sm, silent);
     std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, o.file, diag, o.sema);
     key += fmt::format("file {}\n", o.file);
     for (const auto &m : prog->modules)
@@ -294,7 +294,7 @@ std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs
     std::string werr;
     auto w = rt::SafeTensorsFile::open(o.weights, werr);
     if (!w) {
-      errs << fmt::format("linnet {}: error: {}\n", command, werr);
+      diags.report(Diag::error("weights", werr));
       return std::nullopt;
     }
     std::vector<std::string> names;
@@ -308,8 +308,7 @@ std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs
     std::string why;
     std::optional<std::string> d = fileDigest(o.binding, &why);
     if (!d) {
-      errs << fmt::format("linnet {}: error: cannot read the binding manifest '{}': {}\n", command, o.binding,
-                          why);
+      diags.report(Diag::error("io", fmt::format("cannot read the binding manifest '{}': {}", o.binding, why)));
       return std::nullopt;
     }
     key += "binding " + *d + "\n";
@@ -317,14 +316,14 @@ std::optional<std::string> artifactCacheKey(const Options &o, std::ostream &errs
   return key;
 }
 
-std::optional<std::string> cachedArtifact(Options o, std::ostream &errs, const std::string &command) {
+std::optional<std::string> cachedArtifact(Options o, support::DiagSink &diags) {
   std::string err;
   std::optional<std::string> root = artifactCacheRoot(err);
   if (!root) {
-    errs << fmt::format("linnet {}: error: {}\n", command, err);
+    diags.report(Diag::error("cache", err));
     return std::nullopt;
   }
-  std::optional<std::string> key = artifactCacheKey(o, errs, command);
+  std::optional<std::string> key = artifactCacheKey(o, diags);
   if (!key)
     return std::nullopt;
   std::string entry =
@@ -334,9 +333,9 @@ std::optional<std::string> cachedArtifact(Options o, std::ostream &errs, const s
   struct stat st;
   if (::lstat(entry.c_str(), &st) == 0) {
     if (st.st_uid != ::geteuid()) {
-      errs << fmt::format("linnet {}: error: cache entry '{}' is owned by uid {}, not you (uid {}): refusing "
-                          "to use it\n",
-                          command, entry, st.st_uid, ::geteuid());
+      diags.report(Diag::error("cache", fmt::format("cache entry '{}' is owned by uid {}, not you (uid {}): "
+                                                    "refusing to use it",
+                                                    entry, st.st_uid, ::geteuid())));
       return std::nullopt;
     }
     std::string why;
@@ -352,14 +351,13 @@ std::optional<std::string> cachedArtifact(Options o, std::ostream &errs, const s
     for (const char *advice : {" (rebuild it with `linnet build`)", "; rebuild it"})
       if (why.size() > std::strlen(advice) && why.compare(why.size() - std::strlen(advice), std::string::npos, advice) == 0)
         why.resize(why.size() - std::strlen(advice));
-    errs << fmt::format("linnet {}: note: cache entry '{}' is damaged ({}): rebuilding it\n", command, entry,
-                        why);
+    diags.report(Diag::note(fmt::format("cache entry '{}' is damaged ({}): rebuilding it", entry, why)));
     // Out of the way first: a build replaces only a whole artifact.
     std::string aside = fmt::format("{}.damaged-{}", entry, ::getpid());
     std::error_code ec;
     if (::rename(entry.c_str(), aside.c_str()) != 0) {
-      errs << fmt::format("linnet {}: error: cannot move the damaged cache entry '{}' aside: {}\n", command,
-                          entry, std::strerror(errno));
+      diags.report(Diag::error(
+          "cache", fmt::format("cannot move the damaged cache entry '{}' aside: {}", entry, std::strerror(errno))));
       return std::nullopt;
     }
     fs::remove_all(aside, ec);
@@ -367,18 +365,18 @@ std::optional<std::string> cachedArtifact(Options o, std::ostream &errs, const s
 
   o.output = entry;
   o.dumpIR.clear();
-  errs << fmt::format("linnet {}: building {} into {}\n", command, o.file, entry);
-  if (Compiler(o, errs).buildArtifact() != 0)
+  diags.report(Diag::note(fmt::format("building {} into {}", o.file, entry)));
+  if (Compiler(o, diags).buildArtifact() != 0)
     return std::nullopt;
   ::chmod(entry.c_str(), 0700);
   // The build read the sources again: one changed meanwhile would leave an
   // entry under a key that does not describe it.
-  std::optional<std::string> after = artifactCacheKey(o, errs, command);
+  std::optional<std::string> after = artifactCacheKey(o, diags);
   if (!after || *after != *key) {
     std::error_code ec;
     fs::remove_all(entry, ec);
-    errs << fmt::format("linnet {}: error: the sources of '{}' changed during its build; run it again\n",
-                        command, o.file);
+    diags.report(
+        Diag::error("cache", fmt::format("the sources of '{}' changed during its build; run it again", o.file)));
     return std::nullopt;
   }
   return entry;

@@ -41,6 +41,7 @@
 namespace linnet::compiler {
 
 using planning::Diagnostics;
+using support::Diag;
 
 const target::Target &targetForKind(const std::string &kind) {
   target::registerAllTargets();
@@ -216,13 +217,17 @@ std::optional<nlohmann::json> distributedJson(const target::GeneratedLibrary &li
 
 struct Compiler::Impl {
   Options o;
-  std::ostream &errs;
-  Impl(Options opts, std::ostream &e) : o(std::move(opts)), errs(e) {}
+  support::DiagSink &sink;
+  Impl(Options opts, support::DiagSink &s) : o(std::move(opts)), sink(s) {}
 
   int report(const Diagnostics &diags) {
     for (const planning::Diagnostic &d : diags)
-      errs << fmt::format("{}: {}\n", o.file, planning::render(d));
+      sink.report(planning::toDiag(d, o.file));
     return diags.empty() ? 0 : 1;
+  }
+  /// An error of the build about the model file, "FILE: message".
+  void error(const std::string &code, const std::string &message) {
+    sink.report(Diag::error(code, fmt::format("{}: {}", o.file, message)));
   }
 
   /// The flags the plans and the manifest record.
@@ -258,14 +263,15 @@ struct Compiler::Impl {
   bool write(ArtifactOutputs &out, const std::string &name, std::string_view bytes);
 };
 
-Compiler::Compiler(Options options, std::ostream &errs) : impl_(std::make_unique<Impl>(std::move(options), errs)) {}
+Compiler::Compiler(Options options, support::DiagSink &diags)
+    : impl_(std::make_unique<Impl>(std::move(options), diags)) {}
 Compiler::~Compiler() = default;
 
 bool Compiler::Impl::write(ArtifactOutputs &out, const std::string &name, std::string_view bytes) {
   support::TimingStage stage("write the artifact");
   std::string err;
   if (!support::writeFileAtomic(out.dir + "/" + name, bytes, err)) {
-    errs << fmt::format("linnet build: error: cannot write '{}/{}': {}\n", out.dir, name, err);
+    sink.report(Diag::error("io", fmt::format("cannot write '{}/{}': {}", out.dir, name, err)));
     return false;
   }
   out.files.push_back({name, support::sha256Hex(bytes), static_cast<int64_t>(bytes.size())});
@@ -275,18 +281,17 @@ bool Compiler::Impl::write(ArtifactOutputs &out, const std::string &name, std::s
 std::optional<nlohmann::json> Compiler::Impl::planDocument() {
   support::TimingStage stage("parse and check");
   plan::SourceRequest r;
-  r.command = "build";
   r.file = o.file;
   r.root = o.root;
   r.defines = std::map<std::string, std::string>(o.defines.begin(), o.defines.end());
   r.sema = o.sema;
   r.constants = o.constants;
   r.refuseRootShapeGenerics = true;
-  std::optional<plan::CheckedSource> checked = plan::checkSource(r, errs);
+  std::optional<plan::CheckedSource> checked = plan::checkSource(r, sink);
   if (!checked)
     return std::nullopt;
   stage.next("plan");
-  return plan::planChecked(*checked, r, errs);
+  return plan::planChecked(*checked, r, sink);
 }
 
 std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,
@@ -300,7 +305,7 @@ std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,
   std::optional<plan::Plan> p = plan::readPlan(*doc, problems);
   if (!p) {
     for (const ir::Problem &pr : problems)
-      I.errs << fmt::format("linnet build: error: {}: plan: {}\n", o.file, pr.str());
+      I.error("internal", "plan: " + pr.str());
     return std::nullopt;
   }
 
@@ -312,7 +317,7 @@ std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,
     std::string err;
     auto w = rt::SafeTensorsFile::open(o.weights, err);
     if (!w) {
-      I.errs << "linnet build: error: " << err << "\n";
+      I.sink.report(Diag::error("weights", err));
       return std::nullopt;
     }
     std::map<std::string, std::string> external;
@@ -322,7 +327,7 @@ std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,
       std::string btext, bwhy, bpath;
       std::optional<nlohmann::json> bdoc;
       if (!input::readFile(o.binding, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", btext, bwhy)) {
-        I.errs << fmt::format("linnet build: error: {}: cannot read binding manifest: {}\n", o.binding, bwhy);
+        I.sink.report(Diag::error("io", fmt::format("{}: cannot read binding manifest: {}", o.binding, bwhy)));
         return std::nullopt;
       }
       bdoc = input::parseJson(btext, bpath, bwhy);
@@ -331,9 +336,10 @@ std::optional<ImportedModel> Compiler::importModel(mlir::MLIRContext &context,
         bp.push_back({bpath, bwhy});
       std::optional<plan::Binding> b = !bdoc ? std::nullopt : plan::checkBinding(*bdoc, p->manifest, bp);
       if (!b) {
-        I.errs << fmt::format("linnet build: error: {}: not a valid binding manifest\n", o.binding);
+        Diag d = Diag::inFile("binding", o.binding, "not a valid binding manifest");
         for (const ir::Problem &pr : bp)
-          I.errs << "  " << pr.str() << "\n";
+          d.withNote(pr.str());
+        I.sink.report(std::move(d));
         return std::nullopt;
       }
       external = b->names;
@@ -358,16 +364,17 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
   std::string err;
   std::vector<import::ModelTensor> tensors = import::expandManifest(m.plan, present, err);
   if (!err.empty()) {
-    errs << fmt::format("linnet build: error: {}: {}\n", o.file, err);
+    error("manifest", err);
     return false;
   }
-  mlir::OwningOpRef<mlir::ModuleOp> module = import::importPlan(m.plan, tensors, context, err, {o.runtimeChecks, foldChunks});
+  Diag importError;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      import::importPlan(m.plan, tensors, context, importError, {o.runtimeChecks, foldChunks});
   if (!module) {
-    // A located error already reads `file:line:col: error: ...`.
-    if (err.find(": error: ") != std::string::npos)
-      errs << err << "\n";
-    else
-      errs << fmt::format("linnet build: error: {}: {}\n", o.file, err);
+    // Located at the model's op where it has a place there.
+    if (!importError.located())
+      importError.message = fmt::format("{}: {}", o.file, importError.message);
+    sink.report(std::move(importError));
     return false;
   }
   // The numerics policy applies to the model as imported, before any
@@ -377,8 +384,8 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
     pm.addPass(gf::createGfWidenHalf());
     support::DiagnosticCollector diags(module->getContext());
     if (mlir::failed(pm.run(*module))) {
-      errs << fmt::format("linnet build: error: {}: the numerics policy could not be applied{}\n", o.file,
-                          diags.suffix());
+      support::reportError(diags.error("the numerics policy could not be applied", "numerics"), sink, "numerics",
+                           o.file + ": ");
       return false;
     }
   }
@@ -398,8 +405,10 @@ bool Compiler::Impl::runTaskPipeline(const target::Target &t, mlir::ModuleOp mod
   t.buildTaskPipeline(pm, o.ranks);
   if (mlir::succeeded(pm.run(module)))
     return true;
-  errs << fmt::format("linnet build: error: {}: the gf passes (Domain to Task IR, contract {}) failed{}\n",
-                      o.file, t.scheduleContract().str(), diags.suffix());
+  support::reportError(
+      diags.error(fmt::format("the gf passes (Domain to Task IR, contract {}) failed", t.scheduleContract().str()),
+                  "passes"),
+      sink, "passes", o.file + ": ");
   return false;
 }
 
@@ -447,10 +456,10 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
     for (const Task &task : portable.tasks)
       if (std::count(task.resources.dtypes.begin(), task.resources.dtypes.end(), dtype) &&
           !task.provenance.location.empty()) {
-        errs << fmt::format("{}: error: the {} target does not support {} tensors yet (its dtypes: "
-                            "{}): this op reads or computes {} values\n",
-                            task.provenance.location, in.target.id, dtype, fmt::join(in.target.dtypes, ", "),
-                            dtype);
+        sink.report(Diag::atLocation("target", task.provenance.location,
+                                     fmt::format("the {} target does not support {} tensors yet (its dtypes: "
+                                                 "{}): this op reads or computes {} values",
+                                                 in.target.id, dtype, fmt::join(in.target.dtypes, ", "), dtype)));
         return 1;
       }
   }
@@ -627,7 +636,7 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
     m.files.push_back({f.path, f.sha256, f.bytes});
   std::string err;
   if (!support::writeFileAtomic(out.dir + "/manifest.json", canonicalDump(toJson(m)), err)) {
-    errs << fmt::format("linnet build: error: cannot write '{}/manifest.json': {}\n", out.dir, err);
+    sink.report(Diag::error("io", fmt::format("cannot write '{}/manifest.json': {}", out.dir, err)));
     return 1;
   }
   return 0;
@@ -636,9 +645,9 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
 int Compiler::buildArtifact() {
   Impl &I = *impl_;
   const Options &o = I.o;
-  std::ostream &errs = I.errs;
+  support::DiagSink &sink = I.sink;
   if (o.output.empty() || o.output == "-") {
-    errs << "linnet build: error: building a .ln model needs -o DIR (the artifact directory)\n";
+    sink.report(Diag::error("usage", "building a .ln model needs -o DIR (the artifact directory)"));
     return 2;
   }
   PlanningInputs in;
@@ -649,9 +658,9 @@ int Compiler::buildArtifact() {
   }
   const target::Target &t = targetForKind(in.target.kind);
   if (!t.generatesCode()) {
-    errs << fmt::format("linnet build: error: --target {}: the {} target has no code generator yet "
-                        "(use --emit to plan for it)\n",
-                        o.target, in.target.kind);
+    sink.report(Diag::error("target", fmt::format("--target {}: the {} target has no code generator yet "
+                                                  "(use --emit to plan for it)",
+                                                  o.target, in.target.kind)));
     return 2;
   }
   {
@@ -662,7 +671,7 @@ int Compiler::buildArtifact() {
     asked.emulate = o.emulate;
     asked.hostKernels = o.hostKernels;
     if (std::string why = t.unsupported(asked); !why.empty()) {
-      errs << fmt::format("linnet build: error: --target {}: {}\n", o.target, why);
+      sink.report(Diag::error("target", fmt::format("--target {}: {}", o.target, why)));
       return 2;
     }
   }
@@ -679,7 +688,7 @@ int Compiler::buildArtifact() {
     if (o.dumpIR.empty())
       return true;
     if (llvm::Error e = target::dumpStage(o.dumpIR, stage, name, module)) {
-      errs << "linnet build: error: " << llvm::toString(std::move(e)) << "\n";
+      support::reportError(std::move(e), sink, "io");
       return false;
     }
     return true;
@@ -711,7 +720,7 @@ int Compiler::buildArtifact() {
   std::string err;
   support::StagingDir staging(o.output, err);
   if (staging.path().empty()) {
-    errs << fmt::format("linnet build: error: {}\n", err);
+    sink.report(Diag::error("io", err));
     return 1;
   }
   ArtifactOutputs out;
@@ -746,7 +755,7 @@ int Compiler::buildArtifact() {
     std::string why;
     variants = optionalVariants(im->plan, o.variants, why);
     if (!why.empty()) {
-      errs << fmt::format("linnet build: error: {}: {}\n", o.file, why);
+      I.error("usage", why);
       return 2;
     }
   }
@@ -772,7 +781,7 @@ int Compiler::buildArtifact() {
       vrequest.fileSuffix = fmt::format(".v{}", k + 1);
       llvm::Expected<target::GeneratedLibrary> vlib = t.generateCode(*vm.module, vrequest);
       if (!vlib) {
-        errs << fmt::format("linnet build: error: {}{}: {}\n", o.file, what, llvm::toString(vlib.takeError()));
+        support::reportError(vlib.takeError(), sink, "codegen", o.file + what + ": ");
         continue;
       }
       nlohmann::json vrt = import::runtimeJson(vm.plan, vm.tensors, vchecks);
@@ -786,7 +795,7 @@ int Compiler::buildArtifact() {
         std::string why;
         std::optional<nlohmann::json> d = distributedJson(*vlib, o.ranks, *portable, why);
         if (!d) {
-          errs << fmt::format("linnet build: error: {}{}: {}\n", o.file, what, why);
+          sink.report(Diag::error("distributed", o.file + what + ": " + why));
           continue;
         }
         vrt["distributed"] = std::move(*d);
@@ -812,7 +821,7 @@ int Compiler::buildArtifact() {
   nlohmann::json checks = import::runtimeChecks(module);
   llvm::Expected<target::GeneratedLibrary> lib = t.generateCode(module, request);
   if (!lib) {
-    errs << fmt::format("linnet build: error: {}: {}\n", o.file, llvm::toString(lib.takeError()));
+    support::reportError(lib.takeError(), sink, "codegen", o.file + ": ");
     return 1;
   }
   if (o.emitMlir && !I.write(out, "model.loops.mlir", lib->bufferizedIR))
@@ -826,7 +835,7 @@ int Compiler::buildArtifact() {
     std::string why;
     std::optional<nlohmann::json> d = distributedJson(*lib, o.ranks, *portable, why);
     if (!d) {
-      errs << fmt::format("linnet build: error: {}: {}\n", o.file, why);
+      I.error("distributed", why);
       return 1;
     }
     runtime["distributed"] = std::move(*d);
@@ -864,7 +873,7 @@ int Compiler::buildArtifact() {
   if (int rc = I.writeManifest(t, in, *portable, functions, *lib, out))
     return rc;
   if (!staging.commit(err)) {
-    errs << fmt::format("linnet build: error: {}\n", err);
+    sink.report(Diag::error("io", err));
     return 1;
   }
   return 0;

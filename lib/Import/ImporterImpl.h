@@ -145,6 +145,8 @@ public:
   /// The source location of the op being imported ("file:line:col: "), or
   /// empty when it has none.
   std::string sourcePrefix() const;
+  /// The source position of the plan op being imported (null: none).
+  mlir::FileLineColLoc sourceLoc() const;
 
   bool checks = true;       // ImportOptions::runtimeChecks
   unsigned foldChunks = 0;  // ImportOptions::foldChunks

@@ -38,8 +38,10 @@ std::optional<Location> Importer::sourceLoc(const std::string &loc) {
   return FileLineColLoc::get(&ctx_, loc.substr(0, c1), line, col);
 }
 
+FileLineColLoc Importer::sourceLoc() const { return dyn_cast<FileLineColLoc>(loc_); }
+
 std::string Importer::sourcePrefix() const {
-  if (auto l = dyn_cast<FileLineColLoc>(loc_))
+  if (auto l = sourceLoc())
     return fmt::format("{}:{}:{}: ", l.getFilename().str(), l.getLine(), l.getColumn());
   return "";
 }
@@ -271,7 +273,7 @@ void registerImportDialects(DialectRegistry &registry) {
 }
 
 OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTensor> &tensors,
-                                 MLIRContext &context, std::string &error,
+                                 MLIRContext &context, support::Diag &error,
                                  const ImportOptions &options) {
   linnet::support::TimingStage stage("import");
   DialectRegistry registry;
@@ -279,7 +281,7 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
   if (!p.root.is_object()) {
-    error = "the plan has no root block (a --functions plan cannot be built)";
+    error = support::Diag::error("import", "the plan has no root block (a --functions plan cannot be built)");
     return {};
   }
   detail::Importer imp(p, tensors, context);
@@ -289,19 +291,22 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
     OwningOpRef<ModuleOp> m = imp.run();
     // Whatever the verifier finds is the importer's to fix, but the user
     // reads where in their model it happened, not an MLIR dump.
-    support::DiagnosticCollector diags(&context);
+    support::DiagnosticCollector diags(&context, "internal");
     if (failed(verify(*m))) {
-      error = diags.first.empty() ? "the imported module does not verify" : diags.first;
-      if (error.rfind("error: ", 0) == 0) // no source position: the caller names the file
-        error = error.substr(7);
-      error += " (an importer bug: the model is valid, the IR built for it is not)";
+      error = diags.firstDiag.message.empty() ? support::Diag::error("internal", "the imported module does not verify")
+                                              : diags.firstDiag;
+      error.message += " (an importer bug: the model is valid, the IR built for it is not)";
       return {};
     }
     return m;
   } catch (const detail::ImportError &e) {
-    // Located at the plan op being imported: `file:line:col: error: ...`.
-    std::string at = imp.sourcePrefix();
-    error = at.empty() ? std::string(e.what()) : at + "error: " + e.what();
+    // Located at the plan op being imported.
+    error = support::Diag::error("import", e.what());
+    if (auto l = imp.sourceLoc()) {
+      error.file = l.getFilename().str();
+      error.line = l.getLine();
+      error.column = l.getColumn();
+    }
     return {};
   }
 }

@@ -289,15 +289,18 @@ std::vector<plan::ConstantExpectation> plan::configConstants(const json &binding
   return out;
 }
 
-std::vector<std::string> plan::checkConstants(const std::vector<ConstantExpectation> &expected, const json &planDoc) {
-  std::vector<std::string> errors;
+std::vector<support::Diag> plan::checkConstants(const std::vector<ConstantExpectation> &expected,
+                                                const json &planDoc) {
+  std::vector<support::Diag> errors;
   if (expected.empty())
     return errors;
   std::string module = planDoc.is_object() && planDoc.contains("module") && planDoc["module"].is_string()
                            ? planDoc["module"].get<std::string>()
                            : "";
   for (const ConstantExpectation &e : expected) {
-    auto fail = [&](std::string msg) { errors.push_back(fmt::format("{}: error: {}: {}", e.config, e.key, msg)); };
+    auto fail = [&](std::string msg) {
+      errors.push_back(support::Diag::inFile("config", e.config, fmt::format("{}: {}", e.key, msg)));
+    };
     const json *found = nullptr;
     if (planDoc.contains("constants") && planDoc["constants"].is_array())
       for (const json &c : planDoc["constants"])

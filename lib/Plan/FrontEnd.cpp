@@ -9,16 +9,16 @@
 
 namespace linnet::plan {
 
-std::optional<CheckedSource> checkSource(const SourceRequest &r, std::ostream &errs) {
+std::optional<CheckedSource> checkSource(const SourceRequest &r, support::DiagSink &diags) {
   CheckedSource out;
   out.sources = std::make_unique<SourceManager>();
   std::string err;
   std::optional<uint32_t> buf = out.sources->addFile(r.file, err);
   if (!buf) {
-    errs << fmt::format("linnet {}: error: cannot read '{}': {}\n", r.command, r.file, err);
+    diags.report(support::Diag::error("io", fmt::format("cannot read '{}': {}", r.file, err)));
     return std::nullopt;
   }
-  DiagnosticEngine diag(*out.sources, &errs);
+  DiagnosticEngine diag(*out.sources, diags);
   out.program = sema::analyze(*out.sources, *buf, r.file, diag, r.sema);
   if (diag.hasErrors())
     return std::nullopt;
@@ -43,25 +43,29 @@ std::optional<CheckedSource> checkSource(const SourceRequest &r, std::ostream &e
   return out;
 }
 
-std::optional<nlohmann::json> planSource(const SourceRequest &r, std::ostream &errs) {
-  std::optional<CheckedSource> checked = checkSource(r, errs);
+std::optional<nlohmann::json> planSource(const SourceRequest &r, support::DiagSink &diags) {
+  std::optional<CheckedSource> checked = checkSource(r, diags);
   if (!checked)
     return std::nullopt;
-  return planChecked(*checked, r, errs);
+  return planChecked(*checked, r, diags);
 }
 
 std::optional<nlohmann::json> planChecked(const CheckedSource &checked, const SourceRequest &r,
-                                          std::ostream &errs) {
+                                          support::DiagSink &diags) {
   nlohmann::json doc;
   try {
     doc = buildPlan(*checked.program, checked.instance ? &*checked.instance : nullptr);
   } catch (const std::exception &e) {
-    errs << "linnet: " << e.what() << "\n";
+    // The plan writer throws only on its own bugs (Core IR that does not
+    // verify): "internal error: ...".
+    std::string what = e.what();
+    bool internal = what.rfind("internal error: ", 0) == 0;
+    diags.report(support::Diag::error(internal ? "internal" : "plan", what));
     return std::nullopt;
   }
-  std::vector<std::string> mismatched = checkConstants(r.constants, doc);
-  for (const std::string &m : mismatched)
-    errs << m << "\n";
+  std::vector<support::Diag> mismatched = checkConstants(r.constants, doc);
+  for (const support::Diag &m : mismatched)
+    diags.report(m);
   if (!mismatched.empty())
     return std::nullopt;
   return doc;

@@ -15,6 +15,13 @@ std::string render(const Diagnostic &d) {
   return "error: [" + d.code + "] " + (d.path.empty() ? "/" : d.path) + ": " + d.message;
 }
 
+support::Diag toDiag(const Diagnostic &d, const std::string &file) {
+  support::Diag out = support::Diag::atPointer(d.code, file, d.path, d.message);
+  out.line = d.line;
+  out.column = d.column;
+  return out;
+}
+
 Json toJson(const Quantity &q) { return Json{{"lower", q.lower}, {"upper", q.upper}}; }
 
 std::string canonicalDump(const Json &j) { return j.dump(2) + "\n"; }

@@ -38,9 +38,20 @@ std::string DiagnosticEngine::render(const Diagnostic &d) const {
   return s;
 }
 
-DiagnosticConsumer *&DiagnosticEngine::defaultConsumer() {
-  static DiagnosticConsumer *c = nullptr;
-  return c;
+support::Diag DiagnosticEngine::toDiag(const Diagnostic &d) const {
+  support::Diag out = support::Diag::error(d.code, d.message);
+  out.level = d.severity == Severity::Error     ? support::Diag::Level::Error
+              : d.severity == Severity::Warning ? support::Diag::Level::Warning
+                                                : support::Diag::Level::Note;
+  if (d.loc.isValid()) {
+    LineCol lc = sm_.lineCol(d.loc);
+    out.file = std::string(sm_.name(d.loc.buffer));
+    out.line = lc.line;
+    out.column = lc.col;
+    std::string text = render(d);
+    out.excerpt = text.substr(text.find('\n') + 1);
+  }
+  return out;
 }
 
 void DiagnosticEngine::emit(Diagnostic d) {
@@ -51,8 +62,8 @@ void DiagnosticEngine::emit(Diagnostic d) {
     collected_.push_back(std::move(d));
     return;
   }
-  if (consumer_)
-    consumer_->handle(*this, d);
+  if (sink_)
+    sink_->report(toDiag(d));
   else if (out_)
     *out_ << render(d);
 }

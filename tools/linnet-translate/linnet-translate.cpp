@@ -136,14 +136,14 @@ int importPlanMain(const std::string &name) {
 
   // As linnet build imports: no threads (the import is serial).
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  support::Diag importError;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      import::importPlan(*p, tensors, context, error, {runtimeChecks, foldChunks});
+      import::importPlan(*p, tensors, context, importError, {runtimeChecks, foldChunks});
   if (!module) {
-    // A located error already reads `model.ln:line:col: error: ...`.
-    if (error.find(": error: ") != std::string::npos)
-      llvm::errs() << error << "\n";
-    else
-      llvm::errs() << fmt::format("{}: error: {}\n", name, error);
+    // Located at the model's source, else about the plan file.
+    if (!importError.located())
+      importError.file = name;
+    llvm::errs() << support::renderText(importError, "");
     return 1;
   }
 

@@ -4,6 +4,7 @@
 // library (linnet/Compiler/ArtifactCache.h), which keys, checks and builds.
 //
 //===----------------------------------------------------------------------===//
+#include "DiagnosticsOutput.h"
 #include "ArtifactCache.h"
 
 #include "BuildCpu.h"
@@ -57,15 +58,13 @@ void tool::addMatmulPrecisionOption(CLI::App *cmd, std::string &precision) {
 
 std::optional<std::string> tool::resolveArtifact(const std::string &model, const SourceOptions &opts,
                                                  const std::string &weights,
-                                                 const std::string &binding, const char *command,
-                                                 bool profile) {
+                                                 const std::string &binding, bool profile) {
   std::error_code ec;
   if (fs::is_directory(model, ec))
     return model;
   if (fs::path(model).extension() != ".ln" || !fs::is_regular_file(model, ec)) {
-    std::cerr << fmt::format("linnet {}: error: '{}' is neither an artifact directory nor a .ln "
-                             "model\n",
-                             command, model);
+    tool::diags().report(support::Diag::error(
+        "usage", fmt::format("'{}' is neither an artifact directory nor a .ln model", model)));
     return std::nullopt;
   }
   BuildCpuOptions b;
@@ -84,5 +83,5 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   std::optional<compiler::Options> o = compilerOptions(b, opts.target);
   if (!o)
     return std::nullopt;
-  return compiler::cachedArtifact(std::move(*o), std::cerr, command);
+  return compiler::cachedArtifact(std::move(*o), tool::diags());
 }

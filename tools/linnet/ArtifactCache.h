@@ -31,10 +31,10 @@ void addMatmulPrecisionOption(CLI::App *cmd, std::string &precision);
 /// artifact built from it (with `weights` deciding optional tensors, and
 /// timers compiled in when `profile`) in the artifact cache
 /// (linnet/Compiler/ArtifactCache.h). Returns nullopt after reporting to
-/// stderr.
+/// tool::diags().
 std::optional<std::string> resolveArtifact(const std::string &model, const SourceOptions &opts,
                                            const std::string &weights, const std::string &binding,
-                                           const char *command, bool profile = false);
+                                           bool profile = false);
 
 } // namespace linnet::tool
 

@@ -10,6 +10,7 @@
 // infeasible binding, stale products), 2 usage.
 //
 //===----------------------------------------------------------------------===//
+#include "DiagnosticsOutput.h"
 #include "FrontEnd.h"
 #include "BuildCommand.h"
 #include "BuildCpu.h"
@@ -39,6 +40,8 @@ namespace fs = std::filesystem;
 
 namespace linnet::tool {
 namespace {
+
+using support::Diag;
 
 struct BuildOptions {
   std::string file;
@@ -73,7 +76,7 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 
 int report(const Diagnostics &diags, const std::string &file) {
   for (const planning::Diagnostic &d : diags)
-    std::cerr << fmt::format("{}: {}\n", file, render(d));
+    tool::diags().report(toDiag(d, file));
   return diags.empty() ? 0 : 1;
 }
 
@@ -84,7 +87,7 @@ bool writeOutput(const std::string &text, const std::string &path) {
   }
   std::string err;
   if (!support::writeFileAtomic(path, text, err)) {
-    std::cerr << fmt::format("linnet build: error: cannot write '{}': {}\n", path, err);
+    tool::diags().report(Diag::error("io", fmt::format("cannot write '{}': {}", path, err)));
     return false;
   }
   return true;
@@ -162,7 +165,7 @@ int checkStoredProducts(const Products &current) {
   for (const auto &e : fs::directory_iterator(gBuild.checkProducts, ec))
     if (e.path().extension() == ".json") files.push_back(e.path());
   if (ec) {
-    std::cerr << fmt::format("linnet build: error: cannot read directory '{}'\n", gBuild.checkProducts);
+    tool::diags().report(Diag::error("io", fmt::format("cannot read directory '{}'", gBuild.checkProducts)));
     return 2;
   }
   std::sort(files.begin(), files.end());
@@ -197,12 +200,12 @@ int checkStoredProducts(const Products &current) {
 
 int writeAll(const Products &p, const PlanSet &set) {
   if (gBuild.output == "-") {
-    std::cerr << "linnet build: error: --emit all writes a directory: pass -o DIR\n";
+    tool::diags().report(Diag::error("usage", "--emit all writes a directory: pass -o DIR"));
     return 2;
   }
   std::string err;
   if (!support::prepareOutputDir(gBuild.output, err)) {
-    std::cerr << fmt::format("linnet build: error: {}\n", err);
+    tool::diags().report(Diag::error("io", err));
     return 1;
   }
   for (const auto &[name, doc] : productDocuments(p))
@@ -275,14 +278,14 @@ int runCachedBuild() {
                          : !o.dumpIR.empty()           ? "--dump-ir"
                                                        : nullptr;
   if (conflict) {
-    std::cerr << fmt::format("linnet build: error: --cached builds into the artifact cache and takes no {}\n",
-                             conflict);
+    tool::diags().report(
+        Diag::error("usage", fmt::format("--cached builds into the artifact cache and takes no {}", conflict)));
     return 2;
   }
   std::string file = gBuild.file;
   if (file == "-") {
     if (gBuild.sourceName.empty()) {
-      std::cerr << "linnet build: error: --cached with the file '-' needs --source-name NAME\n";
+      tool::diags().report(Diag::error("usage", "--cached with the file '-' needs --source-name NAME"));
       return 2;
     }
     // Standard input is the one stream linnet reads on purpose: within the
@@ -292,30 +295,31 @@ int runCachedBuild() {
     for (char chunk[65536]; std::cin.read(chunk, sizeof chunk) || std::cin.gcount() > 0;) {
       text.append(chunk, static_cast<size_t>(std::cin.gcount()));
       if (text.size() > limit) {
-        std::cerr << fmt::format("linnet build: error: standard input: larger than the {} byte limit (set "
-                                 "LINNET_MAX_SOURCE_BYTES to raise it)\n",
-                                 limit);
+        tool::diags().report(Diag::error("io", fmt::format("standard input: larger than the {} byte limit (set "
+                                                           "LINNET_MAX_SOURCE_BYTES to raise it)",
+                                                           limit)));
         return 1;
       }
     }
     std::optional<std::string> path = compiler::cachedSource(text, gBuild.sourceName, err);
     if (!path) {
-      std::cerr << fmt::format("linnet build: error: {}\n", err);
+      tool::diags().report(Diag::error("io", err));
       return 1;
     }
     file = *path;
   } else if (!gBuild.sourceName.empty()) {
-    std::cerr << "linnet build: error: --source-name names a source read from standard input (the file '-')\n";
+    tool::diags().report(
+        Diag::error("usage", "--source-name names a source read from standard input (the file '-')"));
     return 2;
   } else if (!endsWith(file, ".ln")) {
-    std::cerr << fmt::format("linnet build: error: --cached builds a .ln model, not '{}'\n", file);
+    tool::diags().report(Diag::error("usage", fmt::format("--cached builds a .ln model, not '{}'", file)));
     return 2;
   }
   o.file = file;
   std::optional<compiler::Options> options = lnOptions();
   if (!options)
     return 2;
-  std::optional<std::string> dir = compiler::cachedArtifact(std::move(*options), std::cerr, "build");
+  std::optional<std::string> dir = compiler::cachedArtifact(std::move(*options), tool::diags());
   if (!dir)
     return 1;
   std::cout << *dir << "\n";
@@ -343,7 +347,7 @@ int runBuild() {
     std::optional<compiler::Options> options = lnOptions();
     if (!options)
       return 2;
-    compiler::Compiler c(std::move(*options), std::cerr);
+    compiler::Compiler c(std::move(*options), tool::diags());
     if (!planning)
       return c.buildArtifact();
     Diagnostics diags;

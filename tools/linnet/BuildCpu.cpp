@@ -1,4 +1,5 @@
 //===- BuildCpu.cpp - `linnet build MODEL.ln` flags -----------------------===//
+#include "DiagnosticsOutput.h"
 #include "FrontEnd.h"
 #include "BuildCpu.h"
 #include "ArtifactCache.h"
@@ -64,9 +65,9 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
 std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const std::string &target) {
   std::vector<std::string> defines = b.defines;
   std::vector<plan::ConstantExpectation> constants;
-  if (!addConfigDefines(defines, b.config, b.binding, "build", &constants))
+  if (!addConfigDefines(defines, b.config, b.binding, &constants))
     return std::nullopt;
-  std::optional<std::map<std::string, std::string>> parsed = parseDefines(defines, "build");
+  std::optional<std::map<std::string, std::string>> parsed = parseDefines(defines);
   if (!parsed)
     return std::nullopt;
   compiler::Options o;
@@ -103,7 +104,7 @@ int buildArtifact(const BuildCpuOptions &b, const std::string &target) {
   std::optional<compiler::Options> o = compilerOptions(b, target);
   if (!o)
     return 2;
-  return compiler::Compiler(std::move(*o), std::cerr).buildArtifact();
+  return compiler::Compiler(std::move(*o), diags()).buildArtifact();
 }
 
 } // namespace linnet::tool

@@ -1,5 +1,6 @@
 //===- FrontEnd.cpp - Options every command that reads a model shares -----===//
 #include "FrontEnd.h"
+#include "DiagnosticsOutput.h"
 
 #include "linnet/Plan/Binding.h"
 #include "linnet/Runtime/TensorFiles.h"
@@ -9,23 +10,23 @@
 
 #include <charconv>
 #include <cstdint>
-#include <iostream>
 
 using namespace linnet;
+using support::Diag;
 
 std::optional<std::map<std::string, std::string>>
-tool::parseDefines(const std::vector<std::string> &defines, const char *command) {
+tool::parseDefines(const std::vector<std::string> &defines) {
   std::map<std::string, std::string> out;
   for (const std::string &d : defines) {
     size_t eq = d.find('=');
     if (eq == std::string::npos || eq == 0) {
-      std::cerr << fmt::format("linnet {}: error: -D expects Name=value, found '{}'\n", command, d);
+      diags().report(Diag::error("usage", fmt::format("-D expects Name=value, found '{}'", d)));
       return std::nullopt;
     }
     // Last-wins would silently change what is built: a repeat is an error.
     if (!out.emplace(d.substr(0, eq), d.substr(eq + 1)).second) {
-      std::cerr << fmt::format("linnet {}: error: -D {} is given twice ('{}={}' and '{}')\n", command,
-                               d.substr(0, eq), d.substr(0, eq), out[d.substr(0, eq)], d);
+      diags().report(Diag::error("usage", fmt::format("-D {} is given twice ('{}={}' and '{}')", d.substr(0, eq),
+                                                      d.substr(0, eq), out[d.substr(0, eq)], d)));
       return std::nullopt;
     }
   }
@@ -33,13 +34,12 @@ tool::parseDefines(const std::vector<std::string> &defines, const char *command)
 }
 
 std::optional<std::map<std::string, std::string>>
-tool::parseInputFiles(const std::vector<std::string> &inputs, const std::vector<std::string> &relations,
-                      const char *command) {
+tool::parseInputFiles(const std::vector<std::string> &inputs, const std::vector<std::string> &relations) {
   std::map<std::string, std::string> files;
   auto add = [&](const std::string &name, std::string file, const char *flag) {
     if (!files.emplace(name, file).second) {
-      std::cerr << fmt::format("linnet {}: error: input '{}' is given twice ({} '{}' and '{}')\n", command,
-                               name, flag, files[name], file);
+      diags().report(Diag::error(
+          "usage", fmt::format("input '{}' is given twice ({} '{}' and '{}')", name, flag, files[name], file)));
       return false;
     }
     return true;
@@ -47,7 +47,7 @@ tool::parseInputFiles(const std::vector<std::string> &inputs, const std::vector<
   for (const std::string &in : inputs) {
     size_t eq = in.find('=');
     if (eq == std::string::npos || eq == 0) {
-      std::cerr << fmt::format("linnet {}: error: --input expects NAME=FILE.npy, found '{}'\n", command, in);
+      diags().report(Diag::error("usage", fmt::format("--input expects NAME=FILE.npy, found '{}'", in)));
       return std::nullopt;
     }
     if (!add(in.substr(0, eq), in.substr(eq + 1), "--input"))
@@ -56,8 +56,8 @@ tool::parseInputFiles(const std::vector<std::string> &inputs, const std::vector<
   for (const std::string &rel : relations) {
     size_t eq = rel.find('='), comma = rel.find(',', eq);
     if (eq == std::string::npos || eq == 0 || comma == std::string::npos) {
-      std::cerr << fmt::format("linnet {}: error: --relation expects NAME=ROW_PTR.npy,COL_IDX.npy, found '{}'\n",
-                               command, rel);
+      diags().report(
+          Diag::error("usage", fmt::format("--relation expects NAME=ROW_PTR.npy,COL_IDX.npy, found '{}'", rel)));
       return std::nullopt;
     }
     std::string name = rel.substr(0, eq);
@@ -68,12 +68,12 @@ tool::parseInputFiles(const std::vector<std::string> &inputs, const std::vector<
   return files;
 }
 
-std::optional<uint64_t> tool::parseUnsigned(const std::string &text, const char *flag, const char *command) {
+std::optional<uint64_t> tool::parseUnsigned(const std::string &text, const char *flag) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || text[0] == '-' || text[0] == '+' || ec != std::errc() || p != text.data() + text.size()) {
-    std::cerr << fmt::format("linnet {}: error: {} expects an integer from 0 to {}, found '{}'\n", command, flag,
-                             UINT64_MAX, text);
+    diags().report(
+        Diag::error("usage", fmt::format("{} expects an integer from 0 to {}, found '{}'", flag, UINT64_MAX, text)));
     return std::nullopt;
   }
   return v;
@@ -87,24 +87,24 @@ sema::SemaOptions tool::semaOptions(const std::vector<std::string> &includeDirs)
 }
 
 bool tool::addConfigDefines(std::vector<std::string> &defines, const std::string &config, const std::string &binding,
-                            const char *command, std::vector<plan::ConstantExpectation> *constants) {
+                            std::vector<plan::ConstantExpectation> *constants) {
   if (config.empty())
     return true;
   if (binding.empty()) {
-    std::cerr << fmt::format("linnet {}: error: --config {} needs --binding: the binding manifest's config section "
-                             "says which configuration key gives each generic\n",
-                             command, config);
+    diags().report(Diag::error("usage", fmt::format("--config {} needs --binding: the binding manifest's config "
+                                                    "section says which configuration key gives each generic",
+                                                    config)));
     return false;
   }
   auto read = [&](const std::string &path, nlohmann::json &out) {
     std::string text, err;
     if (!input::readFile(path, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, err)) {
-      std::cerr << fmt::format("linnet {}: error: cannot read '{}': {}\n", command, path, err);
+      diags().report(Diag::error("io", fmt::format("cannot read '{}': {}", path, err)));
       return false;
     }
     out = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (out.is_discarded()) {
-      std::cerr << fmt::format("{}: error: $: not valid JSON\n", path);
+      diags().report(Diag::inFile("json", path, "$: not valid JSON"));
       return false;
     }
     return true;
@@ -117,7 +117,7 @@ bool tool::addConfigDefines(std::vector<std::string> &defines, const std::string
     std::string err;
     std::unique_ptr<rt::SafeTensorsFile> g = rt::SafeTensorsFile::openGgufMetadata(config, err);
     if (!g) {
-      std::cerr << fmt::format("linnet {}: error: {}\n", command, err);
+      diags().report(Diag::error("gguf", err));
       return false;
     }
     c = nlohmann::json::object();
@@ -146,7 +146,7 @@ bool tool::addConfigDefines(std::vector<std::string> &defines, const std::string
   else
     values.emplace();
   for (const ir::Problem &p : problems)
-    std::cerr << fmt::format("{}: error: {}\n", p.path.rfind("config", 0) == 0 ? binding : config, p.str());
+    diags().report(Diag::inFile("config", p.path.rfind("config", 0) == 0 ? binding : config, p.str()));
   if (!values || !problems.empty())
     return false;
   for (const auto &[name, value] : *values)

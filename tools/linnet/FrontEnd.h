@@ -13,31 +13,30 @@
 namespace linnet::tool {
 
 /// `-D Name=value` flags as a map; reports the first malformed or repeated
-/// one as "linnet <command>: error: ..." and returns nullopt.
+/// one to tool::diags() (code "usage") and returns nullopt.
 std::optional<std::map<std::string, std::string>>
-parseDefines(const std::vector<std::string> &defines, const char *command);
+parseDefines(const std::vector<std::string> &defines);
 
 /// `--input NAME=FILE.npy` and `--relation NAME=ROW_PTR.npy,COL_IDX.npy`
 /// flags as one map from input name to file (a relation `g` gives
 /// `g.row_ptr` and `g.col_idx`). A malformed or repeated name is reported
-/// as "linnet <command>: error: ..." and gives nullopt.
+/// to tool::diags() and gives nullopt.
 std::optional<std::map<std::string, std::string>>
-parseInputFiles(const std::vector<std::string> &inputs, const std::vector<std::string> &relations,
-                const char *command);
+parseInputFiles(const std::vector<std::string> &inputs, const std::vector<std::string> &relations);
 
 /// A non-negative decimal integer (`--seed`): no sign, no wrap-around.
-/// Reports "linnet <command>: error: <flag> ..." and returns nullopt.
-std::optional<uint64_t> parseUnsigned(const std::string &text, const char *flag, const char *command);
+/// Reports to tool::diags() and returns nullopt.
+std::optional<uint64_t> parseUnsigned(const std::string &text, const char *flag);
 
 /// `--config FILE` (a checkpoint's configuration, e.g. a Hugging Face
 /// config.json) read through the `config` section of the binding manifest
 /// `binding`: appends `Name=value` to `defines` for every generic it maps
-/// that no `-D` gives (an explicit -D wins). Reports problems as
-/// "FILE: error: PATH: ..." and returns false.
+/// that no `-D` gives (an explicit -D wins). Reports problems about FILE
+/// to tool::diags() and returns false.
 /// The binding's `constants` section, read against the same configuration,
 /// goes to `constants` (checked against the plan: plan::checkConstants).
 bool addConfigDefines(std::vector<std::string> &defines, const std::string &config, const std::string &binding,
-                      const char *command, std::vector<plan::ConstantExpectation> *constants = nullptr);
+                      std::vector<plan::ConstantExpectation> *constants = nullptr);
 
 /// Sema options for `includeDirs` and the standard library beside the binary.
 sema::SemaOptions semaOptions(const std::vector<std::string> &includeDirs);

@@ -144,7 +144,7 @@ int tool::runGenerate() {
     };
   } else {
     std::optional<std::string> dir =
-        tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding, "generate");
+        tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.weights, gOpts.binding);
     if (!dir)
       return 1;
     model = rt::Model::load(*dir, lo, error);

@@ -11,6 +11,7 @@
 //   integer dtypes: zeros.
 //
 //===----------------------------------------------------------------------===//
+#include "DiagnosticsOutput.h"
 #include "linnet/Support/Input.h"
 #include "FrontEnd.h"
 #include "InitWeightsCommand.h"
@@ -137,20 +138,19 @@ CLI::App *tool::addInitWeightsCommand(CLI::App &app) {
 }
 
 int tool::runInitWeights() {
-  std::optional<uint64_t> seed = parseUnsigned(gOpts.seedText, "--seed", "init-weights");
+  std::optional<uint64_t> seed = parseUnsigned(gOpts.seedText, "--seed");
   if (!seed)
     return 2;
   gOpts.seed = *seed;
-  std::optional<std::map<std::string, std::string>> defines = parseDefines(gOpts.defines, "init-weights");
+  std::optional<std::map<std::string, std::string>> defines = parseDefines(gOpts.defines);
   if (!defines)
     return 2;
   plan::SourceRequest r;
-  r.command = "init-weights";
   r.file = gOpts.file;
   r.root = gOpts.root;
   r.defines = std::move(*defines);
   r.sema = semaOptions(gOpts.includeDirs);
-  std::optional<plan::CheckedSource> checked = plan::checkSource(r, std::cerr);
+  std::optional<plan::CheckedSource> checked = plan::checkSource(r, diags());
   if (!checked)
     return 1;
   const sema::Instantiation *inst = &*checked->instance;

@@ -6,6 +6,7 @@
 // a compiled and an interpreted run can be compared file to file.
 //
 //===----------------------------------------------------------------------===//
+#include "DiagnosticsOutput.h"
 #include "InterpretRun.h"
 
 #include "FrontEnd.h"
@@ -45,17 +46,16 @@ std::optional<plan::Plan> planOfSource(const std::string &model, const tool::Sou
                                        const std::string &binding) {
   std::vector<std::string> defineList = source.defines;
   plan::SourceRequest r;
-  r.command = gCommand;
   r.file = model;
   r.root = source.root;
   r.sema = tool::semaOptions(source.includeDirs);
-  if (!tool::addConfigDefines(defineList, source.config, binding, gCommand, &r.constants))
+  if (!tool::addConfigDefines(defineList, source.config, binding, &r.constants))
     return std::nullopt;
-  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList, gCommand);
+  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList);
   if (!defines)
     return std::nullopt;
   r.defines = std::move(*defines);
-  std::optional<nlohmann::json> doc = plan::planSource(r, std::cerr);
+  std::optional<nlohmann::json> doc = plan::planSource(r, tool::diags());
   if (!doc)
     return std::nullopt;
   std::vector<ir::Problem> problems;
@@ -130,7 +130,7 @@ int tool::runInterpreted(const InterpretRunOptions &o) {
     report(fmt::format("no entry '{}' (entries: {})", o.entry, fmt::join(in->entries(), ", ")));
     return 1;
   }
-  std::optional<std::map<std::string, std::string>> parsed = tool::parseInputFiles(o.inputs, o.relations, "run");
+  std::optional<std::map<std::string, std::string>> parsed = tool::parseInputFiles(o.inputs, o.relations);
   if (!parsed)
     return 2;
   std::map<std::string, std::string> files = std::move(*parsed);

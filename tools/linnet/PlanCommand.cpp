@@ -1,4 +1,5 @@
 //===- PlanCommand.cpp - `linnet plan` and Sema in `linnet check` ---------===//
+#include "DiagnosticsOutput.h"
 #include "FrontEnd.h"
 #include "linnet/Support/AtomicFile.h"
 #include "PlanCommand.h"
@@ -20,6 +21,7 @@
 #include <set>
 
 using namespace linnet;
+using support::Diag;
 
 std::vector<std::string> linnet::tool::gIncludeDirs;
 
@@ -40,7 +42,7 @@ struct IrOptions {
 bool readFile(const std::string &path, std::string &text) {
   std::string err;
   if (!input::readFile(path, input::maxJsonBytes(), "LINNET_MAX_JSON_BYTES", text, err)) {
-    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", path, err);
+    tool::diags().report(Diag::error("io", fmt::format("cannot read '{}': {}", path, err)));
     return false;
   }
   return true;
@@ -55,7 +57,7 @@ std::optional<plan::Plan> loadPlan(const std::string &path) {
   std::vector<ir::Problem> problems;
   std::optional<plan::Plan> p = plan::readPlanText(text, problems);
   for (const ir::Problem &pr : problems)
-    std::cerr << fmt::format("{}: error: {}\n", path, pr.str());
+    tool::diags().report(Diag::inFile("plan", path, pr.str()));
   return p;
 }
 } // namespace
@@ -90,18 +92,17 @@ static std::optional<nlohmann::json> planOfSource(const std::string &file, const
                                                   const std::vector<std::string> &defineList,
                                                   bool functionsOnly,
                                                   std::vector<plan::ConstantExpectation> constants = {}) {
-  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList, "plan");
+  std::optional<std::map<std::string, std::string>> defines = tool::parseDefines(defineList);
   if (!defines)
     return std::nullopt;
   plan::SourceRequest r;
-  r.command = "plan";
   r.file = file;
   r.root = rootName;
   r.defines = std::move(*defines);
   r.sema = tool::semaOptions(tool::gIncludeDirs);
   r.constants = std::move(constants);
   r.functionsOnly = functionsOnly;
-  return plan::planSource(r, std::cerr);
+  return plan::planSource(r, tool::diags());
 }
 
 int tool::runPlan() {
@@ -113,7 +114,7 @@ int tool::runPlan() {
     doc = plan::writePlan(*p);
   } else {
     std::vector<plan::ConstantExpectation> constants;
-    if (!tool::addConfigDefines(gPlan.defines, gPlan.config, gPlan.binding, "plan", &constants))
+    if (!tool::addConfigDefines(gPlan.defines, gPlan.config, gPlan.binding, &constants))
       return 1;
     std::optional<nlohmann::json> d =
         planOfSource(gPlan.file, gPlan.root, gPlan.defines, gPlan.functions, std::move(constants));
@@ -123,7 +124,8 @@ int tool::runPlan() {
   }
   if (!gPlan.binding.empty()) {
     if (doc["root"].is_null()) {
-      std::cerr << "linnet plan: error: --binding needs an instantiated root block (not --functions)\n";
+      tool::diags().report(
+          Diag::error("usage", "--binding needs an instantiated root block (not --functions)"));
       return 1;
     }
     std::string text;
@@ -137,7 +139,7 @@ int tool::runPlan() {
     else
       plan::checkBinding(*b, plan::manifestOf(doc), problems);
     for (const ir::Problem &pr : problems)
-      std::cerr << fmt::format("{}: error: {}\n", gPlan.binding, pr.str());
+      tool::diags().report(Diag::inFile("binding", gPlan.binding, pr.str()));
     if (!problems.empty())
       return 1;
   }
@@ -148,7 +150,7 @@ int tool::runPlan() {
   }
   std::string err;
   if (!support::writeFileAtomic(gPlan.output, text, err)) {
-    std::cerr << fmt::format("linnet plan: error: cannot write '{}': {}\n", gPlan.output, err);
+    tool::diags().report(Diag::error("io", fmt::format("cannot write '{}': {}", gPlan.output, err)));
     return 1;
   }
   return 0;
@@ -178,10 +180,10 @@ int tool::runIr() {
     std::string err;
     std::optional<uint32_t> buf = sm.addFile(gIr.file, err);
     if (!buf) {
-      std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", gIr.file, err);
+      tool::diags().report(Diag::error("io", fmt::format("cannot read '{}': {}", gIr.file, err)));
       return 1;
     }
-    DiagnosticEngine diag(sm, &std::cerr);
+    DiagnosticEngine diag(sm, tool::diags());
     std::unique_ptr<sema::Program> prog = sema::analyze(sm, *buf, gIr.file, diag, tool::semaOptions(tool::gIncludeDirs));
     if (diag.hasErrors())
       return 1;
@@ -203,11 +205,11 @@ int tool::runIr() {
     try {
       p = plan::readPlan(plan::buildPlan(*prog, nullptr), problems);
     } catch (const std::exception &e) {
-      std::cerr << "linnet: " << e.what() << "\n";
+      tool::diags().report(Diag::error("internal", e.what()));
       return 1;
     }
     for (const ir::Problem &pr : problems)
-      std::cerr << "linnet: internal error: " << pr.str() << "\n";
+      tool::diags().report(Diag::error("internal", "internal error: " + pr.str()));
     if (!p)
       return 1;
   }

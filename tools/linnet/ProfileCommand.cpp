@@ -105,11 +105,11 @@ CLI::App *tool::addProfileCommand(CLI::App &app) {
 
 int tool::runProfile() {
   std::optional<std::map<std::string, std::string>> files =
-      tool::parseInputFiles(gProfile.call.inputs, gProfile.call.relations, "profile");
+      tool::parseInputFiles(gProfile.call.inputs, gProfile.call.relations);
   if (!files)
     return 2;
   std::optional<std::string> artifact = tool::resolveArtifact(
-      gProfile.model, gProfile.source, gProfile.call.weights, gProfile.call.binding, "profile", /*profile=*/true);
+      gProfile.model, gProfile.source, gProfile.call.weights, gProfile.call.binding, /*profile=*/true);
   if (!artifact)
     return 1;
   const std::string &dir = *artifact;

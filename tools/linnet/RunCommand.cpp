@@ -68,7 +68,7 @@ CLI::App *tool::addRunCommand(CLI::App &app) {
 int tool::runRun() {
   // Usage first: nothing is loaded, run or written before these pass.
   std::optional<std::map<std::string, std::string>> inputFiles =
-      tool::parseInputFiles(gOpts.call.inputs, gOpts.call.relations, "run");
+      tool::parseInputFiles(gOpts.call.inputs, gOpts.call.relations);
   if (!inputFiles)
     return 2;
   // An output that is an input, a link or given twice was refused with the
@@ -85,7 +85,7 @@ int tool::runRun() {
     return tool::runInterpreted({gOpts.model, gOpts.call.weights, gOpts.call.binding, gOpts.call.entry, gOpts.call.inputs,
                                  gOpts.call.relations, gOpts.outputs, gOpts.repeat, gOpts.source});
   std::optional<std::string> dir =
-      tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.call.weights, gOpts.call.binding, "run");
+      tool::resolveArtifact(gOpts.model, gOpts.source, gOpts.call.weights, gOpts.call.binding);
   if (!dir)
     return 1;
   if (gOpts.ranks > 0) {

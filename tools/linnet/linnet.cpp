@@ -70,7 +70,7 @@ bool loadChunks(SourceManager &sm, const std::string &path, bool split,
   std::string error;
   std::optional<uint32_t> whole = sm.addFile(path, error);
   if (!whole) {
-    std::cerr << fmt::format("linnet: error: cannot read '{}': {}\n", path, error);
+    tool::diags().report(support::Diag::error("io", fmt::format("cannot read '{}': {}", path, error)));
     return false;
   }
   if (!split) {
@@ -178,7 +178,7 @@ int runCheck(const CheckOptions &opts) {
       continue;
     }
     for (const Chunk &c : chunks) {
-      DiagnosticEngine diag(sm, &std::cerr);
+      DiagnosticEngine diag(sm, tool::diags());
       diag.setErrorLimit(opts.errorLimit);
       diag.setCollect(opts.verify);
       std::unique_ptr<ast::Module> m = parseModule(sm, c.buffer, diag);
@@ -190,8 +190,9 @@ int runCheck(const CheckOptions &opts) {
         continue;
       }
       if (diag.hasErrors()) {
-        std::cerr << fmt::format("{}: {} error{}\n", file, diag.errorCount(),
-                                 diag.errorCount() == 1 ? "" : "s");
+        // The count is for people: the structured forms hold the errors.
+        if (!tool::diagnosticsOutput().active())
+          std::cerr << fmt::format("{}: {} error{}\n", file, diag.errorCount(), diag.errorCount() == 1 ? "" : "s");
         anyError = true;
         continue;
       }
@@ -224,7 +225,7 @@ int runParse(const ParseOptions &opts) {
   std::vector<Chunk> chunks;
   if (!loadChunks(sm, opts.file, false, chunks))
     return InputError;
-  DiagnosticEngine diag(sm, &std::cerr);
+  DiagnosticEngine diag(sm, tool::diags());
   std::unique_ptr<ast::Module> m = parseModule(sm, chunks[0].buffer, diag);
   if (diag.hasErrors())
     return InputError;
@@ -413,17 +414,18 @@ static int linnetMain(int argc, char **argv) {
       return UsageError;
   }
 
+  // Every command reports through one sink (tool::diags()): text on
+  // stderr, or the records --diagnostics asks for. `check` and `parse`
+  // keep the plain `linnet:` of the front end's messages.
   tool::DiagnosticsOutput &diagnostics = tool::diagnosticsOutput();
-  if (checkCmd->parsed()) {
-    diagnostics.begin("check");
+  for (CLI::App *cmd : app.get_subcommands())
+    diagnostics.begin(cmd == checkCmd || cmd == parseCmd ? "" : cmd->get_name());
+  if (checkCmd->parsed())
     return diagnostics.finish(runCheck(check));
-  }
   if (parseCmd->parsed())
     return runParse(parse);
-  if (planCmd->parsed()) {
-    diagnostics.begin("plan");
+  if (planCmd->parsed())
     return diagnostics.finish(tool::runPlan());
-  }
   if (irCmd->parsed())
     return tool::runIr();
   if (inspectCmd->parsed())
@@ -439,7 +441,6 @@ static int linnetMain(int argc, char **argv) {
   if (generateCmd->parsed())
     return tool::runGenerate();
   if (buildCmd->parsed()) {
-    diagnostics.begin("build");
     std::optional<support::TimingSession> session;
     if (timing)
       session.emplace(); // prints its report when the build is done

@@ -46,17 +46,14 @@ std::optional<std::string> artifactCacheRoot(std::string &error);
 std::string checkPrivateDirectory(const std::string &dir);
 
 /// The text the key of `options` is the SHA-256 of (see above); nullopt
-/// after writing to `errs` (an unreadable source or target file).
-std::optional<std::string> artifactCacheKey(const Options &options, std::ostream &errs,
-                                            const std::string &command);
+/// after reporting to `diags` (an unreadable source or target file).
+std::optional<std::string> artifactCacheKey(const Options &options, support::DiagSink &diags);
 
 /// The artifact directory for `options` (its `output` and `dumpIR` are
 /// ignored): a cache entry that verifies, else one built now. nullopt after
-/// writing the errors to `errs` as "linnet COMMAND: error: ..." (or the
-/// build's own diagnostics). Notes (building, a damaged entry rebuilt) go to
-/// `errs` too.
-std::optional<std::string> cachedArtifact(Options options, std::ostream &errs,
-                                          const std::string &command);
+/// reporting the errors to `diags` (the build's own among them). Notes
+/// (building, a damaged entry rebuilt) go to `diags` too.
+std::optional<std::string> cachedArtifact(Options options, support::DiagSink &diags);
 
 /// A source generated in memory (a traced Python module), stored at a path
 /// fixed by its text, `<root>/sources/<digest>/<name>.ln`, so that its

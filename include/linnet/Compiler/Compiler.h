@@ -11,14 +11,15 @@
 //
 // The gf passes run once; the plans and the library come from one module.
 // All of a build's settings are in Options; nothing is global and nothing
-// calls back into the tool. Errors are written to the stream given, one per
-// line, as `file:line:col: error: ...` or `linnet build: error: ...`.
+// calls back into the tool. Errors are reported as values (support::Diag)
+// to the sink given, located at the model's source where they have a place.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINNET_COMPILER_COMPILER_H
 #define LINNET_COMPILER_COMPILER_H
 
 #include "linnet/Plan/Binding.h"
+#include "linnet/Support/Diag.h"
 #include "linnet/Support/Numerics.h"
 #include "linnet/Import/PlanImporter.h"
 #include "linnet/Plan/PlanReader.h"
@@ -114,7 +115,8 @@ std::vector<std::set<std::string>> optionalVariants(const plan::Plan &p, const s
 class Compiler {
 public:
   /// Throws nothing; an unreadable target file is reported by the calls.
-  Compiler(Options options, std::ostream &errs);
+  /// `diags` outlives the compiler (variants report from worker threads).
+  Compiler(Options options, support::DiagSink &diags);
   ~Compiler();
 
   /// Builds the ProgramArtifact directory (docs/runtime-abi.md) in a staging
@@ -124,7 +126,7 @@ public:
 
   /// The model's portable plan for the target (`linnet build --emit`):
   /// imported, through the task pipeline, read. nullopt with `diags` (and
-  /// front-end errors on the stream) when it cannot be made.
+  /// front-end errors reported to the sink) when it cannot be made.
   std::optional<planning::PortablePlan> portablePlan(planning::Diagnostics &diags);
 
   /// The front end, the plan and the importer; the optional tensors present

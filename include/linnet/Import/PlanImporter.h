@@ -19,6 +19,8 @@
 
 #include "linnet/Plan/PlanReader.h"
 
+#include "linnet/Support/Diag.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -69,7 +71,8 @@ nlohmann::json runtimeJson(const plan::Plan &p, const std::vector<ModelTensor> &
 void registerImportDialects(mlir::DialectRegistry &registry);
 
 /// Imports every entry of the plan's root. On failure returns null and sets
-/// `error` (naming the function, the op and the construct).
+/// `error` (naming the function, the op and the construct), located at the
+/// model's source where the plan op has a position.
 struct ImportOptions {
   /// Compile the run-time checks (data-dependent indices, integer divisors;
   /// docs/runtime-abi.md). Off only to measure what they cost.
@@ -82,7 +85,7 @@ struct ImportOptions {
 };
 mlir::OwningOpRef<mlir::ModuleOp> importPlan(const plan::Plan &p,
                                              const std::vector<ModelTensor> &tensors,
-                                             mlir::MLIRContext &context, std::string &error,
+                                             mlir::MLIRContext &context, support::Diag &error,
                                              const ImportOptions &options = {});
 
 

@@ -13,6 +13,8 @@
 
 #include "linnet/Plan/PlanReader.h"
 
+#include "linnet/Support/Diag.h"
+
 #include <map>
 
 namespace linnet::plan {
@@ -60,9 +62,9 @@ std::vector<ConstantExpectation> configConstants(const json &binding, const json
 /// Each expectation against the plan document's module constants: a
 /// literal constant must equal the configuration's value (floats within a
 /// relative 1e-6); a constant the plan computes, or one it lacks, is
-/// refused too. Messages read "<config>: error: <key>: ..." with the
-/// constant's source location.
-std::vector<std::string> checkConstants(const std::vector<ConstantExpectation> &expected, const json &planDoc);
+/// refused too. Each error is about the configuration file, reading
+/// "<key>: ..." with the constant's source location.
+std::vector<support::Diag> checkConstants(const std::vector<ConstantExpectation> &expected, const json &planDoc);
 
 /// The manifest of a plan document, without reading its bodies.
 std::vector<ManifestEntry> manifestOf(const json &planDoc);

@@ -4,8 +4,8 @@
 // (`plan`, `run --interpret`, `init-weights`, `build`, and the compiler's
 // library): read the file, check it with Sema, instantiate the root block
 // with the build's generics, write the plan and hold its constants against
-// a checkpoint's configuration. Errors go to one stream, located in the
-// source where they have a place there.
+// a checkpoint's configuration. Errors go to one sink as values, located in
+// the source where they have a place there.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINNET_PLAN_FRONTEND_H
@@ -14,6 +14,7 @@
 #include "linnet/Plan/Binding.h"
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
+#include "linnet/Support/Diag.h"
 #include "linnet/Syntax/SourceManager.h"
 
 #include <nlohmann/json.hpp>
@@ -28,7 +29,6 @@
 namespace linnet::plan {
 
 struct SourceRequest {
-  std::string command = "build"; // names the tool in messages: `linnet <command>: error: ...`
   std::string file;
   std::string root; // the root block's name; empty: the module's only pub block
   std::map<std::string, std::string> defines; // -D, already parsed
@@ -51,15 +51,15 @@ struct CheckedSource {
   std::optional<sema::Instantiation> instance;
 };
 
-/// Reads, checks and instantiates; the errors go to `errs`.
-std::optional<CheckedSource> checkSource(const SourceRequest &request, std::ostream &errs);
+/// Reads, checks and instantiates; the errors go to `diags`.
+std::optional<CheckedSource> checkSource(const SourceRequest &request, support::DiagSink &diags);
 
 /// The plan (version 1) of a checked source, its constants checked.
 std::optional<nlohmann::json> planChecked(const CheckedSource &checked, const SourceRequest &request,
-                                          std::ostream &errs);
+                                          support::DiagSink &diags);
 
 /// checkSource, then planChecked.
-std::optional<nlohmann::json> planSource(const SourceRequest &request, std::ostream &errs);
+std::optional<nlohmann::json> planSource(const SourceRequest &request, support::DiagSink &diags);
 
 } // namespace linnet::plan
 

@@ -8,6 +8,7 @@
 #ifndef LINNET_PLANNING_COMMON_H
 #define LINNET_PLANNING_COMMON_H
 
+#include "linnet/Support/Diag.h"
 #include "linnet/Support/Digest.h"
 
 #include <nlohmann/json.hpp>
@@ -29,11 +30,15 @@ struct Diagnostic {
   std::string code;
   std::string path;
   std::string message;
+  /// A position in a textual document (Task IR), when there is one.
+  uint32_t line = 0, column = 0;
 };
 using Diagnostics = std::vector<Diagnostic>;
 
 /// "error: [code] /path: message".
 std::string render(const Diagnostic &d);
+/// `d` as a value about the document `file`.
+support::Diag toDiag(const Diagnostic &d, const std::string &file);
 
 /// A count known exactly (lower == upper) or only within bounds, e.g. the
 /// edges of a CSR relation known only as num_dst*[degree_min, degree_max].

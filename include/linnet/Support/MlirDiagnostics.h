@@ -13,6 +13,8 @@
 #ifndef LINNET_SUPPORT_MLIRDIAGNOSTICS_H
 #define LINNET_SUPPORT_MLIRDIAGNOSTICS_H
 
+#include "linnet/Support/Diag.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -31,27 +33,66 @@ inline std::string sourcePrefix(mlir::Location loc) {
   return "";
 }
 
-/// Collects the diagnostics MLIR reports while it is alive: all of them
-/// (errors with their notes) in `text`, the first error alone in `first`.
+/// `d` as a value: at its op's source position where it has one.
+inline Diag toDiag(const mlir::Diagnostic &d, const std::string &code) {
+  Diag out = Diag::error(code, d.str());
+  switch (d.getSeverity()) {
+  case mlir::DiagnosticSeverity::Warning:
+    out.level = Diag::Level::Warning;
+    break;
+  case mlir::DiagnosticSeverity::Note:
+  case mlir::DiagnosticSeverity::Remark:
+    out.level = Diag::Level::Note;
+    break;
+  case mlir::DiagnosticSeverity::Error:
+    break;
+  }
+  if (auto flc = d.getLocation()->findInstanceOf<mlir::FileLineColLoc>()) {
+    out.file = flc.getFilename().str();
+    out.line = flc.getLine();
+    out.column = flc.getColumn();
+  }
+  return out;
+}
+
+/// Collects the diagnostics MLIR reports while it is alive: as values in
+/// `diags` (errors with their notes, never the note that prints the IR),
+/// and as text, all of them in `text`, the first error alone in `first`.
 class DiagnosticCollector {
 public:
-  explicit DiagnosticCollector(mlir::MLIRContext *ctx)
-      : handler_(ctx, [this](mlir::Diagnostic &d) {
+  explicit DiagnosticCollector(mlir::MLIRContext *ctx, std::string code = "codegen")
+      : handler_(ctx, [this, code](mlir::Diagnostic &d) {
           std::string one = sourcePrefix(d.getLocation()) + severity(d) + d.str();
           if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
             first = one;
           text += one + "\n";
+          Diag value = toDiag(d, code);
           for (mlir::Diagnostic &note : d.getNotes())
-            if (!llvm::StringRef(note.str()).starts_with("see current operation"))
+            if (!llvm::StringRef(note.str()).starts_with("see current operation")) {
               text += sourcePrefix(note.getLocation()) + "note: " + note.str() + "\n";
+              value.withNote(toDiag(note, code));
+            }
+          if (firstDiag.message.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
+            firstDiag = value;
+          diags.push_back(std::move(value));
           return mlir::success();
         }) {}
 
+  std::vector<Diag> diags;
   std::string text;  // every diagnostic, one per line, notes after theirs
   std::string first; // the first error, one line
+  Diag firstDiag;    // the first error (empty message: none)
 
   /// ": <first error>", or "" when there was none.
   std::string suffix() const { return first.empty() ? "" : ": " + first; }
+
+  /// An error whose first diagnostic says `what` failed (with `code`) and
+  /// whose others are the diagnostics collected.
+  llvm::Error error(const std::string &what, const std::string &code = "codegen") const {
+    std::vector<Diag> all = {Diag::error(code, diags.empty() ? what : what + ":")};
+    all.insert(all.end(), diags.begin(), diags.end());
+    return llvm::make_error<DiagError>(std::move(all));
+  }
 
 private:
   static std::string severity(const mlir::Diagnostic &d) {

@@ -6,9 +6,9 @@
 //     <source line>
 //     ^
 //
-// The engine counts errors, stops accepting them past a limit, and can either
-// print as it goes, keep them for --verify-diagnostics, or hand them to a
-// DiagnosticConsumer (`--diagnostics=json|sarif`).
+// The engine counts errors, stops accepting them past a limit, and either
+// prints as it goes, keeps them for --verify-diagnostics, or hands them as
+// values (support::Diag, with the caret excerpt) to the sink it was given.
 //
 // Every diagnostic carries a stable short code: the one given at the report,
 // else the engine's category when it was reported ("syntax" while the lexer
@@ -18,6 +18,7 @@
 #ifndef LINNET_SYNTAX_DIAGNOSTICS_H
 #define LINNET_SYNTAX_DIAGNOSTICS_H
 
+#include "linnet/Support/Diag.h"
 #include "linnet/Syntax/SourceManager.h"
 
 #include <iosfwd>
@@ -37,19 +38,12 @@ struct Diagnostic {
   std::string code; // stable short id ("syntax", "sema", ...); notes: their error's
 };
 
-class DiagnosticEngine;
-
-/// Receives diagnostics instead of the engine's text stream.
-class DiagnosticConsumer {
-public:
-  virtual ~DiagnosticConsumer() = default;
-  virtual void handle(const DiagnosticEngine &engine, const Diagnostic &d) = 0;
-};
-
 class DiagnosticEngine {
 public:
-  explicit DiagnosticEngine(const SourceManager &sm, std::ostream *out = nullptr)
-      : sm_(sm), out_(out), consumer_(defaultConsumer()) {}
+  /// Prints to `out` (nullptr: nowhere).
+  explicit DiagnosticEngine(const SourceManager &sm, std::ostream *out = nullptr) : sm_(sm), out_(out) {}
+  /// Hands every diagnostic to `sink`.
+  DiagnosticEngine(const SourceManager &sm, support::DiagSink &sink) : sm_(sm), sink_(&sink) {}
 
   void error(SourceLoc loc, std::string message, std::string code = {});
   void warning(SourceLoc loc, std::string message, std::string code = {});
@@ -62,11 +56,6 @@ public:
   }
   const std::string &category() const { return category_; }
 
-  /// Sends diagnostics to `c` instead of the text stream (nullptr: text).
-  void setConsumer(DiagnosticConsumer *c) { consumer_ = c; }
-  /// The consumer every engine created afterwards starts with: the CLI's
-  /// `--diagnostics=json|sarif` sets it once for its command.
-  static DiagnosticConsumer *&defaultConsumer();
 
   unsigned errorCount() const { return errors_; }
   bool hasErrors() const { return errors_ != 0; }
@@ -80,13 +69,15 @@ public:
 
   /// Renders one diagnostic in the standard form, with the caret excerpt.
   std::string render(const Diagnostic &d) const;
+  /// One diagnostic as a value: file, line and column, the caret excerpt.
+  support::Diag toDiag(const Diagnostic &d) const;
   const SourceManager &sourceManager() const { return sm_; }
 
 private:
   void emit(Diagnostic d);
   const SourceManager &sm_;
-  std::ostream *out_;
-  DiagnosticConsumer *consumer_ = nullptr;
+  std::ostream *out_ = nullptr;
+  support::DiagSink *sink_ = nullptr;
   std::string category_ = "sema";
   std::string lastCode_;
   unsigned errors_ = 0;

@@ -1367,6 +1367,27 @@ struct Parsed {
   OwningOpRef<ModuleOp> module;
   std::string text;
 };
+/// MLIR's errors about the input file, as planning diagnostics at their
+/// line and column (code "input.mlir").
+class InputDiagnostics {
+public:
+  InputDiagnostics(MLIRContext *ctx, Diagnostics &diags)
+      : handler_(ctx, [&diags](mlir::Diagnostic &d) {
+          if (d.getSeverity() != DiagnosticSeverity::Error)
+            return success();
+          planning::Diagnostic out{"input.mlir", "", d.str()};
+          if (auto flc = d.getLocation()->findInstanceOf<FileLineColLoc>()) {
+            out.line = flc.getLine();
+            out.column = flc.getColumn();
+          }
+          diags.push_back(std::move(out));
+          return success();
+        }) {}
+
+private:
+  ScopedDiagnosticHandler handler_;
+};
+
 std::optional<Parsed> parseMlir(const std::string &path, llvm::SourceMgr &sm, Diagnostics &diags) {
   auto file = llvm::MemoryBuffer::getFile(path);
   if (!file) {
@@ -1381,7 +1402,7 @@ std::optional<Parsed> parseMlir(const std::string &path, llvm::SourceMgr &sm, Di
                   func::FuncDialect, math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
   p.ctx = std::make_unique<MLIRContext>(registry);
   sm.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
-  SourceMgrDiagnosticHandler handler(sm, p.ctx.get(), llvm::errs());
+  InputDiagnostics handler(p.ctx.get(), diags);
   p.module = parseSourceFile<ModuleOp>(sm, p.ctx.get());
   if (!p.module) {
     diags.push_back({"input.parse", "", "'" + path + "' is not valid MLIR"});
@@ -1396,7 +1417,7 @@ std::optional<PortablePlan> importMlirFile(const std::string &path, Diagnostics 
   std::optional<Parsed> parsed = parseMlir(path, sm, diags);
   if (!parsed)
     return std::nullopt;
-  SourceMgrDiagnosticHandler handler(sm, parsed->ctx.get(), llvm::errs());
+  InputDiagnostics handler(parsed->ctx.get(), diags);
   return lowerAndBuild(*parsed->module, path, parsed->text, diags);
 }
 
@@ -1405,7 +1426,7 @@ std::vector<PortableCandidate> importMlirCandidates(const std::string &path, Dia
   std::optional<Parsed> parsed = parseMlir(path, sm, diags);
   if (!parsed)
     return {};
-  SourceMgrDiagnosticHandler handler(sm, parsed->ctx.get(), llvm::errs());
+  InputDiagnostics handler(parsed->ctx.get(), diags);
   ModuleOp module = *parsed->module;
   // The mesh of the relations that carry placement (all must agree on its
   // rank for an axis to be a choice); already-planned Task IR has no choice.

@@ -497,15 +497,9 @@ void inlineIntoInterfaces(llvm::Module &module) {
   }
 }
 
-/// MLIR's diagnostics (located, support::DiagnosticCollector), carried in
-/// an llvm::Error after `what`.
-struct DiagnosticCapture : support::DiagnosticCollector {
-  using DiagnosticCollector::DiagnosticCollector;
-  llvm::Error error(llvm::StringRef what) const {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   what + (text.empty() ? "" : ":\n" + text));
-  }
-};
+/// MLIR's diagnostics (located), carried in an llvm::Error after `what`
+/// as values (support::DiagError).
+using DiagnosticCapture = support::DiagnosticCollector;
 
 /// A stage's module as `linnet-opt --mlir-print-debuginfo` prints it: the
 /// locations are part of the IR (source lines; the linalg stage marks the

@@ -72,7 +72,7 @@ llvm::Error fail(const llvm::Twine &what) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), what);
 }
 
-/// The first error MLIR reports while a pipeline runs, located.
+/// What MLIR reports while a pipeline runs, located (support::DiagError).
 using FirstError = support::DiagnosticCollector;
 
 /// The mapping: loops (on memrefs) to gpu.launch kernels.
@@ -506,7 +506,7 @@ llvm::Expected<DeviceCode> compileDeviceModule(ModuleOp gpuModules) {
   binary.compilationTarget = "isa";
   pm.addPass(createGpuModuleToBinaryPass(binary));
   if (failed(pm.run(gpuModules)))
-    return fail("lowering the kernels to PTX failed" + errors.suffix());
+    return errors.error("lowering the kernels to PTX failed");
   DeviceCode code;
   for (auto bin : gpuModules.getOps<gpu::BinaryOp>())
     for (Attribute a : bin.getObjects())
@@ -592,7 +592,7 @@ llvm::Expected<std::string> compileHostKernels(ModuleOp kernels, const DeviceCod
   pm.addPass(createLinnetCUDAHostKernels());
   pm.addPass(createLinnetCUDACpuify());
   if (failed(pm.run(kernels)))
-    return fail("the kernels for the driver emulator failed" + errors.suffix());
+    return errors.error("the kernels for the driver emulator failed");
   std::string shim = llvm::formatv("#include <stdint.h>\n"
                                    "const uint64_t linnet_kernels_images[2] = {{{0}ull, {1}ull};\n",
                                    fnv1a(device.ptx), device.cubin.empty() ? 0 : fnv1a(device.cubin))
@@ -646,13 +646,13 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
       }
     });
     if (builds)
-      return fail("code generation failed" + errors.suffix());
+      return errors.error("code generation failed");
   }
   {
     FirstError errors(ctx);
     // Relation rows split over lanes (the schedule's block_neighbors).
     if (failed(cpu::bufferize(module, /*laneSplit=*/true)))
-      return fail("bufferization of the Task IR failed" + errors.suffix());
+      return errors.error("bufferization of the Task IR failed");
   }
   if (!request.dumpIRDir.empty())
     if (llvm::Error e = target::dumpStage(request.dumpIRDir, request.firstDumpStage, "bufferized.mlir", module))
