@@ -193,6 +193,13 @@ std::string ir::dimStr(const json &d) {
   // only for a sum, the others for any compound operand.
   const char *sep = op == "mul" ? " * " : op == "floordiv" ? " / " : " % ";
   std::string out;
+  if (op == "mul" && xs.size() >= 2 && xs[0] == -1) {
+    // -1 * N is -N.
+    json rest = d;
+    rest["args"].erase(rest["args"].begin());
+    std::string r = rest["args"].size() == 1 ? dimStr(rest["args"][0]) : dimStr(rest);
+    return opOf(rest["args"].size() == 1 ? rest["args"][0] : rest) == "add" ? "-(" + r + ")" : "-" + r;
+  }
   for (size_t i = 0; i < xs.size(); ++i) {
     std::string s = dimStr(xs[i]), k = opOf(xs[i]);
     bool paren = i == 0 ? k == "add" : (k == "add" || k == "mul" || k == "floordiv" || k == "mod");

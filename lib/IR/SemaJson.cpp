@@ -6,37 +6,6 @@ using namespace linnet::sema;
 using json = nlohmann::json;
 
 namespace {
-json atomToJson(const Atom &a) {
-  switch (a.kind) {
-  case Atom::Kind::Sym: return {{"sym", a.id}, {"name", a.name}};
-  case Atom::Kind::PackSize: return {{"packsize", a.id}, {"name", a.name}};
-  case Atom::Kind::FloorDiv:
-  case Atom::Kind::Mod:
-  case Atom::Kind::Min:
-  case Atom::Kind::Max: {
-    const char *op = a.kind == Atom::Kind::FloorDiv ? "floordiv"
-                     : a.kind == Atom::Kind::Mod    ? "mod"
-                     : a.kind == Atom::Kind::Min    ? "min"
-                                                    : "max";
-    return {{"op", op}, {"args", {ir::dimToJson(a.args[0]), ir::dimToJson(a.args[1])}}};
-  }
-  }
-  return nullptr;
-}
-
-json termToJson(const Dim::Term &t) {
-  if (t.atoms.empty())
-    return t.coeff;
-  if (t.coeff == 1 && t.atoms.size() == 1)
-    return atomToJson(*t.atoms[0]);
-  json args = json::array();
-  if (t.coeff != 1)
-    args.push_back(t.coeff);
-  for (const AtomRef &a : t.atoms)
-    args.push_back(atomToJson(*a));
-  return {{"op", "mul"}, {"args", args}};
-}
-
 json dtypeJson(const Dtype &d) {
   if (d.isVar())
     return {{"var", d.var}, {"name", d.name}};
@@ -70,22 +39,7 @@ json ir::dtypeToJson(const Dtype &d) { return dtypeJson(d); }
 json ir::shapeToJson(const Shape &s) { return shapeJson(s); }
 json ir::genericValueToJson(const GenericValue &v) { return valueJson(v); }
 
-json ir::dimToJson(const Dim &d) {
-  const auto &ts = d.terms();
-  if (ts.empty())
-    return 0;
-  if (ts.size() == 1)
-    return termToJson(ts[0]);
-  // Symbolic terms first, the constant last, as the source would write it.
-  json args = json::array();
-  for (const Dim::Term &t : ts)
-    if (!t.atoms.empty())
-      args.push_back(termToJson(t));
-  for (const Dim::Term &t : ts)
-    if (t.atoms.empty())
-      args.push_back(termToJson(t));
-  return {{"op", "add"}, {"args", args}};
-}
+json ir::dimToJson(const Dim &d) { return d.toJson(); }
 
 json ir::typeToJson(const Type &t) {
   switch (t.kind) {

@@ -1,5 +1,7 @@
 //===- Dim.cpp - Symbolic dimension expressions in normal form ------------===//
 #include "linnet/Sema/Dim.h"
+
+#include "linnet/ir/ir.hpp"
 #include "linnet/Support/DimArith.h"
 
 #include <algorithm>
@@ -280,76 +282,57 @@ void Dim::collectSymbols(std::vector<const Atom *> &out) const {
     }
 }
 
-static std::string atomStr(const Atom &a);
+namespace {
 
-static bool isSimple(const Dim &d) {
-  return d.terms().empty() || (d.terms().size() == 1 && (d.terms()[0].atoms.empty() ||
-                                                         (d.terms()[0].coeff == 1 &&
-                                                          d.terms()[0].atoms.size() == 1)));
-}
-
-static std::string monoStr(const Dim::Term &t, bool absCoeff) {
-  // Magnitude in uint64: -INT64_MIN does not fit in int64.
-  bool neg = t.coeff < 0 && !absCoeff;
-  uint64_t mag = t.coeff < 0 ? 0 - static_cast<uint64_t>(t.coeff) : static_cast<uint64_t>(t.coeff);
-  std::string cs = (neg ? "-" : "") + std::to_string(mag);
-  std::string s;
-  if (t.atoms.empty())
-    return cs;
-  if (neg && mag == 1)
-    s = "-";
-  else if (mag != 1)
-    s = cs + " * ";
-  for (size_t i = 0; i < t.atoms.size(); ++i) {
-    if (i)
-      s += " * ";
-    s += atomStr(*t.atoms[i]);
-  }
-  return s;
-}
-
-static std::string atomStr(const Atom &a) {
-  // Appends rather than operator+ chains: GCC 12 warns falsely (-Wrestrict) on those.
-  auto wrap = [](const Dim &d) {
-    if (isSimple(d))
-      return d.str();
-    std::string r = "(";
-    r.append(d.str()).append(")");
-    return r;
-  };
+nlohmann::json atomJson(const Atom &a) {
   switch (a.kind) {
-  case Atom::Kind::Sym: return a.name;
-  case Atom::Kind::PackSize: return std::string("#").append(a.name);
-  case Atom::Kind::FloorDiv: return wrap(a.args[0]).append(" / ").append(wrap(a.args[1]));
-  case Atom::Kind::Mod: return wrap(a.args[0]).append(" % ").append(wrap(a.args[1]));
+  case Atom::Kind::Sym: return {{"sym", a.id}, {"name", a.name}};
+  case Atom::Kind::PackSize: return {{"packsize", a.id}, {"name", a.name}};
+  case Atom::Kind::FloorDiv:
+  case Atom::Kind::Mod:
   case Atom::Kind::Min:
-  case Atom::Kind::Max:
-    return std::string(a.kind == Atom::Kind::Min ? "min(" : "max(")
-        .append(a.args[0].str()).append(", ").append(a.args[1].str()).append(")");
+  case Atom::Kind::Max: {
+    const char *op = a.kind == Atom::Kind::FloorDiv ? "floordiv"
+                     : a.kind == Atom::Kind::Mod    ? "mod"
+                     : a.kind == Atom::Kind::Min    ? "min"
+                                                    : "max";
+    return {{"op", op}, {"args", {a.args[0].toJson(), a.args[1].toJson()}}};
   }
-  return "?";
+  }
+  return nullptr;
 }
 
-std::string Dim::str() const {
+nlohmann::json termJson(const Dim::Term &t) {
+  if (t.atoms.empty())
+    return t.coeff;
+  if (t.coeff == 1 && t.atoms.size() == 1)
+    return atomJson(*t.atoms[0]);
+  nlohmann::json args = nlohmann::json::array();
+  if (t.coeff != 1)
+    args.push_back(t.coeff);
+  for (const AtomRef &a : t.atoms)
+    args.push_back(atomJson(*a));
+  return {{"op", "mul"}, {"args", args}};
+}
+
+} // namespace
+
+nlohmann::json Dim::toJson() const {
   if (terms_.empty())
-    return "0";
-  // Symbolic terms first, the constant last: `A + 3`, not `3 + A`.
-  std::vector<const Term *> order;
+    return 0;
+  if (terms_.size() == 1)
+    return termJson(terms_[0]);
+  // Symbolic terms first, the constant last, as the source would write it.
+  nlohmann::json args = nlohmann::json::array();
   for (const Term &t : terms_)
     if (!t.atoms.empty())
-      order.push_back(&t);
+      args.push_back(termJson(t));
   for (const Term &t : terms_)
     if (t.atoms.empty())
-      order.push_back(&t);
-  std::string s;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Term &t = *order[i];
-    if (i == 0) {
-      s += monoStr(t, false);
-      continue;
-    }
-    s += t.coeff < 0 ? " - " : " + ";
-    s += monoStr(t, true);
-  }
-  return s;
+      args.push_back(termJson(t));
+  return {{"op", "add"}, {"args", args}};
 }
+
+// One printer of dims, the plan's (ir::dimStr): a message shows a dim as
+// the plan, runtime.json and the runtime's errors do.
+std::string Dim::str() const { return ir::dimStr(toJson()); }

@@ -10,6 +10,8 @@
 #ifndef LINNET_SEMA_DIM_H
 #define LINNET_SEMA_DIM_H
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -65,6 +67,9 @@ public:
 
   /// Source-like spelling: `Heads * Head`, `A + 3`, `min(A, B)`, `N / 2`.
   std::string str() const;
+  /// The plan's form of the dim (plan format: `{"op": "add", "args": ...}`,
+  /// `{"sym": id, "name": N}`, integers).
+  nlohmann::json toJson() const;
 
   friend bool operator==(const Dim &a, const Dim &b) { return compare(a, b) == 0; }
   friend bool operator!=(const Dim &a, const Dim &b) { return compare(a, b) != 0; }

@@ -1,9 +1,11 @@
 // The normal form of symbolic dimensions: equal expressions compare equal.
 #include "linnet/Sema/Dim.h"
+#include "linnet/ir/ir.hpp"
 
 #include <gtest/gtest.h>
 
 using linnet::sema::Dim;
+namespace ir = linnet::ir;
 
 namespace {
 Dim A = Dim::sym("m::A", "A"), B = Dim::sym("m::B", "B"), C = Dim::sym("m::C", "C");
@@ -52,6 +54,15 @@ TEST(Dim, OpaqueAtoms) {
   // Arguments are normalized before the atom is built.
   EXPECT_EQ(Dim::floorDiv((A + 1) + 2, B * C), Dim::floorDiv(A + 3, C * B));
   EXPECT_EQ(q * 2 + q, q * 3);
+}
+TEST(Dim, PrintsAsThePlanPrinterDoes) {
+  // One printer (ir::dimStr over the plan form): an atom after a factor is
+  // parenthesized, a leading -1 is a sign, a negative term a subtraction.
+  EXPECT_EQ((Dim::floorDiv(A, 2) * 2).str(), "2 * (A / 2)");
+  EXPECT_EQ((Dim(3) - A).str(), "-A + 3");
+  EXPECT_EQ((A - B * 2).str(), "A - 2 * B");
+  EXPECT_EQ(Dim::min(A + 1, B).str(), "min(B, A + 1)"); // normalized: B first
+  EXPECT_EQ(ir::dimStr(A.toJson()), A.str());
 }
 TEST(Dim, MinMaxCommute) {
   EXPECT_EQ(Dim::min(A, B), Dim::min(B, A));

@@ -56,3 +56,45 @@ TEST(Diagnostics, VerifyMatchesLineColumnAndText) {
   EXPECT_NE(out2.str().find("unexpected error"), std::string::npos);
   EXPECT_NE(out2.str().find("was not produced"), std::string::npos);
 }
+
+TEST(Diagnostics, ASinkGetsValuesThatRenderAsTheStreamDoes) {
+  SourceManager sm;
+  uint32_t b = sm.addBuffer("m.ln", "let x = $\n");
+  support::CollectingDiagSink sink;
+  std::ostringstream out;
+  {
+    DiagnosticEngine toSink(sm, sink), toStream(sm, &out);
+    for (DiagnosticEngine *d : {&toSink, &toStream}) {
+      d->error({b, 8}, "unexpected character '$'", "syntax");
+      d->note({b, 4}, "in this let");
+    }
+  }
+  ASSERT_EQ(sink.diags.size(), 1u);
+  const support::Diag &d = sink.diags[0];
+  EXPECT_EQ(d.file, "m.ln");
+  EXPECT_EQ(d.line, 1u);
+  EXPECT_EQ(d.column, 9u);
+  EXPECT_EQ(d.code, "syntax");
+  EXPECT_EQ(d.message, "unexpected character '$'");
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_EQ(d.notes[0].column, 5u);
+  // The value's text form is the engine's own rendering, notes included.
+  EXPECT_EQ(support::renderText(d, ""), out.str());
+  EXPECT_EQ(sink.errorCount(), 1u);
+}
+
+TEST(Diagnostics, TextFormsOfValues) {
+  using support::Diag;
+  EXPECT_EQ(support::renderText(Diag::error("io", "cannot read 'x'"), "build"),
+            "linnet build: error: cannot read 'x'\n");
+  EXPECT_EQ(support::renderText(Diag::atPointer("portable.dag", "p.json", "", "a cycle"), ""),
+            "p.json: error: [portable.dag] /: a cycle\n");
+  EXPECT_EQ(support::renderText(Diag::inFile("binding", "b.json", "bad").withNote("version: expected 1"), "build"),
+            "b.json: error: bad\n  version: expected 1\n");
+  Diag at = Diag::atLocation("target", "dir:x/m.ln:3:7", "f16");
+  EXPECT_EQ(at.file, "dir:x/m.ln");
+  EXPECT_EQ(at.line, 3u);
+  EXPECT_EQ(at.column, 7u);
+  EXPECT_EQ(Diag::atLocation("target", "m.ln", "x").file, "m.ln");
+  EXPECT_FALSE(Diag::atLocation("target", "m.ln", "x").located());
+}
