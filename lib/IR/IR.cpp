@@ -319,36 +319,25 @@ std::string ir::print(const Region &body, int indent) {
 }
 
 std::optional<int64_t> ir::evalDim(const json &d, const DimLookup &sym, const DimLookup &pack, std::string &why) {
-  if (d.is_number_integer())
-    return d.get<int64_t>();
-  if (!d.is_object())
+  std::string malformed;
+  auto leaf = [&](const json &n) -> std::optional<int64_t> {
+    if (n.is_number_integer())
+      return n.get<int64_t>();
+    if (n.contains("sym") && n["sym"].is_string())
+      return sym ? sym(n["sym"].get<std::string>()) : std::nullopt;
+    if (n.contains("packsize") && n["packsize"].is_string())
+      return pack ? pack(n["packsize"].get<std::string>()) : std::nullopt;
     return std::nullopt;
-  if (d.contains("sym") && d["sym"].is_string())
-    return sym ? sym(d["sym"].get<std::string>()) : std::nullopt;
-  if (d.contains("packsize") && d["packsize"].is_string())
-    return pack ? pack(d["packsize"].get<std::string>()) : std::nullopt;
-  if (!d.contains("op") || !d["op"].is_string() || !d.contains("args") || !d["args"].is_array() ||
-      d["args"].empty())
-    return std::nullopt;
-  std::optional<dimarith::Op> op = dimarith::opNamed(d["op"].get<std::string>());
-  if (!op || *op == dimarith::Op::Sub)
-    return std::nullopt;
-  std::optional<int64_t> acc;
-  for (const json &a : d["args"]) {
-    std::optional<int64_t> v = ir::evalDim(a, sym, pack, why);
-    if (!v)
-      return std::nullopt;
-    if (!acc) {
-      acc = v;
-      continue;
-    }
+  };
+  auto step = [&](dimarith::Op op, int64_t a, int64_t b, const json &node) -> std::optional<int64_t> {
     dimarith::Error e;
-    acc = dimarith::apply(*op, *acc, *v, &e);
-    if (!acc) {
-      why = fmt::format("dim {} {}", dimStr(d),
+    std::optional<int64_t> r = dimarith::apply(op, a, b, &e);
+    if (!r)
+      why = fmt::format("dim {} {}", dimStr(node),
                         e == dimarith::Error::DivideByZero ? "divides by zero" : "overflows 64-bit integers");
-      return std::nullopt;
-    }
-  }
-  return acc;
+    return r;
+  };
+  // A node that is not a dim is unbound, as before: `why` says only what
+  // the arithmetic refused.
+  return foldDim<int64_t>(d, leaf, step, malformed);
 }

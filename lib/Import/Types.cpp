@@ -143,52 +143,50 @@ DimV Importer::extent(const json &d, Frame &f) {
 }
 
 DimV Importer::dim(const json &d, Frame &f) {
-  if (d.is_number_integer())
-    return {d.get<int64_t>(), {}};
-  if (d.is_object() && d.contains("sym")) {
-    auto it = f.dims.find(d["sym"].get<std::string>());
-    if (it == f.dims.end())
-      fail(fmt::format("{}: dim generic '{}' is not bound", where_, d.value("name", "?")));
-    return it->second;
-  }
-  if (d.is_object() && d.contains("op")) {
-    std::string op = d["op"];
-    std::vector<DimV> xs;
-    for (const json &a : d["args"])
-      xs.push_back(dim(a, f));
-    DimV acc = xs[0];
-    for (size_t i = 1; i < xs.size(); ++i) {
-      const DimV &y = xs[i];
-      std::optional<dimarith::Op> dop = dimarith::opNamed(op);
-      if (!dop || *dop == dimarith::Op::Sub)
-        fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
-      if ((*dop == dimarith::Op::FloorDiv || *dop == dimarith::Op::Mod) && y.c && *y.c == 0)
-        fail(fmt::format("{}: dim {} divides by zero", where_, ir::dimStr(d)));
-      if (acc.c && y.c) {
-        // Known when the model is built: the one dim arithmetic.
-        dimarith::Error e;
-        acc.c = dimarith::apply(*dop, *acc.c, *y.c, &e);
-        if (!acc.c)
-          fail(fmt::format("{}: dim {} {}", where_, ir::dimStr(d),
-                           e == dimarith::Error::DivideByZero ? "divides by zero" : "overflows 64-bit integers"));
-        continue;
-      }
-      Value a = dimValue(acc), bb = dimValue(y), r;
-      if (op == "add") r = b_.create<arith::AddIOp>(loc_, a, bb);
-      else if (op == "mul") r = b_.create<arith::MulIOp>(loc_, a, bb);
-      // Floored, as every other evaluator of dims (a zero divisor is a
-      // run-time error): the integer `/` and `%` of the language.
-      else if (op == "floordiv") r = binary("div", a, bb, b_.getIndexType());
-      else if (op == "mod") r = binary("mod", a, bb, b_.getIndexType());
-      else if (op == "min") r = b_.create<arith::MinSIOp>(loc_, a, bb);
-      else if (op == "max") r = b_.create<arith::MaxSIOp>(loc_, a, bb);
-      else fail(fmt::format("{}: unknown dim operator '{}'", where_, op));
-      acc = {std::nullopt, r};
+  // The plan's one walk over dims (ir::foldDim): what the build's generics
+  // fix folds with the one dim arithmetic, the rest becomes arith ops.
+  auto leaf = [&](const json &n) -> std::optional<DimV> {
+    if (n.is_number_integer())
+      return DimV{n.get<int64_t>(), {}};
+    if (n.contains("sym")) {
+      auto it = f.dims.find(n["sym"].get<std::string>());
+      if (it == f.dims.end())
+        fail(fmt::format("{}: dim generic '{}' is not bound", where_, n.value("name", "?")));
+      return it->second;
     }
-    return acc;
-  }
-  fail(fmt::format("{}: shape packs ({}) are not supported by the CPU backend yet", where_,
-                   ir::dimStr(d)));
+    fail(fmt::format("{}: shape packs ({}) are not supported by the CPU backend yet", where_, ir::dimStr(d)));
+  };
+  auto step = [&](dimarith::Op op, const DimV &acc, const DimV &y, const json &node) -> std::optional<DimV> {
+    if ((op == dimarith::Op::FloorDiv || op == dimarith::Op::Mod) && y.c && *y.c == 0)
+      fail(fmt::format("{}: dim {} divides by zero", where_, ir::dimStr(node)));
+    if (acc.c && y.c) {
+      // Known when the model is built: the one dim arithmetic.
+      dimarith::Error e;
+      std::optional<int64_t> c = dimarith::apply(op, *acc.c, *y.c, &e);
+      if (!c)
+        fail(fmt::format("{}: dim {} {}", where_, ir::dimStr(node),
+                         e == dimarith::Error::DivideByZero ? "divides by zero" : "overflows 64-bit integers"));
+      return DimV{c, {}};
+    }
+    Value a = dimValue(acc), bb = dimValue(y), r;
+    switch (op) {
+    case dimarith::Op::Add: r = b_.create<arith::AddIOp>(loc_, a, bb); break;
+    case dimarith::Op::Mul: r = b_.create<arith::MulIOp>(loc_, a, bb); break;
+    // Floored, as every other evaluator of dims (a zero divisor is a
+    // run-time error): the integer `/` and `%` of the language.
+    case dimarith::Op::FloorDiv: r = binary("div", a, bb, b_.getIndexType()); break;
+    case dimarith::Op::Mod: r = binary("mod", a, bb, b_.getIndexType()); break;
+    case dimarith::Op::Min: r = b_.create<arith::MinSIOp>(loc_, a, bb); break;
+    case dimarith::Op::Max: r = b_.create<arith::MaxSIOp>(loc_, a, bb); break;
+    case dimarith::Op::Sub: break; // not a plan operator: foldDim refuses it
+    }
+    return DimV{std::nullopt, r};
+  };
+  std::string why;
+  std::optional<DimV> v = ir::foldDim<DimV>(d, leaf, step, why);
+  if (!v)
+    fail(fmt::format("{}: {}", where_, why));
+  return *v;
 }
 
 Type Importer::type(const json &t, Frame &f, SmallVectorImpl<Value> *dynDims) {

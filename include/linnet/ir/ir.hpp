@@ -15,6 +15,8 @@
 #ifndef LINNET_IR_IR_HPP
 #define LINNET_IR_IR_HPP
 
+#include "linnet/Support/DimArith.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -123,6 +125,40 @@ std::string print(const Region &body, int indent = 0);
 /// A plan type in source spelling: `Tensor[Heads * Head, 2; f32]`, `index`.
 std::string typeStr(const json &type);
 std::string dimStr(const json &dim);
+
+/// The one walk over a plan dim (an integer, {"sym"}, {"packsize"}, or
+/// {"op": add|mul|floordiv|mod|min|max, "args": [...]} folded left) that
+/// every consumer of dims shares: `leaf` gives the value of an integer,
+/// {"sym"} or {"packsize"} node; `step(op, acc, next, node)` one step of
+/// the node's operator. Evaluation (evalDim) steps with dimarith::apply;
+/// the importer steps by folding known operands with it and emitting
+/// arith ops for the others. nullopt when `leaf` or `step` give nullopt,
+/// or with `why` set when the node is not a dim.
+template <class V, class Leaf, class Step>
+std::optional<V> foldDim(const json &d, Leaf &&leaf, Step &&step, std::string &why) {
+  if (d.is_number_integer() || (d.is_object() && (d.contains("sym") || d.contains("packsize"))))
+    return leaf(d);
+  if (!d.is_object() || !d.contains("op") || !d["op"].is_string() || !d.contains("args") ||
+      !d["args"].is_array() || d["args"].empty()) {
+    why = "'" + d.dump() + "' is not a dim";
+    return std::nullopt;
+  }
+  std::optional<dimarith::Op> op = dimarith::opNamed(d["op"].get<std::string>());
+  if (!op || *op == dimarith::Op::Sub) {
+    why = "unknown dim operator '" + d["op"].get<std::string>() + "'";
+    return std::nullopt;
+  }
+  std::optional<V> acc;
+  for (const json &a : d["args"]) {
+    std::optional<V> v = foldDim<V>(a, leaf, step, why);
+    if (!v)
+      return std::nullopt;
+    acc = acc ? step(*op, *acc, *v, d) : std::move(v);
+    if (!acc)
+      return std::nullopt;
+  }
+  return acc;
+}
 
 /// Looks a generic (`sym`) or a pack (`packsize`) up; nullopt when unbound.
 using DimLookup = std::function<std::optional<int64_t>(const std::string &)>;
