@@ -258,6 +258,7 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) 
   // scf.parallel (row tiles) becomes an OpenMP worksharing loop.
   bool parallel = options.parallel && openMPAvailable();
   if (parallel) {
+    pm.addPass(createLinnetCPUParallelizeElementLoops());
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createLinnetCPUOpenMPSchedule());
   }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Target/CUDA/Passes.h"
+#include "linnet/Target/ElementLoops.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -109,7 +110,7 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     // A comprehension's element loop runs its iterations in parallel
     // before anything inside it is mapped: each element a thread.
     if (laneTilesOnly)
-      parallelizeElementLoops(module);
+      target::parallelizeElementLoops(module, [](Operation *op) { return isa<gpu::LaunchOp>(op); });
     // Lane tiles first, where the host runs them: inside a function's body
     // and host control flow that carries no values (what mapRegion leaves
     // on the host); one inside other work runs whole in that work's kernel.
@@ -184,171 +185,6 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
     for (scf::ParallelOp par : llvm::reverse(nested))
       if (par.getNumResults() == 0)
         sequentialize(par);
-  }
-
-  /// A host-level `scf.for` the importer marked `linnet.elements` (the
-  /// element loop of a comprehension whose elements are tensors or computed
-  /// by loops: attention's heads, each reducing over the KV cache) becomes
-  /// an `scf.parallel`: its iterations write disjoint elements by the
-  /// language's rule. Kept a loop where a thread could not run an
-  /// iteration: a call, a buffer of run-time size or more than 64 KiB of
-  /// buffers allocated inside, or work already given a schedule of its own.
-  void parallelizeElementLoops(ModuleOp module) {
-    SmallVector<scf::ForOp> loops;
-    module.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
-      if (!loop->hasAttr("linnet.elements") || loop.getNumResults() != 0)
-        return WalkResult::advance();
-      for (Operation *up = loop->getParentOp(); !isa<func::FuncOp>(up); up = up->getParentOp())
-        if (isa<scf::ParallelOp, gpu::LaunchOp>(up) || up->getNumResults() > 0)
-          return WalkResult::skip();
-      int64_t privateBytes = 0;
-      WalkResult blocked = loop.getBody()->walk([&](Operation *op) {
-        if (isa<func::CallOp, gpu::LaunchOp>(op) || op->hasAttr("linnet.schedule") || op->hasAttr("linnet.lanes"))
-          return WalkResult::interrupt();
-        if (auto a = dyn_cast<memref::AllocOp>(op)) {
-          MemRefType t = a.getType();
-          if (!t.hasStaticShape() || !t.getElementType().isIntOrIndexOrFloat())
-            return WalkResult::interrupt();
-          unsigned bits = t.getElementType().isIndex() ? 64 : t.getElementTypeBitWidth();
-          privateBytes += t.getNumElements() * std::max<int64_t>(bits / 8, 1);
-        }
-        return WalkResult::advance();
-      });
-      if (!blocked.wasInterrupted() && privateBytes <= 64 * 1024)
-        loops.push_back(loop);
-      return WalkResult::skip(); // an inner element loop runs in its thread
-    });
-    privatizeElementScratch(loops);
-    for (scf::ForOp loop : loops) {
-      // A perfect nest of element loops (a comprehension over [s, h]: the
-      // loop over s holds only the loop over h) is one parallel loop over
-      // every axis, so each element, not each row of them, is a thread.
-      SmallVector<scf::ForOp> nest{loop};
-      while (true) {
-        Block *body = nest.back().getBody();
-        auto inner = dyn_cast<scf::ForOp>(&body->front());
-        if (!inner || std::next(body->begin()) != std::prev(body->end()) ||
-            !inner->hasAttr("linnet.elements") || inner.getNumResults() != 0)
-          break;
-        auto outside = [&](Value v) { return v.getParentRegion()->isProperAncestor(&loop.getRegion()); };
-        if (!outside(inner.getLowerBound()) || !outside(inner.getUpperBound()) || !outside(inner.getStep()))
-          break;
-        nest.push_back(inner);
-      }
-      SmallVector<Value> lbs, ubs, steps;
-      for (scf::ForOp l : nest) {
-        lbs.push_back(l.getLowerBound());
-        ubs.push_back(l.getUpperBound());
-        steps.push_back(l.getStep());
-      }
-      OpBuilder b(loop);
-      auto par = b.create<scf::ParallelOp>(loop.getLoc(), lbs, ubs, steps);
-      Block *body = par.getBody();
-      Block *innermost = nest.back().getBody();
-      body->getOperations().splice(body->begin(), innermost->getOperations(), innermost->begin(),
-                                   std::prev(innermost->end()));
-      for (auto [l, iv] : llvm::zip(nest, par.getInductionVars()))
-        l.getInductionVar().replaceAllUsesWith(iv);
-      loop.erase();
-    }
-  }
-
-  /// A buffer allocated outside the element loops that use it, and used
-  /// nowhere else (bufferization gives one buffer to the per-element
-  /// scratch of every iteration, and reuses it from one comprehension to the
-  /// next once its value is dead), is each element's own: in parallel, one
-  /// buffer would be written by every thread at once. Elements are
-  /// independent and no value leaves an element loop, so each such loop gets
-  /// its own buffer, allocated in its body (then the thread's memory).
-  /// Whether `v` is computed from the position of one of `loop`'s threads.
-  static bool dependsOnElement(Value v, scf::ForOp loop) {
-    SmallVector<Value> work{v};
-    llvm::SmallPtrSet<Value, 16> seen;
-    while (!work.empty()) {
-      Value x = work.pop_back_val();
-      if (!seen.insert(x).second)
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(x)) {
-        // The loop's threads: its axis and those of the perfect nest of
-        // element loops it heads (one parallel loop over all of them).
-        for (scf::ForOp l = loop; l;) {
-          if (arg == l.getInductionVar())
-            return true;
-          Block *body = l.getBody();
-          auto inner = dyn_cast<scf::ForOp>(&body->front());
-          l = inner && std::next(body->begin()) == std::prev(body->end()) && inner->hasAttr("linnet.elements")
-                  ? inner
-                  : scf::ForOp();
-        }
-        continue;
-      }
-      Operation *def = x.getDefiningOp();
-      if (!loop->isProperAncestor(def))
-        continue;
-      for (Value operand : def->getOperands())
-        work.push_back(operand);
-    }
-    return false;
-  }
-
-  void privatizeElementScratch(ArrayRef<scf::ForOp> loops) {
-    auto loopOf = [&](Operation *op) -> scf::ForOp {
-      for (scf::ForOp l : loops)
-        if (l->isProperAncestor(op))
-          return l;
-      return nullptr;
-    };
-    SmallVector<memref::AllocOp> shared;
-    llvm::SmallPtrSet<Operation *, 8> seen;
-    for (scf::ForOp loop : loops)
-      loop.getBody()->walk([&](Operation *op) {
-        for (Value v : op->getOperands()) {
-          auto a = v.getDefiningOp<memref::AllocOp>();
-          if (!a || loop->isAncestor(a) || !a.getType().hasStaticShape() || !seen.insert(a).second)
-            continue;
-          // Scratch: each element loads and stores the same locations (its
-          // indices depend on no element's position). A buffer an element
-          // loop writes at its elements' own indices is its result (the
-          // partials of a split fold, read by the loop that combines them).
-          bool scratch = llvm::all_of(a->getUsers(), [&](Operation *user) {
-            if (isa<memref::DeallocOp>(user))
-              return true;
-            scf::ForOp l = loopOf(user);
-            if (!l || !isa<memref::LoadOp, memref::StoreOp>(user))
-              return false;
-            ValueRange indices = isa<memref::LoadOp>(user) ? cast<memref::LoadOp>(user).getIndices()
-                                                           : cast<memref::StoreOp>(user).getIndices();
-            return llvm::none_of(indices, [&](Value i) { return dependsOnElement(i, l); });
-          });
-          if (scratch)
-            shared.push_back(a);
-        }
-      });
-    for (memref::AllocOp a : shared) {
-      llvm::MapVector<Operation *, SmallVector<OpOperand *>> usesByLoop;
-      for (OpOperand &use : a->getUses())
-        if (scf::ForOp l = loopOf(use.getOwner()))
-          usesByLoop[l].push_back(&use);
-      for (auto &[l, uses] : usesByLoop) {
-        // In the innermost loop of a perfect nest, which stays one parallel
-        // loop over all its axes.
-        Block *body = cast<scf::ForOp>(l).getBody();
-        while (auto inner = dyn_cast<scf::ForOp>(&body->front())) {
-          if (std::next(body->begin()) != std::prev(body->end()) || !inner->hasAttr("linnet.elements"))
-            break;
-          body = inner.getBody();
-        }
-        OpBuilder b = OpBuilder::atBlockBegin(body);
-        auto own = b.create<memref::AllocOp>(a.getLoc(), a.getType(), ValueRange{}, a.getAlignmentAttr());
-        for (OpOperand *use : uses)
-          use->set(own);
-        b.setInsertionPoint(body->getTerminator());
-        b.create<memref::DeallocOp>(a.getLoc(), own);
-      }
-      for (Operation *user : llvm::make_early_inc_range(a->getUsers()))
-        user->erase(); // its deallocations: no use is left
-      a.erase();
-    }
   }
 
   /// A buffer allocated inside a kernel (a comprehension nested in a

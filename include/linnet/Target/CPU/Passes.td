@@ -169,6 +169,25 @@ def LinnetCPUFoldLoopChecks : Pass<"linnet-cpu-fold-loop-checks"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def LinnetCPUParallelizeElementLoops
+    : Pass<"linnet-cpu-parallelize-element-loops", "::mlir::ModuleOp"> {
+  let summary = "A comprehension's element loops as scf.parallel (OpenMP threads)";
+  let description = [{
+    Each outermost `scf.for` the importer marked `linnet.elements` (a
+    comprehension whose elements are computed by loops: attention's heads,
+    each folding over the KV cache), with the perfect nest of element loops
+    it heads, becomes one `scf.parallel`, which -convert-scf-to-openmp makes
+    a worksharing loop: decode's one query row times 8 heads runs as 8
+    iterations across the threads, not on one thread while the others wait.
+    The scratch buffers bufferization shared between elements become each
+    element's own. A loop stays serial where it holds parallel work of its
+    own (`scf.parallel`, a call) or where a write of its body could land on
+    another element's place (target::parallelizeElementLoops,
+    linnet/Target/ElementLoops.h).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def LinnetCPUWidenBf16 : Pass<"linnet-cpu-widen-bf16", "::mlir::ModuleOp"> {
   let summary = "bf16 arithmetic as f32 arithmetic, each result rounded to bf16";
   let description = [{
