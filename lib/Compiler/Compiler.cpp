@@ -13,6 +13,7 @@
 #include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Digest.h"
 #include "linnet/Support/Input.h"
+#include "linnet/Support/DiagError.h"
 #include "linnet/Support/MlirDiagnostics.h"
 #include "linnet/Support/Timing.h"
 #include "linnet/Syntax/Diagnostics.h"

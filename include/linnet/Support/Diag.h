@@ -19,13 +19,12 @@
 //   linnet build: error: message         the command itself
 //
 // Notes follow their diagnostic: located ones in the first form, others
-// indented by two spaces.
+// indented by two spaces. Plain C++ (the parser's fuzzer compiles it alone);
+// DiagError.h carries Diags through llvm::Error.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINNET_SUPPORT_DIAG_H
 #define LINNET_SUPPORT_DIAG_H
-
-#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -113,25 +112,6 @@ public:
 protected:
   void handle(Diag d) override;
 };
-
-/// An llvm::Error that carries diagnostics as values (what failed, then
-/// the located diagnostics behind it), for the layers whose interfaces
-/// return llvm::Error.
-class DiagError : public llvm::ErrorInfo<DiagError> {
-public:
-  static char ID;
-  explicit DiagError(std::vector<Diag> diags) : diags_(std::move(diags)) {}
-  const std::vector<Diag> &diags() const { return diags_; }
-  void log(llvm::raw_ostream &os) const override;
-  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
-
-private:
-  std::vector<Diag> diags_;
-};
-
-/// Reports `e` to `sink`: a DiagError's diagnostics as they are, any other
-/// error as one diagnostic with `code` and `prefix` before its message.
-void reportError(llvm::Error e, DiagSink &sink, const std::string &code, const std::string &prefix = {});
 
 } // namespace linnet::support
 

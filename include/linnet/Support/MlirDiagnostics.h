@@ -13,7 +13,7 @@
 #ifndef LINNET_SUPPORT_MLIRDIAGNOSTICS_H
 #define LINNET_SUPPORT_MLIRDIAGNOSTICS_H
 
-#include "linnet/Support/Diag.h"
+#include "linnet/Support/DiagError.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
