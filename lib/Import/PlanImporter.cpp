@@ -293,8 +293,8 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
     // reads where in their model it happened, not an MLIR dump.
     support::DiagnosticCollector diags(&context, "internal");
     if (failed(verify(*m))) {
-      error = diags.firstDiag.message.empty() ? support::Diag::error("internal", "the imported module does not verify")
-                                              : diags.firstDiag;
+      const support::Diag *first = diags.firstError();
+      error = first ? *first : support::Diag::error("internal", "the imported module does not verify");
       error.message += " (an importer bug: the model is valid, the IR built for it is not)";
       return {};
     }

@@ -55,36 +55,44 @@ inline Diag toDiag(const mlir::Diagnostic &d, const std::string &code) {
   return out;
 }
 
-/// Collects the diagnostics MLIR reports while it is alive: as values in
-/// `diags` (errors with their notes, never the note that prints the IR),
-/// and as text, all of them in `text`, the first error alone in `first`.
+/// Collects the diagnostics MLIR reports while it is alive, as values:
+/// errors with their notes, never the note that prints the IR. Their text
+/// forms (`first`, `text`) are rendered from the values when asked for.
 class DiagnosticCollector {
 public:
   explicit DiagnosticCollector(mlir::MLIRContext *ctx, std::string code = "codegen")
       : handler_(ctx, [this, code](mlir::Diagnostic &d) {
-          std::string one = sourcePrefix(d.getLocation()) + severity(d) + d.str();
-          if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
-            first = one;
-          text += one + "\n";
           Diag value = toDiag(d, code);
           for (mlir::Diagnostic &note : d.getNotes())
-            if (!llvm::StringRef(note.str()).starts_with("see current operation")) {
-              text += sourcePrefix(note.getLocation()) + "note: " + note.str() + "\n";
+            if (!llvm::StringRef(note.str()).starts_with("see current operation"))
               value.withNote(toDiag(note, code));
-            }
-          if (firstDiag.message.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
-            firstDiag = value;
           diags.push_back(std::move(value));
           return mlir::success();
         }) {}
 
   std::vector<Diag> diags;
-  std::string text;  // every diagnostic, one per line, notes after theirs
-  std::string first; // the first error, one line
-  Diag firstDiag;    // the first error (empty message: none)
 
+  /// The first error, or nullptr.
+  const Diag *firstError() const {
+    for (const Diag &d : diags)
+      if (d.level == Diag::Level::Error)
+        return &d;
+    return nullptr;
+  }
+  /// The first error on one line (`file:line:col: error: ...`), or "".
+  std::string first() const { return firstError() ? line(*firstError()) : ""; }
+  /// Every diagnostic, one per line, notes after theirs.
+  std::string text() const {
+    std::string s;
+    for (const Diag &d : diags) {
+      s += line(d) + "\n";
+      for (const Diag &n : d.notes)
+        s += line(n) + "\n";
+    }
+    return s;
+  }
   /// ": <first error>", or "" when there was none.
-  std::string suffix() const { return first.empty() ? "" : ": " + first; }
+  std::string suffix() const { return firstError() ? ": " + first() : ""; }
 
   /// An error whose first diagnostic says `what` failed (with `code`) and
   /// whose others are the diagnostics collected.
@@ -95,18 +103,9 @@ public:
   }
 
 private:
-  static std::string severity(const mlir::Diagnostic &d) {
-    switch (d.getSeverity()) {
-    case mlir::DiagnosticSeverity::Error:
-      return "error: ";
-    case mlir::DiagnosticSeverity::Warning:
-      return "warning: ";
-    case mlir::DiagnosticSeverity::Note:
-      return "note: ";
-    case mlir::DiagnosticSeverity::Remark:
-      return "remark: ";
-    }
-    return "";
+  static std::string line(const Diag &d) {
+    std::string at = d.located() ? d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " : "";
+    return at + levelName(d.level) + ": " + d.message;
   }
   mlir::ScopedDiagnosticHandler handler_;
 };

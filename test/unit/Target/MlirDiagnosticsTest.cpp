@@ -28,10 +28,10 @@ TEST(MlirDiagnostics, FirstErrorIsLocatedWithoutIR) {
   ASSERT_TRUE(m);
   linnet::support::DiagnosticCollector diags(&ctx);
   EXPECT_TRUE(failed(verify(*m)));
-  EXPECT_EQ(diags.first.rfind("model.ln:2:3: error: ", 0), 0u) << diags.first;
-  EXPECT_EQ(diags.first.find("loc("), std::string::npos) << diags.first;
-  EXPECT_EQ(diags.text.find("see current operation"), std::string::npos) << diags.text;
-  EXPECT_EQ(diags.suffix(), ": " + diags.first);
+  EXPECT_EQ(diags.first().rfind("model.ln:2:3: error: ", 0), 0u) << diags.first();
+  EXPECT_EQ(diags.first().find("loc("), std::string::npos) << diags.first();
+  EXPECT_EQ(diags.text().find("see current operation"), std::string::npos) << diags.text();
+  EXPECT_EQ(diags.suffix(), ": " + diags.first());
 }
 
 TEST(MlirDiagnostics, PositionFoundInsideFusedLocations) {
@@ -42,5 +42,5 @@ TEST(MlirDiagnostics, PositionFoundInsideFusedLocations) {
   EXPECT_EQ(linnet::support::sourcePrefix(UnknownLoc::get(&ctx)), "");
   linnet::support::DiagnosticCollector diags(&ctx);
   emitError(UnknownLoc::get(&ctx)) << "no position";
-  EXPECT_EQ(diags.first, "error: no position");
+  EXPECT_EQ(diags.first(), "error: no position");
 }
