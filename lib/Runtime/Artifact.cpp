@@ -371,7 +371,7 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
     return false;
   Obj o(j, "$", error);
   if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile", "distributed", "device",
-               "cpu"}) ||
+               "cpu", "workspace"}) ||
       !o.str("abi", out.abi) || !o.str("library", out.library))
     return false;
   if (!runtimeAbiKnown(out.abi))
@@ -404,6 +404,26 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
       req.features.push_back(f.get<std::string>());
     }
     out.cpu = std::move(req);
+  } else if (!o.ok()) {
+    return false;
+  }
+  if (const json *w = o.get("workspace", false)) {
+    Obj wo(*w, o.at("workspace"), error);
+    const json *entries = wo.ok() && wo.only({"entries"}) ? wo.get("entries") : nullptr;
+    if (!entries)
+      return false;
+    if (!entries->is_object())
+      return wo.fail(wo.at("entries"), fmt::format("expected an object, found {}", typeName(*entries)));
+    for (const auto &[name, bytes] : entries->items()) {
+      if (bytes.is_null()) {
+        out.workspacePeak[name] = std::nullopt;
+        continue;
+      }
+      if (!bytes.is_number_unsigned())
+        return wo.fail(input::pathKey(wo.at("entries"), name),
+                       fmt::format("expected a byte count or null, found {}", typeName(bytes)));
+      out.workspacePeak[name] = bytes.get<uint64_t>();
+    }
   } else if (!o.ok()) {
     return false;
   }

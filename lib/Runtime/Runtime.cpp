@@ -594,6 +594,16 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
   return m;
 }
 
+std::optional<WorkspaceStats> Model::workspaceStats(bool resetPeak) const {
+  auto stats = reinterpret_cast<void (*)(uint64_t *, uint64_t *, uint64_t *, int)>(
+      librarySymbol("linnet_workspace_stats"));
+  if (!stats)
+    return std::nullopt;
+  WorkspaceStats w;
+  stats(&w.peak, &w.chunks, &w.chunkBytes, resetPeak ? 1 : 0);
+  return w;
+}
+
 void *Model::librarySymbol(const std::string &name) const {
   return library_ ? ::dlsym(library_, name.c_str()) : nullptr;
 }

@@ -32,6 +32,7 @@ struct Options {
   std::string partition;
   double timeout = 60;
   bool distStats = false;
+  bool memory = false;
   tool::SourceOptions source;
 } gOpts;
 
@@ -60,6 +61,10 @@ CLI::App *tool::addRunCommand(CLI::App &app) {
       ->check(CLI::PositiveNumber);
   c->add_flag("--dist-stats", gOpts.distStats,
               "With --ranks: print the halo sizes and, per rank, bytes sent and interior/exchange overlap");
+  c->add_flag("--memory", gOpts.memory,
+              "Print the workspace the calls took from the library's workspace stack: the most one thread "
+              "held, beside the bound the build gave, and the chunks it allocated after the first call "
+              "(none at steady state; docs/cpu-abi.md)");
   c->add_flag("--interpret", gOpts.interpret,
               "Run the entry with the reference interpreter of Core IR (nothing is compiled)");
   return c;
@@ -123,11 +128,31 @@ int tool::runRun() {
   for (const rt::OwnedTensor &t : *owned)
     views.push_back(t.view());
   std::vector<rt::OwnedTensor> results;
-  for (unsigned i = 0; i < std::max(1u, gOpts.repeat); ++i)
+  std::optional<rt::WorkspaceStats> before = model->workspaceStats(/*resetPeak=*/true), afterFirst;
+  for (unsigned i = 0; i < std::max(1u, gOpts.repeat); ++i) {
     if (!model->call(gOpts.call.entry, views, results, error)) {
       std::cerr << "linnet run: error: " << error << "\n";
       return 1;
     }
+    if (i == 0)
+      afterFirst = model->workspaceStats();
+  }
+  if (gOpts.memory) {
+    std::optional<rt::WorkspaceStats> now = model->workspaceStats();
+    if (!now) {
+      std::cout << "workspace: none (the library takes no workspace from a stack: ABI "
+                << model->info().abi << ")\n";
+    } else {
+      auto bound = model->info().workspacePeak.find(gOpts.call.entry);
+      std::string planned = bound == model->info().workspacePeak.end() ? "not recorded"
+                            : bound->second ? fmt::format("{} bytes", *bound->second)
+                                            : std::string("unbounded");
+      std::cout << fmt::format("workspace: peak {} bytes on one thread (the build's bound: {}); chunks "
+                               "allocated: {} ({} bytes), {} of them after the first call\n",
+                               now->peak, planned, now->chunks - before->chunks,
+                               now->chunkBytes - before->chunkBytes, now->chunks - afterFirst->chunks);
+    }
+  }
   for (size_t r = 0; r < gOpts.outputs.size(); ++r)
     if (!rt::writeNpy(gOpts.outputs[r], results[r].view(), error)) {
       std::cerr << "linnet run: error: " << error << "\n";

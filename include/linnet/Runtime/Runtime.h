@@ -115,6 +115,17 @@ struct ArtifactInfo {
   /// this machine's before the library is loaded. Absent in artifacts
   /// older than the member.
   std::optional<CpuRequirement> cpu;
+  /// The library's workspace stack (docs/cpu-abi.md): per entry, the most
+  /// bytes of it one thread holds during a call, as the build bounded it
+  /// (nullopt: no static bound). Empty for a library without the member.
+  std::map<std::string, std::optional<uint64_t>> workspacePeak;
+};
+
+/// What the library's workspace stack has done (linnet_workspace_stats).
+struct WorkspaceStats {
+  uint64_t peak = 0;       // the most bytes one thread held since the last reset
+  uint64_t chunks = 0;     // chunks allocated since the library was loaded
+  uint64_t chunkBytes = 0; // their bytes
 };
 
 /// One timer event of an instrumented library: a command (by timer id,
@@ -253,6 +264,9 @@ public:
   /// how many did not fit the library's buffer (`dropped`). Empty when the
   /// library is not instrumented.
   std::vector<ProfileEvent> takeProfile(uint64_t &dropped);
+  /// The workspace stack's counters (resetting the peak when asked);
+  /// nullopt for a library without a workspace stack.
+  std::optional<WorkspaceStats> workspaceStats(bool resetPeak = false) const;
   /// A symbol the library defines (a distributed kernel's C interface, the
   /// distributed hook), or null.
   void *librarySymbol(const std::string &name) const;

@@ -257,8 +257,16 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) 
   pm.addPass(createCanonicalizerPass());
   // scf.parallel (row tiles) becomes an OpenMP worksharing loop.
   bool parallel = options.parallel && openMPAvailable();
-  if (parallel) {
+  if (parallel)
     pm.addPass(createLinnetCPUParallelizeElementLoops());
+  // After the element loops took their own scratch: it packs in their
+  // bodies, and each thread pushes on its own workspace stack.
+  if (options.workspaceArena) {
+    pm.addPass(createLinnetCPUPackArena());
+    if (options.workspaceStack)
+      pm.addPass(createLinnetCPULowerWorkspace());
+  }
+  if (parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createLinnetCPUOpenMPSchedule());
   }
@@ -548,6 +556,18 @@ unsigned codeVectorBits(const CodegenOptions &options) {
   return sti->checkFeatures("+avx512f") ? 512 : sti->checkFeatures("+avx2") ? 256 : 128;
 }
 
+std::optional<std::string> workspaceJson(ModuleOp module) {
+  auto peaks = module->getAttrOfType<DictionaryAttr>("linnet.workspace_peaks");
+  if (!peaks)
+    return std::nullopt;
+  nlohmann::json entries = nlohmann::json::object();
+  for (NamedAttribute a : peaks) {
+    auto bytes = dyn_cast<IntegerAttr>(a.getValue());
+    entries[a.getName().str()] = bytes ? nlohmann::json(bytes.getInt()) : nlohmann::json();
+  }
+  return nlohmann::json{{"entries", entries}}.dump();
+}
+
 std::string codeCpuJson(const CodegenOptions &options) {
   nlohmann::json features = nlohmann::json::array();
   std::string name = options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
@@ -617,6 +637,8 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   stage.next("loops to the LLVM dialect");
   if (failed(lowerLoopsToLLVMDialect(module, options)))
     return diags.error("lowering to the LLVM dialect failed");
+  // Arenas from the workspace stack the shim carries.
+  bool workspace = module.lookupSymbol("linnet_workspace_push") != nullptr;
   if (llvm::Error e = dumpIR(options, "llvm.mlir", printWithLocations(module)))
     return e;
   stage.next("LLVM IR and its optimization");
@@ -664,7 +686,7 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
   // BLAS calls go through a small C shim that loads OpenBLAS on first use
   // (LinalgCodegen.cpp, blasShimSource).
   llvm::SmallString<128> shimPath;
-  if (blas || relations || timers || !distShim.empty()) {
+  if (blas || relations || timers || workspace || !distShim.empty()) {
     int shimFd;
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "linnet-blas-shim", "c", shimFd, shimPath)) {
@@ -676,6 +698,8 @@ llvm::Error compileToSharedLibrary(ModuleOp module, llvm::StringRef outputPath,
       shim << blasShimSource();
     if (relations)
       shim << relationBuildSource();
+    if (workspace)
+      shim << workspaceShimSource();
     if (timers && options.profileShim)
       shim << profileShimSource();
     shim << distShim;
@@ -756,6 +780,106 @@ const char *relationBuildSource() {
   return
 #include "RelationBuild.inc"
       ;
+}
+
+const char *workspaceShimSource() {
+  // Each thread's stack is a chain of chunks: a push that does not fit
+  // moves to the chunk above (kept from an earlier call when it is big
+  // enough, else a new one twice the size), a pop that empties a chunk
+  // moves back down. Chunks stay allocated, so once a call has run, the
+  // same call allocates nothing; the library frees them all when it is
+  // unloaded (a thread's stack outlives the thread until then).
+  return R"c(
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct linnet_ws_chunk {
+  struct linnet_ws_chunk *below, *above, *all;
+  uint64_t cap, used, pad[3];
+} linnet_ws_chunk; /* 64 bytes: the data after it stays 64-byte aligned */
+static __thread linnet_ws_chunk *linnet_ws_top;
+static __thread uint64_t linnet_ws_inuse;
+static linnet_ws_chunk *linnet_ws_chunks;
+static pthread_mutex_t linnet_ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t linnet_ws_peak, linnet_ws_allocs, linnet_ws_bytes;
+static linnet_ws_chunk *linnet_ws_new(uint64_t cap) {
+  linnet_ws_chunk *c = NULL;
+  if (posix_memalign((void **)&c, 64, sizeof(linnet_ws_chunk) + cap) != 0 || !c) {
+    fprintf(stderr, "linnet: out of memory: cannot take %llu bytes of workspace\n",
+            (unsigned long long)cap);
+    abort();
+  }
+  c->below = c->above = NULL;
+  c->cap = cap;
+  c->used = 0;
+  pthread_mutex_lock(&linnet_ws_lock);
+  c->all = linnet_ws_chunks;
+  linnet_ws_chunks = c;
+  ++linnet_ws_allocs;
+  linnet_ws_bytes += cap;
+  pthread_mutex_unlock(&linnet_ws_lock);
+  return c;
+}
+/* Called by the library's own code only. */
+__attribute__((visibility("hidden"))) void *linnet_workspace_push(int64_t bytes) {
+  uint64_t n = ((uint64_t)bytes + 63) & ~(uint64_t)63;
+  linnet_ws_chunk *c = linnet_ws_top;
+  if (!c || c->used + n > c->cap) {
+    linnet_ws_chunk *up = c ? c->above : NULL;
+    if (!up || up->cap < n) {
+      uint64_t cap = c ? 2 * c->cap : 0;
+      if (cap < n)
+        cap = n;
+      if (cap < (64u << 10))
+        cap = 64u << 10;
+      linnet_ws_chunk *fresh = linnet_ws_new(cap);
+      /* A chunk above that was too small stays on the library's list,
+         unused, until it is unloaded. */
+      fresh->below = c;
+      if (c)
+        c->above = fresh;
+      up = fresh;
+    }
+    c = linnet_ws_top = up;
+  }
+  void *p = (char *)(c + 1) + c->used;
+  c->used += n;
+  linnet_ws_inuse += n;
+  uint64_t seen = __atomic_load_n(&linnet_ws_peak, __ATOMIC_RELAXED);
+  while (linnet_ws_inuse > seen &&
+         !__atomic_compare_exchange_n(&linnet_ws_peak, &seen, linnet_ws_inuse, 1,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return p;
+}
+__attribute__((visibility("hidden"))) void linnet_workspace_pop(void *p) {
+  linnet_ws_chunk *c = linnet_ws_top;
+  uint64_t used = (uint64_t)((char *)p - (char *)(c + 1));
+  linnet_ws_inuse -= c->used - used;
+  c->used = used;
+  if (used == 0 && c->below)
+    linnet_ws_top = c->below;
+}
+/* The most workspace one thread held since the last reset, and the chunks
+   (count, bytes) allocated since the library was loaded. */
+void linnet_workspace_stats(uint64_t *peak, uint64_t *chunks, uint64_t *bytes, int reset) {
+  pthread_mutex_lock(&linnet_ws_lock);
+  *peak = __atomic_load_n(&linnet_ws_peak, __ATOMIC_RELAXED);
+  *chunks = linnet_ws_allocs;
+  *bytes = linnet_ws_bytes;
+  if (reset)
+    __atomic_store_n(&linnet_ws_peak, 0, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&linnet_ws_lock);
+}
+__attribute__((destructor)) static void linnet_ws_unload(void) {
+  for (linnet_ws_chunk *c = linnet_ws_chunks, *next; c; c = next) {
+    next = c->all;
+    free(c);
+  }
+  linnet_ws_chunks = NULL;
+}
+)c";
 }
 
 const char *profileShimSource() {

@@ -85,6 +85,8 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
     lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine, library ? "openblas" : "",
                            library ? "libopenblas.so.0" : ""});
   }
+  if (std::optional<std::string> w = workspaceJson(module))
+    lib.runtimeMembers.push_back({"workspace", *w});
   lib.sections.push_back({".text", "code", "model.so"});
   lib.runtimeMembers.push_back({"cpu", codeCpuJson(options)});
   if (options.parallel && openMPAvailable())

@@ -674,6 +674,10 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   // The host code runs on the GPU machine's CPU, not necessarily this one.
   options.cpu = request.cpu;
   options.genericAllocation = !request.emulate;
+  // A device build's temporaries are device memory: packed into one
+  // arena a block execution (one allocation of the runtime's, which keeps
+  // freed blocks for reuse), not taken from the host's workspace stack.
+  options.workspaceStack = request.emulate;
   options.extraShim = request.emulate ? emulationShimSource() : hostShimSource();
   // Commands timed where they run: on the device, CUDA events the host
   // shim asks the runtime for; emulated, the CPU's clock.

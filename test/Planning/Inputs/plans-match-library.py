@@ -70,6 +70,9 @@ model_fns = set()
 for s in defined:
     if s in runtime_names or "..omp_par" in s or s.startswith(("linnet_cblas_", "linnet_entry_")):
         continue
+    # The workspace stack the arenas come from (the shim's, docs/cpu-abi.md).
+    if s.startswith(("linnet_workspace_", "linnet_ws_")):
+        continue
     # A distributed build's hook trampolines (the shim's glue) and its hook.
     if s.startswith("_mlir_ciface_linnet_dist_"):
         continue

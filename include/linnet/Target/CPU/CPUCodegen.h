@@ -19,6 +19,7 @@
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -82,6 +83,14 @@ struct CodegenOptions {
   /// Host allocations call `_mlir_memref_to_llvm_alloc`/`_free` (which a
   /// runtime supplies: the CUDA runtime's device memory) instead of malloc.
   bool genericAllocation = false;
+  /// Temporaries a block frees itself share one arena a block execution
+  /// (-linnet-cpu-pack-arena).
+  bool workspaceArena = true;
+  /// With workspaceArena: the arenas come from the thread's workspace
+  /// stack (-linnet-cpu-lower-workspace; the stack is in the library's
+  /// shim); false where allocations are another memory's
+  /// (genericAllocation: the arena is one allocation of it).
+  bool workspaceStack = true;
   /// Runs on the module once it is loops, before the LLVM lowering: another
   /// target's mapping of those loops (the CUDA target's kernels).
   std::function<mlir::LogicalResult(mlir::ModuleOp)> afterLoops;
@@ -96,6 +105,10 @@ struct CodegenOptions {
 /// The C source of the distributed shim of a module the distribute pass
 /// ran on (its `linnet.distributed.kernels`); empty for any other module.
 std::string distributedShimSource(mlir::ModuleOp module);
+
+/// The C source of the workspace stack (linnet_workspace_push/pop/stats)
+/// the arenas of -linnet-cpu-lower-workspace come from (docs/cpu-abi.md).
+const char *workspaceShimSource();
 
 /// The C source of the profile shim: the timers instrumented code calls and
 /// the event buffer the runtime reads (docs/profiling.md).
@@ -193,6 +206,12 @@ std::string hostCodeIdentity();
 /// the code may use (the host's, by default). The runtime refuses the
 /// library on a CPU that lacks one (linnet/Runtime/HostCpu.h).
 std::string codeCpuJson(const CodegenOptions &options);
+/// The runtime.json member `workspace` of a module -linnet-cpu-pack-arena
+/// ran on: `{"entries": {NAME: bytes or null}}`, the most workspace one
+/// thread holds during a call of each entry (null where a size has no
+/// static bound: prefill's, which grows with the tokens); nullopt when the
+/// pass did not run.
+std::optional<std::string> workspaceJson(mlir::ModuleOp module);
 /// The widest vector registers the code for `options.cpu`/`features` may
 /// use (512 with AVX-512F, 256 with AVX2, else 128); 0 for the host's
 /// (LinalgTarget resolves it).

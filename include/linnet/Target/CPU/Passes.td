@@ -188,6 +188,45 @@ def LinnetCPUParallelizeElementLoops
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def LinnetCPUPackArena : Pass<"linnet-cpu-pack-arena", "::mlir::ModuleOp"> {
+  let summary = "A block's temporary buffers as views of one workspace arena";
+  let description = [{
+    In each block (a function's body, a loop's body), the `memref.alloc`s
+    that the block frees itself (one `memref.dealloc` in the same block,
+    the buffer neither returned, yielded nor passed on as anything but a
+    view or a call's operand) become `memref.view`s of one arena the block
+    takes before the first of them and frees after the last: one allocation
+    per block execution instead of one per buffer. Buffers whose live
+    ranges (first to last use, in the block's order) do not overlap share a
+    slot; a slot holds buffers of one size expression (a dynamic size reuses
+    a slot only of the same expression; static ones a slot of any static
+    size, which grows to the largest). The arena is marked
+    `linnet.workspace` (-linnet-cpu-lower-workspace takes it from the
+    thread's workspace stack), with its size in `linnet.workspace_bytes`
+    where it is static, or its upper bound in `linnet.workspace_bound`
+    where its dynamic sizes have one (decode's window over the KV cache,
+    `max(min(P, W), 0)`). Each function gets `linnet.workspace_peak`: the
+    most bytes of workspace one thread holds while it runs (its arena, plus
+    the deepest of its calls and nested blocks), where every arena has a
+    size or a bound.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def LinnetCPULowerWorkspace : Pass<"linnet-cpu-lower-workspace", "::mlir::ModuleOp"> {
+  let summary = "Workspace arenas from the thread's workspace stack";
+  let description = [{
+    Each `memref.alloc` marked `linnet.workspace` becomes a call of
+    `linnet_workspace_push(bytes)` and its `memref.dealloc` a call of
+    `linnet_workspace_pop(ptr)`: the library's workspace stack
+    (docs/cpu-abi.md), one per thread, whose chunks stay allocated between
+    calls, so a call at steady state allocates nothing. Runs right before
+    the memref to LLVM conversion; the arena's descriptor is built in the
+    LLVM dialect and handed on through an unrealized cast.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect"];
+}
+
 def LinnetCPUWidenBf16 : Pass<"linnet-cpu-widen-bf16", "::mlir::ModuleOp"> {
   let summary = "bf16 arithmetic as f32 arithmetic, each result rounded to bf16";
   let description = [{
