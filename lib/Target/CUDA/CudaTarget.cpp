@@ -206,6 +206,7 @@ typedef struct linnet_cuda_host_table {
   int32_t (*gemm)(void *session, int32_t type, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k,
                   uint64_t a, int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c,
                   int64_t ldc); /* version 4 */
+  void (*copy_to_device)(void *session, uint64_t dst, const void *src, int64_t bytes); /* version 5 */
 } linnet_cuda_host_table;
 linnet_cuda_host_table linnet_cuda_host; /* kHostTableSymbol, Abi.h's HostTable */
 static void linnet_cuda_unbound(void) {
@@ -262,6 +263,76 @@ const void *linnet_profile_take(uint64_t *count, uint64_t *calls) {
   if (linnet_cuda_host.version < 3 || !linnet_cuda_host.profile_take)
     return NULL;
   return linnet_cuda_host.profile_take(linnet_cuda_host.session, count, calls);
+}
+)C";
+}
+
+/// The symbol a device build's host code calls for a relation built from
+/// coordinates (std.graph's knn, radius): relationShimSource's wrapper.
+constexpr const char *kDeviceRelationBuilder = "linnet_cuda_relation_build";
+
+/// A device build's relation builder: the CPU's (RelationBuild.c, linked
+/// beside it) on host copies. The coordinates come back from the device,
+/// the builder runs on this CPU, and the row offsets and column indices go
+/// to the device in the stream's order (host table version 5). The
+/// destination buffers come back first, so what the builder leaves
+/// unwritten (the unused tail of the indices) stays as it was.
+const char *relationShimSource() {
+  return R"C(
+/* After RelationBuild.c: its descriptor types and builder. */
+typedef linnet_memref2_f64 linnet_cuda_rb_f64;
+typedef linnet_memref1_i64 linnet_cuda_rb_i64;
+/* Elements from the base up to the last one the view reaches (0: none). */
+static int64_t linnet_cuda_rb_extent(int64_t offset, const int64_t *sizes, const int64_t *strides, int rank) {
+  int64_t last = offset;
+  for (int d = 0; d < rank; ++d) {
+    if (sizes[d] <= 0)
+      return 0;
+    last += (sizes[d] - 1) * strides[d];
+  }
+  return last + 1;
+}
+static void *linnet_cuda_rb_fetch(const void *device, int64_t elements) {
+  void *host = malloc(elements > 0 ? (size_t)elements * 8 : 8);
+  if (!host) {
+    fprintf(stderr, "linnet: out of memory: cannot copy %lld coordinates to the host\n", (long long)elements);
+    abort();
+  }
+  if (elements > 0)
+    linnet_cuda_host.copy_to_host(linnet_cuda_host.session, host, (uint64_t)(uintptr_t)device, elements * 8);
+  return host;
+}
+void _mlir_ciface_linnet_cuda_relation_build(linnet_cuda_rb_f64 *pos_dst, linnet_cuda_rb_f64 *pos_src,
+                                             linnet_cuda_rb_i64 *row_ptr, linnet_cuda_rb_i64 *col_idx, int64_t kind,
+                                             int64_t k, int64_t exclude_self, double r) {
+  if (!linnet_cuda_host.copy_to_host) linnet_cuda_unbound();
+  if (linnet_cuda_host.version < 5 || !linnet_cuda_host.copy_to_device) {
+    fprintf(stderr, "linnet: this CUDA runtime cannot copy a relation to the device (host table version %llu < 5)\n",
+            (unsigned long long)linnet_cuda_host.version);
+    abort();
+  }
+  int64_t nd = linnet_cuda_rb_extent(pos_dst->offset, pos_dst->sizes, pos_dst->strides, 2);
+  int64_t ns = linnet_cuda_rb_extent(pos_src->offset, pos_src->sizes, pos_src->strides, 2);
+  int64_t nr = linnet_cuda_rb_extent(row_ptr->offset, row_ptr->sizes, row_ptr->strides, 1);
+  int64_t nc = linnet_cuda_rb_extent(col_idx->offset, col_idx->sizes, col_idx->strides, 1);
+  linnet_cuda_rb_f64 hd = *pos_dst, hs = *pos_src;
+  linnet_cuda_rb_i64 hr = *row_ptr, hc = *col_idx;
+  hd.aligned = hd.allocated = (double *)linnet_cuda_rb_fetch(pos_dst->aligned, nd);
+  /* The same points (knn_graph(x)): one copy, which the builder sees as itself. */
+  int same = pos_src->aligned == pos_dst->aligned;
+  hs.aligned = hs.allocated = same ? hd.aligned : (double *)linnet_cuda_rb_fetch(pos_src->aligned, ns);
+  hr.aligned = hr.allocated = (int64_t *)linnet_cuda_rb_fetch(row_ptr->aligned, nr);
+  hc.aligned = hc.allocated = (int64_t *)linnet_cuda_rb_fetch(col_idx->aligned, nc);
+  _mlir_ciface_linnet_relation_build(&hd, &hs, &hr, &hc, kind, k, exclude_self, r);
+  if (nr > 0)
+    linnet_cuda_host.copy_to_device(linnet_cuda_host.session, (uint64_t)(uintptr_t)row_ptr->aligned, hr.aligned, nr * 8);
+  if (nc > 0)
+    linnet_cuda_host.copy_to_device(linnet_cuda_host.session, (uint64_t)(uintptr_t)col_idx->aligned, hc.aligned, nc * 8);
+  free(hd.aligned);
+  if (!same)
+    free(hs.aligned);
+  free(hr.aligned);
+  free(hc.aligned);
 }
 )C";
 }
@@ -633,20 +704,17 @@ llvm::Expected<std::string> compileHostKernels(ModuleOp kernels, const DeviceCod
 llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp module,
                                                                   const target::CodegenRequest &request) const {
   MLIRContext *ctx = module.getContext();
-  {
-    // Relations built from coordinates (std.graph) have a CPU builder
-    // only: refused where the model builds one.
-    FirstError errors(ctx);
-    bool builds = false;
-    module.walk([&](func::CallOp call) {
-      if (!builds && call.getCallee() == gf::kRelationBuilder) {
-        call.emitError("the cuda target cannot yet build a relation from coordinates (std.graph's knn, "
-                       "radius): build this model for the cpu target");
-        builds = true;
-      }
-    });
-    if (builds)
-      return errors.error("code generation failed");
+  // Relations built from coordinates (std.graph): an emulated build runs
+  // the CPU's builder on its host memory; a device build's host code calls
+  // the wrapper that runs it on host copies (relationShimSource).
+  bool buildsRelations = false;
+  if (auto builder = module.lookupSymbol<func::FuncOp>(gf::kRelationBuilder)) {
+    buildsRelations = true;
+    if (!request.emulate) {
+      if (failed(SymbolTable::replaceAllSymbolUses(builder, StringAttr::get(ctx, kDeviceRelationBuilder), module)))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), "renaming the relation builder failed");
+      builder.setSymName(kDeviceRelationBuilder);
+    }
   }
   {
     FirstError errors(ctx);
@@ -679,6 +747,8 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
   // freed blocks for reuse), not taken from the host's workspace stack.
   options.workspaceStack = request.emulate;
   options.extraShim = request.emulate ? emulationShimSource() : hostShimSource();
+  if (buildsRelations && !request.emulate)
+    options.extraShim += std::string(cpu::relationBuildSource()) + relationShimSource();
   // Commands timed where they run: on the device, CUDA events the host
   // shim asks the runtime for; emulated, the CPU's clock.
   options.profile = request.profile;

@@ -429,11 +429,6 @@ def edgeconv():
                 relations=[("g", rp, ci)], inputs=[("pos", pos)], weights=w, want=[want])
 
 
-# The cuda target builds no relation from coordinates yet: such a model is
-# refused at the call (docs/language/10-relations-and-reducers.md, §10.5).
-CUDA_BUILDS_NO_RELATION = {"cuda": "the cuda target cannot yet build a relation from coordinates"}
-
-
 def knn_graph(pos, k, r=None):
     """torch_cluster's knn_graph(loop=False) / radius_graph(r, loop=False,
     max_num_neighbors=k) as (dst, src), neighbours nearest first (ties by
@@ -461,7 +456,7 @@ def dgcnn():
         0, dst[:, None].expand(-1, Hidden), msg, "amax")
     want = head.double()(h.max(0).values)
     return dict(defines=dict(Feat=Feat, Hidden=Hidden, Classes=Classes, K=K), entry="forward",
-                inputs=[("pos", x)], weights=w, want=[want], refused=CUDA_BUILDS_NO_RELATION)
+                inputs=[("pos", x)], weights=w, want=[want])
 
 
 @model
@@ -486,8 +481,7 @@ def schnet():
     h = torch.zeros(N, Filters, dtype=torch.float64).index_add_(0, dst, msg)
     want = x + lin3.double()(ssp(lin2.double()(h)))
     return dict(defines=dict(Hidden=Hidden, Filters=Filters, Gaussians=Gaussians, K=K), entry="forward",
-                inputs=[("x", x), ("pos", pos), ("cutoff", np.float32(cutoff))], weights=w, want=[want],
-                refused=CUDA_BUILDS_NO_RELATION)
+                inputs=[("x", x), ("pos", pos), ("cutoff", np.float32(cutoff))], weights=w, want=[want])
 
 
 @model

@@ -22,7 +22,7 @@ inline constexpr const char *kKernelTableSchema = "linnet.cuda-kernels/1";
 inline constexpr uint32_t kDeviceBufferAlignment = 16;
 /// The host table's symbol in model.so and its layout version.
 inline constexpr const char *kHostTableSymbol = "linnet_cuda_host";
-inline constexpr uint64_t kHostTableVersion = 4;
+inline constexpr uint64_t kHostTableVersion = 5;
 /// The cuBLAS the runtime loads for `linnet_cuda_sgemm` ($LINNET_CUBLAS
 /// overrides; `none` disables it), as the concrete plan names it.
 inline constexpr const char *kCublasSoname = "libcublas.so.13";
@@ -57,6 +57,10 @@ struct HostTable {
   /// the runtime has no cuBLAS.
   int32_t (*gemm)(void *session, int32_t type, int32_t transa, int32_t transb, int64_t m, int64_t n, int64_t k,
                   uint64_t a, int64_t lda, uint64_t b, int64_t ldb, float beta, uint64_t c, int64_t ldc);
+  /// Version 5. Host bytes into device memory, in the stream's order after
+  /// everything the call enqueued so far (a relation the host code built
+  /// from coordinates it read back: std.graph's knn and radius).
+  void (*copyToDevice)(void *session, uint64_t dst, const void *src, int64_t bytes);
 };
 
 /// The element type of a gemm's A and B (HostTable::gemm's `type`).

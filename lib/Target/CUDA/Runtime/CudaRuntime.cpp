@@ -179,7 +179,8 @@ public:
                       &CudaSession::launchHook, &CudaSession::copyHook,
                       &CudaSession::allocHook,  &CudaSession::releaseHook,
                       &CudaSession::sgemmHook,  &CudaSession::markHook,
-                      &CudaSession::profileTakeHook, &CudaSession::gemmHook};
+                      &CudaSession::profileTakeHook, &CudaSession::gemmHook,
+                      &CudaSession::copyToDeviceHook};
     return s;
   }
 
@@ -331,6 +332,22 @@ private:
       std::memset(dst, 0, size_t(bytes));
       s->fail(error);
     }
+  }
+  static void copyToDeviceHook(void *session, uint64_t dst, const void *src, int64_t bytes) {
+    auto *s = static_cast<CudaSession *>(session);
+    // Host data the call computed: what was recorded runs first, and the
+    // rest of the call is enqueued as it comes (no graph: the bytes change
+    // from call to call).
+    s->flushRecorded();
+    std::string error;
+    if (!s->sticky_.empty())
+      return;
+    if (bytes < 0 || (bytes > 0 && !src))
+      return s->fail(fmt::format("a copy of {} bytes to the device from no host memory", bytes));
+    // From pageable memory the copy has taken the bytes when it returns:
+    // the host code may free them.
+    if (!s->device_->copyToDevice(CUdeviceptr(dst), src, size_t(bytes), error))
+      s->fail(error);
   }
   static void *allocHook(void *session, uint64_t bytes) {
     auto *s = static_cast<CudaSession *>(session);
