@@ -447,8 +447,10 @@ private:
   /// indices in order, A and B independent of the indices) becomes
   /// `tensor.insert_slice` of `new`, computed over p in [A, B) only, into X
   /// at A: the rest of X is neither read nor rewritten, and a state X is
-  /// updated in place after bufferization. Returns nothing when the body
-  /// does not have this form.
+  /// updated in place after bufferization. The condition may bound several
+  /// indices (a conjunction of `>=` and `<` bounds, each index bounded once
+  /// each way: a cache slot and its positions), the box then being the
+  /// slice. Returns nothing when the body does not have this form.
   std::optional<V> sliceUpdate(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,
                                RankedTensorType resT);
 

@@ -270,32 +270,39 @@ std::optional<V> Importer::sliceUpdate(const ir::Op &op, Frame &f, const std::ve
   for (size_t i = 0; i + 2 < body.ops.size(); ++i)
     for (const ir::Value &r : body.ops[i].results)
       def[r.id] = &body.ops[i];
-  // The condition: and(ge(p, A), lt(p, B)), in either order.
-  auto it = def.find(ifo.operands[0]);
-  if (it == def.end() || it->second->kind != ir::kind::Arith ||
-      it->second->attrs.value("op", "") != "and" || it->second->operands.size() != 2)
-    return std::nullopt;
-  const ir::Op *andOp = it->second, *ge = nullptr, *lt = nullptr;
-  for (ir::ValueId c : andOp->operands) {
+  // The condition: a conjunction (an `and` tree) of `ge(i, A)` and
+  // `lt(i, B)` on the comprehension's indices, each index bounded below
+  // and above at most once: the box [A, B) on the axes it names, the whole
+  // extent on the others (a cache slot `c` and its positions `p`).
+  std::vector<const ir::Op *> geOf(n, nullptr), ltOf(n, nullptr);
+  llvm::SmallPtrSet<const ir::Op *, 8> cond;
+  std::function<bool(ir::ValueId)> conjunct = [&](ir::ValueId c) {
     auto d = def.find(c);
-    if (d == def.end() || d->second->kind != ir::kind::Cmp || d->second->operands.size() != 2)
-      return std::nullopt;
-    std::string pred = d->second->attrs.value("pred", "");
-    if (pred == "ge")
-      ge = d->second;
-    else if (pred == "lt")
-      lt = d->second;
-    else
-      return std::nullopt;
-  }
-  if (!ge || !lt || !argAxis.count(ge->operands[0]) || ge->operands[0] != lt->operands[0])
+    if (d == def.end())
+      return false;
+    const ir::Op *o = d->second;
+    cond.insert(o);
+    if (o->kind == ir::kind::Arith && o->attrs.value("op", "") == "and" && o->operands.size() == 2)
+      return conjunct(o->operands[0]) && conjunct(o->operands[1]);
+    if (o->kind != ir::kind::Cmp || o->operands.size() != 2 || !argAxis.count(o->operands[0]))
+      return false;
+    std::string pred = o->attrs.value("pred", "");
+    const ir::Op *&slot = pred == "ge" ? geOf[argAxis[o->operands[0]]]
+                          : pred == "lt" ? ltOf[argAxis[o->operands[0]]]
+                                         : geOf[0];
+    if ((pred != "ge" && pred != "lt") || (slot && slot != o))
+      return false;
+    slot = o;
+    return true;
+  };
+  if (!conjunct(ifo.operands[0]))
     return std::nullopt;
-  int64_t axis = argAxis[ge->operands[0]];
+  bool bounded = false;
+  for (int64_t a = 0; a < n; ++a)
+    bounded = bounded || geOf[a] || ltOf[a];
+  if (!bounded)
+    return std::nullopt;
   // Every other op before the `if` is independent of the indices.
-  llvm::SmallPtrSet<const ir::Op *, 4> cond;
-  cond.insert(andOp);
-  cond.insert(ge);
-  cond.insert(lt);
   for (size_t i = 0; i + 2 < body.ops.size(); ++i) {
     const ir::Op &o = body.ops[i];
     if (cond.contains(&o))
@@ -306,9 +313,10 @@ std::optional<V> Importer::sliceUpdate(const ir::Op &op, Frame &f, const std::ve
       if (argAxis.count(id) || (def.count(id) && cond.contains(def[id])))
         return std::nullopt;
   }
-  for (ir::ValueId id : {ge->operands[1], lt->operands[1]})
-    if (argAxis.count(id))
-      return std::nullopt;
+  for (int64_t a = 0; a < n; ++a)
+    for (const ir::Op *c : {geOf[a], ltOf[a]})
+      if (c && argAxis.count(c->operands[1]))
+        return std::nullopt;
   // The else branch: tensor-naming ops, then X[indices in order].
   const ir::Region &els = ifo.regions[1];
   if (els.ops.empty() || els.ops.back().kind != ir::kind::Yield ||
@@ -343,21 +351,32 @@ std::optional<V> Importer::sliceUpdate(const ir::Op &op, Frame &f, const std::ve
   }
   if (base.k != V::Tensor || base.v.getType() != resT)
     return std::nullopt; // the emitted ops above are dead and fold away
+  // Each bounded axis: [lo, hi) clamped to the extent (an empty box when
+  // hi <= lo), in the order the language evaluates the bounds.
   Type idx = b_.getIndexType();
-  Value full = dimValue(ds[axis]), zero = cIndex(0);
-  Value lo = convert(scalarOf(get(f, ge->operands[1])).v, idx);
-  Value hi = convert(scalarOf(get(f, lt->operands[1])).v, idx);
-  lo = b_.create<arith::MaxSIOp>(loc_, b_.create<arith::MinSIOp>(loc_, lo, full), zero);
-  hi = b_.create<arith::MaxSIOp>(loc_, b_.create<arith::MinSIOp>(loc_, hi, full), lo);
-  Value len = b_.create<arith::SubIOp>(loc_, hi, lo);
-  // The slab: the then branch over the domain with p = lo + p'.
+  Value zero = cIndex(0);
+  SmallVector<Value> lo(n), len(n);
+  for (int64_t a = 0; a < n; ++a) {
+    if (!geOf[a] && !ltOf[a])
+      continue;
+    Value full = dimValue(ds[a]);
+    Value l = geOf[a] ? convert(scalarOf(get(f, geOf[a]->operands[1])).v, idx) : zero;
+    Value h = ltOf[a] ? convert(scalarOf(get(f, ltOf[a]->operands[1])).v, idx) : full;
+    l = b_.create<arith::MaxSIOp>(loc_, b_.create<arith::MinSIOp>(loc_, l, full), zero);
+    h = b_.create<arith::MaxSIOp>(loc_, b_.create<arith::MinSIOp>(loc_, h, full), l);
+    lo[a] = l;
+    len[a] = b_.create<arith::SubIOp>(loc_, h, l);
+  }
+  // The slab: the then branch over the box, index i = lo + i'.
   SmallVector<int64_t> shape(resT.getShape());
-  shape[axis] = ShapedType::kDynamic;
+  for (int64_t a = 0; a < n; ++a)
+    if (lo[a])
+      shape[a] = ShapedType::kDynamic;
   auto slabT = RankedTensorType::get(shape, resT.getElementType());
   SmallVector<Value> dyn;
   for (int64_t i = 0; i < n; ++i)
-    if (i == axis)
-      dyn.push_back(len);
+    if (lo[i])
+      dyn.push_back(len[i]);
     else if (resT.isDynamicDim(i))
       dyn.push_back(dimValue(ds[i]));
   Value init = b_.create<tensor::EmptyOp>(loc_, shape, resT.getElementType(), dyn);
@@ -371,8 +390,8 @@ std::optional<V> Importer::sliceUpdate(const ir::Op &op, Frame &f, const std::ve
     b_.setInsertionPointToStart(blk);
     for (int64_t i = 0; i < n; ++i) {
       Value iv = b_.create<linalg::IndexOp>(loc_, i);
-      if (i == axis)
-        iv = b_.create<arith::AddIOp>(loc_, lo, iv);
+      if (lo[i])
+        iv = b_.create<arith::AddIOp>(loc_, lo[i], iv);
       f.env[body.args[i].id] = V::scalar(iv);
     }
     ++nest_;
@@ -382,8 +401,8 @@ std::optional<V> Importer::sliceUpdate(const ir::Op &op, Frame &f, const std::ve
   }
   SmallVector<OpFoldResult> offs, sizes, strides;
   for (int64_t i = 0; i < n; ++i) {
-    offs.push_back(i == axis ? OpFoldResult(lo) : OpFoldResult(b_.getIndexAttr(0)));
-    sizes.push_back(i == axis ? OpFoldResult(len)
+    offs.push_back(lo[i] ? OpFoldResult(lo[i]) : OpFoldResult(b_.getIndexAttr(0)));
+    sizes.push_back(lo[i] ? OpFoldResult(len[i])
                     : resT.isDynamicDim(i) ? OpFoldResult(dimValue(ds[i]))
                                            : OpFoldResult(b_.getIndexAttr(resT.getDimSize(i))));
     strides.push_back(b_.getIndexAttr(1));

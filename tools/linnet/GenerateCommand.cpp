@@ -24,8 +24,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -34,7 +37,7 @@ using namespace linnet;
 
 namespace {
 struct Options {
-  std::string model, weights, binding, prompt;
+  std::string model, weights, binding, prompt, prompts;
   unsigned maxNewTokens = 16;
   bool interpret = false;
   tool::SourceOptions source;
@@ -64,6 +67,25 @@ int64_t argmaxRow(const rt::OwnedTensor &logits, int64_t row) {
   return best;
 }
 
+/// Token ids like 1,2,3; nullopt (with `bad` the offending piece) when a
+/// piece is not an integer.
+std::optional<std::vector<int64_t>> parseTokens(const std::string &text, std::string &bad) {
+  std::vector<int64_t> ids;
+  std::stringstream ss(text);
+  for (std::string tok; std::getline(ss, tok, ',');) {
+    try {
+      size_t used = 0;
+      ids.push_back(std::stoll(tok, &used));
+      if (used != tok.size())
+        throw std::invalid_argument(tok);
+    } catch (const std::exception &) {
+      bad = tok;
+      return std::nullopt;
+    }
+  }
+  return ids;
+}
+
 rt::OwnedTensor i64Tensor(std::vector<int64_t> shape, const std::vector<int64_t> &values) {
   rt::OwnedTensor t;
   t.dtype = rt::DType::I64;
@@ -71,6 +93,133 @@ rt::OwnedTensor i64Tensor(std::vector<int64_t> shape, const std::vector<int64_t>
   t.data.resize(values.size() * 8);
   std::memcpy(t.data.data(), values.data(), t.data.size());
   return t;
+}
+using HasEntry = std::function<bool(const std::string &)>;
+using CallEntry = std::function<bool(const std::string &, const std::vector<rt::TensorView> &,
+                                     std::vector<rt::OwnedTensor> &, std::string &)>;
+using CheckEntry = std::function<bool(const std::string &, const std::vector<rt::TensorView> &, std::string &)>;
+
+/// `--prompts`: continuous batching over the model's cache slots. Each
+/// prompt runs `prefill_slot` into a free slot; `decode_batch` then
+/// advances every slot by one token a call; a sequence that has its tokens
+/// leaves its slot, which the next prompt takes at once. A slot without a
+/// sequence decodes on what it holds and its row is not read. Greedy, as
+/// `--prompt`: each sequence gets the tokens it gets alone.
+int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasEntry &hasEntry,
+                    const CallEntry &call, const CheckEntry &check) {
+  for (const char *e : {"prefill_slot", "decode_batch", "decode"})
+    if (!hasEntry(e)) {
+      std::cerr << fmt::format("linnet generate: error: --prompts needs the model's '{}' entry (continuous "
+                               "batching runs prefill_slot and decode_batch over the KV cache's slots, and "
+                               "checks positions against decode's bound; examples/llama.ln has them)\n",
+                               e);
+      return 1;
+    }
+  // The slot count: the one batch decode_batch takes.
+  std::string why;
+  int64_t slots = 0;
+  for (int64_t n = 1; n <= 4096 && !slots; ++n) {
+    rt::OwnedTensor t = i64Tensor({n}, std::vector<int64_t>(n, 0)), p = i64Tensor({n}, std::vector<int64_t>(n, 0));
+    if (check("decode_batch", {t.view(), p.view()}, why))
+      slots = n;
+  }
+  if (!slots) {
+    std::cerr << "linnet generate: error: entry 'decode_batch' takes no batch of 1 to 4096 tokens and positions\n";
+    return 1;
+  }
+  const int64_t maxNew = gOpts.maxNewTokens;
+  // Every prompt and every position it decodes fit the cache: refused
+  // before anything runs, naming the prompt.
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    rt::OwnedTensor t = i64Tensor({int64_t(prompts[i].size())}, prompts[i]), s = i64Tensor({}, {0});
+    std::string error;
+    if (!check("prefill_slot", {t.view(), s.view()}, error)) {
+      std::cerr << fmt::format("linnet generate: error: {}:{}: the prompt's {} tokens do not fit the model: {}\n",
+                               gOpts.prompts, i + 1, prompts[i].size(), error);
+      return 1;
+    }
+    int64_t last = int64_t(prompts[i].size()) + maxNew - 2;
+    rt::OwnedTensor tok = i64Tensor({1}, {0}), p = i64Tensor({}, {last});
+    if (maxNew > 1 && !check("decode", {tok.view(), p.view()}, error)) {
+      std::cerr << fmt::format("linnet generate: error: {}:{}: --max-new-tokens {} after a prompt of {} tokens "
+                               "decodes up to position {}, past the model's KV cache: {}\n",
+                               gOpts.prompts, i + 1, maxNew, prompts[i].size(), last, error);
+      return 1;
+    }
+  }
+
+  using clock = std::chrono::steady_clock;
+  std::vector<std::vector<int64_t>> outputs(prompts.size());
+  std::vector<int64_t> owner(slots, -1), pos(slots, 0), last(slots, 0);
+  size_t next = 0, done = 0;
+  double prefillS = 0, decodeS = 0;
+  int64_t prefillTokens = 0, decodeTokens = 0, steps = 0;
+  std::vector<rt::OwnedTensor> out;
+  std::string error;
+  // Runs prompts into free slots until the slots or the prompts run out;
+  // a sequence that is done after its prompt (--max-new-tokens 0 or 1)
+  // frees its slot at once.
+  auto fill = [&]() -> bool {
+    for (int64_t c = 0; c < slots; ++c)
+      while (owner[c] < 0 && next < prompts.size()) {
+        size_t i = next++;
+        rt::OwnedTensor t = i64Tensor({int64_t(prompts[i].size())}, prompts[i]), s = i64Tensor({}, {c});
+        auto t0 = clock::now();
+        if (!call("prefill_slot", {t.view(), s.view()}, out, error)) {
+          std::cerr << fmt::format("linnet generate: error: prefill_slot of prompt {} into slot {}: {}\n", i + 1,
+                                   c, error);
+          return false;
+        }
+        prefillS += std::chrono::duration<double>(clock::now() - t0).count();
+        prefillTokens += int64_t(prompts[i].size());
+        if (maxNew > 0)
+          outputs[i].push_back(argmaxRow(out[0], 0));
+        if (int64_t(outputs[i].size()) >= maxNew) {
+          ++done;
+          continue;
+        }
+        owner[c] = int64_t(i);
+        pos[c] = int64_t(prompts[i].size());
+        last[c] = outputs[i].back();
+      }
+    return true;
+  };
+  if (!fill())
+    return 1;
+  while (done < prompts.size()) {
+    rt::OwnedTensor t = i64Tensor({slots}, last), p = i64Tensor({slots}, pos);
+    auto t0 = clock::now();
+    if (!call("decode_batch", {t.view(), p.view()}, out, error)) {
+      std::cerr << "linnet generate: error: decode_batch: " << error << "\n";
+      return 1;
+    }
+    decodeS += std::chrono::duration<double>(clock::now() - t0).count();
+    ++steps;
+    for (int64_t c = 0; c < slots; ++c) {
+      if (owner[c] < 0)
+        continue;
+      std::vector<int64_t> &o = outputs[owner[c]];
+      o.push_back(argmaxRow(out[0], c));
+      ++decodeTokens;
+      ++pos[c];
+      last[c] = o.back();
+      if (int64_t(o.size()) >= maxNew) {
+        ++done;
+        owner[c] = -1;
+        pos[c] = 0;
+        last[c] = 0;
+      }
+    }
+    if (!fill())
+      return 1;
+  }
+  for (const std::vector<int64_t> &o : outputs)
+    std::cout << fmt::format("{}\n", fmt::join(o, ","));
+  std::cerr << fmt::format("prompts: {} over {} slots; prefill: {} tokens in {:.3f} s; decode: {} tokens in {} "
+                           "steps, {:.3f} s, {:.1f} tokens/s\n",
+                           prompts.size(), slots, prefillTokens, prefillS, decodeTokens, steps, decodeS,
+                           decodeS > 0 ? double(decodeTokens) / decodeS : 0.0);
+  return 0;
 }
 } // namespace
 
@@ -83,7 +232,13 @@ CLI::App *tool::addGenerateCommand(CLI::App &app) {
   tool::addSourceOptions(c, gOpts.source);
   c->add_option("--weights", gOpts.weights, "Weights (.safetensors)")->required();
   c->add_option("--binding", gOpts.binding, "Binding manifest");
-  c->add_option("--prompt", gOpts.prompt, "Prompt token ids: 1,2,3")->required();
+  CLI::Option *one = c->add_option("--prompt", gOpts.prompt, "Prompt token ids: 1,2,3");
+  CLI::Option *many = c->add_option(
+      "--prompts", gOpts.prompts,
+      "A file of prompts, one per line (token ids 1,2,3): generated with continuous batching through the "
+      "model's prefill_slot and decode_batch entries (-D Slots=N), one line of tokens per prompt, in order");
+  one->excludes(many);
+  many->excludes(one);
   c->add_option("--max-new-tokens", gOpts.maxNewTokens, "Tokens to generate")->default_val(16);
   c->add_flag("--interpret", gOpts.interpret,
               "Run prefill and decode with the reference interpreter (nothing is compiled)");
@@ -92,25 +247,53 @@ CLI::App *tool::addGenerateCommand(CLI::App &app) {
 }
 
 int tool::runGenerate() {
-  std::vector<int64_t> prompt;
-  std::stringstream ss(gOpts.prompt);
-  for (std::string tok; std::getline(ss, tok, ',');) {
-    try {
-      size_t used = 0;
-      prompt.push_back(std::stoll(tok, &used));
-      if (used != tok.size())
-        throw std::invalid_argument(tok);
-    } catch (const std::exception &) {
-      std::cerr << fmt::format("linnet generate: error: --prompt expects token ids like 1,2,3; "
-                               "found '{}'\n",
-                               tok);
-      return 2;
-    }
-  }
-  if (prompt.empty()) {
-    std::cerr << "linnet generate: error: --prompt is empty\n";
+  if (gOpts.prompt.empty() && gOpts.prompts.empty()) {
+    std::cerr << "linnet generate: error: give --prompt IDS or --prompts FILE\n";
     return 2;
   }
+  // The prompts: one from --prompt, or a file's lines (blank ones skipped).
+  std::vector<std::vector<int64_t>> prompts;
+  if (!gOpts.prompts.empty()) {
+    std::ifstream in(gOpts.prompts);
+    if (!in) {
+      std::cerr << fmt::format("linnet generate: error: {}: cannot open\n", gOpts.prompts);
+      return 1;
+    }
+    std::string line;
+    for (int64_t n = 1; std::getline(in, line); ++n) {
+      line.erase(std::remove_if(line.begin(), line.end(), [](char ch) { return ch == ' ' || ch == '\r' || ch == '\t'; }),
+                 line.end());
+      if (line.empty())
+        continue;
+      std::string bad;
+      std::optional<std::vector<int64_t>> ids = parseTokens(line, bad);
+      if (!ids || ids->empty()) {
+        std::cerr << fmt::format("linnet generate: error: {}:{}: expected token ids like 1,2,3; found '{}'\n",
+                                 gOpts.prompts, n, ids ? line : bad);
+        return 2;
+      }
+      prompts.push_back(std::move(*ids));
+    }
+    if (prompts.empty()) {
+      std::cerr << fmt::format("linnet generate: error: {}: no prompt in the file\n", gOpts.prompts);
+      return 2;
+    }
+  } else {
+    std::string bad;
+    std::optional<std::vector<int64_t>> ids = parseTokens(gOpts.prompt, bad);
+    if (!ids) {
+      std::cerr << fmt::format("linnet generate: error: --prompt expects token ids like 1,2,3; "
+                               "found '{}'\n",
+                               bad);
+      return 2;
+    }
+    if (ids->empty()) {
+      std::cerr << "linnet generate: error: --prompt is empty\n";
+      return 2;
+    }
+    prompts.push_back(std::move(*ids));
+  }
+  const std::vector<int64_t> &prompt = prompts[0];
   std::string error;
   rt::LoadOptions lo;
   lo.weightsPath = gOpts.weights;
@@ -159,6 +342,8 @@ int tool::runGenerate() {
       return model->check(e, in, err);
     };
   }
+  if (!gOpts.prompts.empty())
+    return generateBatched(prompts, hasEntry, call, check);
   for (const char *e : {"prefill", "decode"})
     if (!hasEntry(e)) {
       std::cerr << fmt::format("linnet generate: error: the model has no '{}' entry "
