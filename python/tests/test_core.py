@@ -57,9 +57,9 @@ def test_state_persists():
     art = _compiler.build_file(LLAMA, root="Llama", dims=dims)
     m = linnet.LinnetModule(art)
     m.prefill(np.array([1, 2, 3]))
-    k = m.state_tensor("model.layers.0.self_attn.k_cache")  # [KvHeads, MaxSeq, Head]
-    assert k is not None and tuple(k.shape) == (1, 8, 4)
-    assert (k[:, :3] != 0).any() and (k[:, 3:] == 0).all()
+    k = m.state_tensor("model.layers.0.self_attn.k_cache")  # [Slots, KvHeads, MaxSeq, Head]
+    assert k is not None and tuple(k.shape) == (1, 1, 8, 4)
+    assert (k[:, :, :3] != 0).any() and (k[:, :, 3:] == 0).all()
 
 
 def test_eval_dim_is_the_compilers_arithmetic():

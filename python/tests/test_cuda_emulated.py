@@ -92,4 +92,4 @@ def test_state_on_the_device(tmp_path, have_emulator):
         print("ok", tuple(k.shape))
     """.format(art=art, cpu=cpu)
     out = run_python(code, art)
-    assert out.strip() == "ok (1, 8, 4)"
+    assert out.strip() == "ok (1, 1, 8, 4)"

@@ -282,6 +282,10 @@ struct Matvec {
   unsigned row = ~0u, unit = ~0u, k = ~0u; // loop positions
   SmallVector<AffineMap> maps;             // x, y indexing maps
   int64_t rows = -1;                       // static row count, -1 dynamic
+  /// Rows of x (and y) at once: the `unit` loop's static extent, up to
+  /// kMaxMatvecBatch (decode of a few sequences: [B, K] x [N, K]^T reads W
+  /// once for all B rows); 1 for a plain matrix-vector product.
+  int64_t batch = 1;
   /// W's and x's element type: f32, or a half type whose products round
   /// to it before they are added to y's f32 sums (the language's half
   /// sums: each term in its dtype, accumulated in f32).
@@ -290,6 +294,10 @@ struct Matvec {
   /// numerics policy): exact, so a fused multiply-add computes the term.
   bool exactProducts = false;
 };
+
+/// The most x rows a streamed product takes at once: each W vector loaded
+/// feeds that many accumulators per row of W.
+constexpr int64_t kMaxMatvecBatch = 8;
 
 enum class HalfProduct { None, Rounded, Exact };
 
@@ -379,6 +387,14 @@ std::optional<Matvec> matchMatvec(const Contraction &c) {
     mv.unit = c.n;
     wOperand = c.aOperand;
     xOperand = c.bOperand;
+  } else if (!ShapedType::isDynamic(c.ranges[c.m]) && c.ranges[c.m] <= kMaxMatvecBatch &&
+             (ShapedType::isDynamic(c.ranges[c.n]) || c.ranges[c.n] > kMaxMatvecBatch)) {
+    // A few rows of x against a large W: W streamed once for all of them.
+    mv.row = c.n;
+    mv.unit = c.m;
+    mv.batch = c.ranges[c.m];
+    wOperand = c.bOperand;
+    xOperand = c.aOperand;
   } else {
     return std::nullopt;
   }
@@ -398,6 +414,8 @@ std::optional<Matvec> matchMatvec(const Contraction &c) {
     return std::nullopt;
   if (resultPos(op, 2, mv.row) < 0)
     return std::nullopt;
+  if (mv.batch > 1 && (resultPos(op, xOperand, mv.unit) < 0 || resultPos(op, 2, mv.unit) < 0))
+    return std::nullopt;
   if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
     if (!half && generic.getBody()->getOperations().size() != 3)
       return std::nullopt;
@@ -411,13 +429,13 @@ std::optional<Matvec> matchMatvec(const Contraction &c) {
 }
 
 /// Indices of an operand with indexing `map` at row `i` / reduction `k`
-/// (the unit loop at 0).
+/// / the unit (batch) loop at `u`.
 SmallVector<Value> matvecIndices(const Matvec &mv, AffineMap map, Value i,
-                                 Value k, Value zero) {
+                                 Value k, Value u) {
   SmallVector<Value> idx;
   for (unsigned r = 0; r < map.getNumResults(); ++r) {
     unsigned d = map.getDimPosition(r);
-    idx.push_back(d == mv.row ? i : d == mv.k ? k : zero);
+    idx.push_back(d == mv.row ? i : d == mv.k ? k : u);
   }
   return idx;
 }
@@ -465,7 +483,12 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
     p = b.create<arith::ExtFOp>(loc, wide, b.create<arith::TruncFOp>(loc, narrow, p).getResult());
     return b.create<arith::AddFOp>(loc, acc, p);
   };
-  const int64_t unroll = 2, group = 4;
+  // A batch of x rows: one accumulator per (row of W, row of x), as many
+  // rows of W a group as the vector registers hold (32 with AVX-512, 16
+  // below), no unrolling along K.
+  const int64_t batch = mv.batch;
+  const int64_t unroll = batch > 1 ? 1 : 2;
+  const int64_t group = batch > 1 ? std::clamp<int64_t>((width >= 16 ? 16 : 8) / batch, 1, 4) : 4;
   auto idx = [&](int64_t v) -> Value {
     return b.create<arith::ConstantIndexOp>(loc, v);
   };
@@ -485,9 +508,53 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   Value zero = b.create<arith::ConstantFloatOp>(loc, APFloat(0.0f), f32);
   auto xIdx = [&](Value k) { return matvecIndices(mv, mv.maps[0], c0, k, c0); };
   auto yIdx = [&](Value i) { return matvecIndices(mv, mv.maps[1], i, c0, c0); };
+  SmallVector<Value> unitAt;
+  for (int64_t m = 0; m < batch; ++m)
+    unitAt.push_back(idx(m));
+  auto xIdxAt = [&](Value k, int64_t m) { return matvecIndices(mv, mv.maps[0], c0, k, unitAt[m]); };
+  auto yIdxAt = [&](Value i, int64_t m) { return matvecIndices(mv, mv.maps[1], i, c0, unitAt[m]); };
+
+  // Rows i0 .. i0+n-1 of W against every row of x (batch > 1).
+  auto batchKernel = [&](OpBuilder &b, Location loc, Value i0, int64_t n) {
+    auto cst = [&](int64_t v) -> Value {
+      return b.create<arith::ConstantIndexOp>(loc, v);
+    };
+    SmallVector<Value> rowsI;
+    for (int64_t r = 0; r < n; ++r)
+      rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, cst(r)).getResult() : i0);
+    auto step = [&](OpBuilder &b, Location loc, Value k, ValueRange accs, bool vector) {
+      SmallVector<Value> xs, next(accs.begin(), accs.end());
+      for (int64_t m = 0; m < batch; ++m)
+        xs.push_back(vector ? loadV(b, loc, x, xIdxAt(k, m)) : loadS(b, loc, x, xIdxAt(k, m)));
+      for (int64_t r = 0; r < n; ++r) {
+        Value w = vector ? loadV(b, loc, W, ValueRange{rowsI[r], k}) : loadS(b, loc, W, ValueRange{rowsI[r], k});
+        for (int64_t m = 0; m < batch; ++m)
+          next[r * batch + m] = productAdd(b, loc, w, xs[m], accs[r * batch + m]);
+      }
+      b.create<scf::YieldOp>(loc, next);
+    };
+    auto main = b.create<scf::ForOp>(
+        loc, c0, kVector, cst(width), SmallVector<Value>(n * batch, zeroV),
+        [&](OpBuilder &b, Location loc, Value k, ValueRange accs) { step(b, loc, k, accs, true); });
+    auto tail = b.create<scf::ForOp>(
+        loc, kVector, K, c1, SmallVector<Value>(n * batch, zero),
+        [&](OpBuilder &b, Location loc, Value k, ValueRange accs) { step(b, loc, k, accs, false); });
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t m = 0; m < batch; ++m) {
+        Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
+                                                  main.getResult(r * batch + m), Value(),
+                                                  arith::FastMathFlags::reassoc);
+        Value old = b.create<memref::LoadOp>(loc, y, yIdxAt(rowsI[r], m));
+        Value total = b.create<arith::AddFOp>(
+            loc, old, b.create<arith::AddFOp>(loc, sum, tail.getResult(r * batch + m)));
+        b.create<memref::StoreOp>(loc, total, y, yIdxAt(rowsI[r], m));
+      }
+  };
 
   // Reduces rows i0 .. i0+n-1 (n static) over K and adds into y.
   auto rowsKernel = [&](OpBuilder &b, Location loc, Value i0, int64_t n) {
+    if (batch > 1)
+      return batchKernel(b, loc, i0, n);
     auto cst = [&](int64_t v) -> Value {
       return b.create<arith::ConstantIndexOp>(loc, v);
     };
@@ -942,8 +1009,13 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
                            : std::max<int64_t>(16, roundUp(ceilDiv(M, t.threads), 16));
       choice.role = "matvec";
       choice.routine = "matvec-stream";
-      choice.detail = llvm::formatv("rows_per_block={0} lanes={1} unroll=2 row_group=4",
-                                    rows, t.vectorBits / 32);
+      choice.detail = mv->batch > 1
+                          ? llvm::formatv("rows_per_block={0} lanes={1} batch={2}", rows, t.vectorBits / 32,
+                                          mv->batch)
+                                .str()
+                          : llvm::formatv("rows_per_block={0} lanes={1} unroll=2 row_group=4", rows,
+                                          t.vectorBits / 32)
+                                .str();
       emitMatvec(*c, *mv, t.vectorBits / 32, rows);
       choices.push_back(choice);
     }
