@@ -1316,24 +1316,71 @@ struct Interpreter::Impl {
     return env;
   }
 
-  void checkConstraints(const plan::Function &fn, const Env &env, const std::string &who) {
+  /// The integer tensor argument a constraint of an entry names (it holds
+  /// for each element), as its symbol and value; null when none.
+  static std::pair<std::string, const Val *> tensorOperand(const plan::Function &fn, const json &c,
+                                                           const std::vector<Val> &args) {
+    std::pair<std::string, const Val *> found{"", nullptr};
+    std::function<void(const json &)> visit = [&](const json &d) {
+      if (!d.is_object())
+        return;
+      if (d.contains("sym"))
+        for (size_t i = 0; i < args.size() && i < fn.body.args.size(); ++i)
+          if (fn.body.args[i].name == d.value("name", "") && args[i].k == Val::Tensor && !isFloat(args[i].dt) &&
+              args[i].dt != DT::Bool)
+            found = {d["sym"].get<std::string>(), &args[i]};
+      if (d.contains("args"))
+        for (const json &a : d["args"])
+          visit(a);
+    };
+    visit(c["lhs"]);
+    visit(c["rhs"]);
+    return found;
+  }
+
+  /// An entry's constraints, one naming an integer tensor argument checked
+  /// for each of its elements (the first that fails is named).
+  void checkConstraints(const plan::Function &fn, const Env &env, const std::string &who,
+                        const std::vector<Val> &args) {
     for (const json &c : fn.constraints) {
-      std::optional<int64_t> l = tryDim(c["lhs"], env), r = tryDim(c["rhs"], env);
-      if (!l || !r)
-        continue; // a constraint over generics this call does not bind
-      std::string o = c.value("op", "");
-      bool ok = o == "eq" ? *l == *r : o == "ne" ? *l != *r : o == "lt" ? *l < *r
-                : o == "le" ? *l <= *r : o == "gt" ? *l > *r : *l >= *r;
-      if (!ok) {
-        static const std::map<std::string, std::string> sym = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
-                                                               {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
-        std::vector<std::string> vals;
-        for (auto [side, v] : {std::pair{&c["lhs"], *l}, std::pair{&c["rhs"], *r}})
-          if (!side->is_number_integer())
-            vals.push_back(fmt::format("{} = {}", ir::dimStr(*side), v));
-        throw EvalError(fmt::format("{}: constraint {} {} {} does not hold ({})", who, ir::dimStr(c["lhs"]),
-                                    sym.count(o) ? sym.at(o) : o, ir::dimStr(c["rhs"]), fmt::join(vals, ", ")));
+      auto [sym, t] = tensorOperand(fn, c, args);
+      if (!t) {
+        checkConstraint(c, env, who, "");
+        continue;
       }
+      Env each = env;
+      for (size_t k = 0; k < t->data->size(); ++k) {
+        each.dims[sym] = (*t->data)[k].i;
+        std::string at;
+        for (size_t d = t->shape.size(), rest = k; d-- > 0; rest /= size_t(t->shape[d]))
+          at = fmt::format("{}{}", rest % size_t(t->shape[d]), at.empty() ? "" : ", " + at);
+        checkConstraint(c, each, who, fmt::format(" for element [{}]", at));
+      }
+    }
+  }
+
+  void checkConstraints(const plan::Function &fn, const Env &env, const std::string &who) {
+    for (const json &c : fn.constraints)
+      checkConstraint(c, env, who, "");
+  }
+
+  static void checkConstraint(const json &c, const Env &env, const std::string &who, const std::string &element) {
+    std::optional<int64_t> l = tryDim(c["lhs"], env), r = tryDim(c["rhs"], env);
+    if (!l || !r)
+      return; // a constraint over generics this call does not bind
+    std::string o = c.value("op", "");
+    bool ok = o == "eq" ? *l == *r : o == "ne" ? *l != *r : o == "lt" ? *l < *r
+              : o == "le" ? *l <= *r : o == "gt" ? *l > *r : *l >= *r;
+    if (!ok) {
+      static const std::map<std::string, std::string> sym = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                                             {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+      std::vector<std::string> vals;
+      for (auto [side, v] : {std::pair{&c["lhs"], *l}, std::pair{&c["rhs"], *r}})
+        if (!side->is_number_integer())
+          vals.push_back(fmt::format("{} = {}", ir::dimStr(*side), v));
+      throw EvalError(fmt::format("{}: constraint {} {} {} does not hold{} ({})", who, ir::dimStr(c["lhs"]),
+                                  sym.count(o) ? sym.at(o) : o, ir::dimStr(c["rhs"]), element,
+                                  fmt::join(vals, ", ")));
     }
   }
 
@@ -2045,7 +2092,7 @@ bool Interpreter::invoke(const std::string &entry, const std::vector<rt::TensorV
     }
     // With the integer scalar inputs bound (`where pos < MaxSeq`), before
     // anything runs.
-    m.checkConstraints(*f, m.withValueParams(*f, args, env), fmt::format("entry '{}'", entry));
+    m.checkConstraints(*f, m.withValueParams(*f, args, env), fmt::format("entry '{}'", entry), args);
     // The runtime's own input check, as a compiled call of this entry goes
     // through it (after the checks above, whose messages name the
     // interpreter's bindings): per-edge inputs against the relation's

@@ -594,10 +594,11 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
       }
     }
     if (const json *w = e.array("where", false)) {
-      // A constraint names generics and integer scalar inputs.
+      // A constraint names generics and integer inputs (a tensor's element
+      // by element).
       std::set<std::string> known = generics;
       for (const TensorSig &in : sig.inputs)
-        if (in.shape.empty() && (in.dtype == DType::U8 || in.dtype == DType::I8 || in.dtype == DType::I16 ||
+        if (in.relation.empty() && (in.dtype == DType::U8 || in.dtype == DType::I8 || in.dtype == DType::I16 ||
                                   in.dtype == DType::I32 || in.dtype == DType::I64))
           known.insert(in.name);
       for (size_t k = 0; k < w->size(); ++k) {

@@ -57,13 +57,14 @@ std::optional<int64_t> evalDim(const SigDim &d, const DimBindings &b) {
   return evalExpr(std::get<std::string>(d), b);
 }
 
-/// The value of a rank-0 integer input (inputs were checked against the
-/// signature's dtype and shape already).
-std::optional<int64_t> scalarValue(const TensorView &v) {
-  if (!v.shape.empty() || v.data.size() != dtypeSize(v.dtype))
+/// Element `k` of an integer input (inputs were checked against the
+/// signature's dtype and shape already); nullopt for other dtypes.
+std::optional<int64_t> intElement(const TensorView &v, int64_t k) {
+  size_t size = dtypeSize(v.dtype);
+  if (k < 0 || (size_t(k) + 1) * size > v.data.size())
     return std::nullopt;
   auto as = [&](auto x) {
-    std::memcpy(&x, v.data.data(), sizeof x);
+    std::memcpy(&x, v.data.data() + size_t(k) * size, sizeof x);
     return static_cast<int64_t>(x);
   };
   switch (v.dtype) {
@@ -76,43 +77,81 @@ std::optional<int64_t> scalarValue(const TensorView &v) {
   }
 }
 
+/// The value of a rank-0 integer input.
+std::optional<int64_t> scalarValue(const TensorView &v) {
+  if (!v.shape.empty())
+    return std::nullopt;
+  return intElement(v, 0);
+}
+
 std::vector<std::string> namesIn(const std::string &text) { return dimexpr::names(text); }
 
+/// `[i, j]`: the index of element `k` of a row-major tensor of `shape`.
+std::string elementIndex(const std::vector<int64_t> &shape, int64_t k) {
+  std::vector<int64_t> at(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    at[d] = shape[d] ? k % shape[d] : 0;
+    k = shape[d] ? k / shape[d] : 0;
+  }
+  return fmt::format("[{}]", fmt::join(at, ", "));
+}
+
 /// Checks the entry's `where` clause with its generics and its integer
-/// scalar inputs bound, before anything runs.
+/// scalar inputs bound, before anything runs. A constraint that names an
+/// integer tensor input holds for each of its elements (the first that
+/// fails is named).
 bool checkWhere(const EntrySig &sig, std::span<const TensorView> inputs, DimBindings b,
                 std::string &error) {
-  for (size_t i = 0; i < inputs.size() && i < sig.inputs.size(); ++i)
+  std::map<std::string, const TensorView *> tensors;
+  for (size_t i = 0; i < inputs.size() && i < sig.inputs.size(); ++i) {
     if (std::optional<int64_t> v = scalarValue(inputs[i]))
       b[sig.inputs[i].name] = {*v, sig.inputs[i].name};
+    else if (DType d = inputs[i].dtype; !inputs[i].shape.empty() && (d == DType::U8 || d == DType::I8 ||
+                                                                       d == DType::I16 || d == DType::I32 ||
+                                                                       d == DType::I64))
+      tensors[sig.inputs[i].name] = &inputs[i];
+  }
   for (const WhereSig &w : sig.where) {
-    std::optional<int64_t> l = evalDim(w.lhs, b), r = evalDim(w.rhs, b);
-    if (!l || !r) {
-      error = fmt::format("entry '{}': cannot evaluate its constraint `{}` from the inputs",
-                          sig.name, w.text);
+    std::string each; // the tensor input the constraint ranges over
+    for (const std::string &name : namesIn(w.text))
+      if (tensors.count(name))
+        each = name;
+    const TensorView *t = each.empty() ? nullptr : tensors.at(each);
+    int64_t count = t ? t->numElements() : 1;
+    for (int64_t k = 0; k < count; ++k) {
+      if (t)
+        b[each] = {*intElement(*t, k), each};
+      std::optional<int64_t> l = evalDim(w.lhs, b), r = evalDim(w.rhs, b);
+      if (!l || !r) {
+        error = fmt::format("entry '{}': cannot evaluate its constraint `{}` from the inputs",
+                            sig.name, w.text);
+        return false;
+      }
+      bool ok = w.op == "==" ? *l == *r : w.op == "!=" ? *l != *r : w.op == "<" ? *l < *r
+              : w.op == "<=" ? *l <= *r : w.op == ">" ? *l > *r : *l >= *r;
+      if (ok)
+        continue;
+      std::vector<std::string> with;
+      std::set<std::string> shown;
+      for (const std::string &name : namesIn(w.text))
+        if (auto it = b.find(name); it != b.end() && shown.insert(name).second)
+          with.push_back(name == each ? fmt::format("{}{} = {}", name, elementIndex(t->shape, k), it->second.first)
+                                      : fmt::format("{} = {}", name, it->second.first));
+      // A root generic fixed at build time is a constant here; a side that
+      // names one alone (`pos < MaxSeq`) shows its value: the bound by name.
+      if (size_t at = w.text.find(" " + w.op + " "); at != std::string::npos)
+        for (auto [side, text] : {std::pair{&w.lhs, w.text.substr(0, at)},
+                                  std::pair{&w.rhs, w.text.substr(at + w.op.size() + 2)}})
+          if (std::holds_alternative<int64_t>(*side) && namesIn(text) == std::vector<std::string>{text} &&
+              shown.insert(text).second)
+            with.push_back(fmt::format("{} = {}", text, std::get<int64_t>(*side)));
+      error = fmt::format("entry '{}': the constraint `{}` does not hold{} ({} {} {}{}{})", sig.name, w.text,
+                          t ? fmt::format(" for element {} of '{}'", elementIndex(t->shape, k), each) : "", *l,
+                          w.op, *r, with.empty() ? "" : " with ", fmt::join(with, ", "));
       return false;
     }
-    bool ok = w.op == "==" ? *l == *r : w.op == "!=" ? *l != *r : w.op == "<" ? *l < *r
-            : w.op == "<=" ? *l <= *r : w.op == ">" ? *l > *r : *l >= *r;
-    if (ok)
-      continue;
-    std::vector<std::string> with;
-    std::set<std::string> shown;
-    for (const std::string &name : namesIn(w.text))
-      if (auto it = b.find(name); it != b.end() && shown.insert(name).second)
-        with.push_back(fmt::format("{} = {}", name, it->second.first));
-    // A root generic fixed at build time is a constant here; a side that
-    // names one alone (`pos < MaxSeq`) shows its value: the bound by name.
-    if (size_t at = w.text.find(" " + w.op + " "); at != std::string::npos)
-      for (auto [side, text] : {std::pair{&w.lhs, w.text.substr(0, at)},
-                                std::pair{&w.rhs, w.text.substr(at + w.op.size() + 2)}})
-        if (std::holds_alternative<int64_t>(*side) && namesIn(text) == std::vector<std::string>{text} &&
-            shown.insert(text).second)
-          with.push_back(fmt::format("{} = {}", text, std::get<int64_t>(*side)));
-    error = fmt::format("entry '{}': the constraint `{}` does not hold ({} {} {}{}{})", sig.name,
-                        w.text, *l, w.op, *r, with.empty() ? "" : " with ",
-                        fmt::join(with, ", "));
-    return false;
+    if (t)
+      b.erase(each);
   }
   return true;
 }

@@ -356,12 +356,24 @@ std::optional<Dim> Analyzer::resolveDim(const ast::DimExpr &d, const Env &env) {
                                            n));
             return std::nullopt;
           }
-          if (t.kind != Type::Kind::Scalar || t.dtype.isVar() ||
+          if ((t.kind != Type::Kind::Scalar && t.kind != Type::Kind::Tensor) || t.dtype.isVar() ||
               !dtypeInClass(t.dtype.name, "int")) {
             diag_.error(d.loc, fmt::format("an entry's `where` may compare integer scalar "
+                                           "parameters and the elements of integer tensor "
                                            "parameters only; '{}' has type '{}'",
                                            n, t.str()));
             return std::nullopt;
+          }
+          // A tensor's constraint holds for each of its elements: one
+          // tensor a constraint, so "each element" has one meaning.
+          if (t.kind == Type::Kind::Tensor) {
+            if (!whereTensor_.empty() && whereTensor_ != n) {
+              diag_.error(d.loc, fmt::format("a constraint may compare the elements of one tensor "
+                                             "parameter; this one names '{}' and '{}'",
+                                             whereTensor_, n));
+              return std::nullopt;
+            }
+            whereTensor_ = n;
           }
           // A value symbol: bound by the argument when the entry is called.
           return Dim::sym(whereParams_->qualified() + "::" + n, n);
@@ -761,6 +773,7 @@ void Analyzer::resolveGenerics(const std::vector<ast::GenericParam> &in, const s
 void Analyzer::resolveConstraints(const std::vector<ast::Constraint> &in, const Env &env,
                                   std::vector<Constraint> &out) {
   for (const ast::Constraint &c : in) {
+    whereTensor_.clear();
     std::optional<Dim> l = resolveDim(*c.lhs, env), r = resolveDim(*c.rhs, env);
     if (!l || !r)
       continue;

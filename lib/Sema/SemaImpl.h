@@ -101,6 +101,9 @@ private:
   // While an entry's `where` clause is resolved: its parameters, which the
   // clause may compare (integer scalars only; checked on every call).
   const FunctionInfo *whereParams_ = nullptr;
+  /// The tensor parameter the constraint being resolved compares element by
+  /// element (at most one a constraint).
+  std::string whereTensor_;
   // State effects: direct member names, and calls with the path prefix.
   std::map<const FunctionInfo *, std::vector<CallEdge>> calls_;
 };
