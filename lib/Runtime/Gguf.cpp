@@ -10,10 +10,11 @@
 // GGUF lists a tensor's dimensions fastest first (ne[0] is a row's length);
 // the tensor seen here has them reversed, row-major like every other tensor.
 // f32, f16, bf16 and integer tensors are read in place. The block formats
-// q8_0 and q4_0 are dequantized to f32 when the file is opened (exactly:
-// an f16 scale times a small integer), a copy the file object owns; the
-// other quantized formats (k-quants, i-quants) are refused, naming the
-// tensor and its type.
+// q8_0, q4_0 (exactly: an f16 scale times a small integer) and the k-quants
+// q4_K, q5_K and q6_K (what llama.cpp's Q4_K_M, Q5_K_M and Q6_K files hold;
+// as ggml computes them) are dequantized to f32 when the file is opened, a
+// copy the file object owns; the other quantized formats (q2_K, q3_K,
+// i-quants, ...) are refused, naming the tensor and its type.
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/Runtime/TensorFiles.h"
@@ -39,8 +40,9 @@ struct GgmlType {
 constexpr GgmlType kGgmlTypes[] = {
     {0, "f32", DType::F32},  {1, "f16", DType::F16},  {2, "q4_0", DType::F32, 32, 18}, {3, "q4_1", {}},
     {6, "q5_0", {}},         {7, "q5_1", {}},         {8, "q8_0", DType::F32, 32, 34}, {9, "q8_1", {}},
-    {10, "q2_K", {}},        {11, "q3_K", {}},        {12, "q4_K", {}},    {13, "q5_K", {}},
-    {14, "q6_K", {}},        {15, "q8_K", {}},        {16, "iq2_xxs", {}}, {17, "iq2_xs", {}},
+    {10, "q2_K", {}},        {11, "q3_K", {}},        {12, "q4_K", DType::F32, 256, 144},
+    {13, "q5_K", DType::F32, 256, 176},               {14, "q6_K", DType::F32, 256, 210},
+    {15, "q8_K", {}},        {16, "iq2_xxs", {}}, {17, "iq2_xs", {}},
     {18, "iq3_xxs", {}},     {19, "iq1_s", {}},       {20, "iq4_nl", {}},  {21, "iq3_s", {}},
     {22, "iq2_s", {}},       {23, "iq4_xs", {}},      {24, "i8", DType::I8}, {25, "i16", DType::I16},
     {26, "i32", DType::I32}, {27, "i64", DType::I64}, {28, "f64", DType::F64}, {29, "iq1_m", {}},
@@ -205,21 +207,98 @@ float halfToFloat(uint16_t h) {
   return out;
 }
 
-/// Blocks of q8_0 (f16 d, 32 x i8) or q4_0 (f16 d, 16 bytes of two 4-bit
-/// values, low nibbles first, offset by 8) as f32: d * q, exact in f32.
+/// The 6-bit scale and min of sub-block j of a q4_K/q5_K block's 12 bytes
+/// (ggml's get_scale_min_k4): sub-blocks 0-3 in the low 6 bits of bytes 0-3
+/// and 4-7; 4-7 in the nibbles of bytes 8-11 and the top bits of 0-7.
+void scaleMinK4(int j, const unsigned char *q, int &sc, int &m) {
+  if (j < 4) {
+    sc = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+/// Blocks of a block format as f32, each value as ggml's dequantize_row_*
+/// computes it (f32 operations in the same order, no fused multiply-add):
+/// - q8_0: f16 d, 32 x i8: d * q (exact);
+/// - q4_0: f16 d, 16 bytes of two 4-bit values (low nibbles first), offset
+///   by 8: d * (q - 8) (exact);
+/// - q4_K, q5_K: 256 values in 8 sub-blocks of 32, f16 d and dmin, 6-bit
+///   scales and mins: (d * sc) * q - (dmin * m), q of 4 bits (q5_K: a fifth
+///   from qh);
+/// - q6_K: 256 values in 16 sub-blocks of 16, 6-bit q (4 low bits in ql, 2
+///   high in qh) offset by 32, i8 scales, f16 d last: (d * sc) * q.
 void dequantize(const GgmlType &t, const unsigned char *in, int64_t blocks, float *out) {
-  for (int64_t b = 0; b < blocks; ++b, in += t.blockBytes, out += 32) {
-    uint16_t dh;
-    std::memcpy(&dh, in, 2);
-    float d = halfToFloat(dh);
-    if (t.id == 8) {
+  auto half = [](const unsigned char *p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return halfToFloat(h);
+  };
+  for (int64_t b = 0; b < blocks; ++b, in += t.blockBytes, out += t.blockElems) {
+    switch (t.id) {
+    case 8: { // q8_0
+      float d = half(in);
       for (int j = 0; j < 32; ++j)
         out[j] = d * float(int8_t(in[2 + j]));
-    } else {
+      break;
+    }
+    case 2: { // q4_0
+      float d = half(in);
       for (int j = 0; j < 16; ++j) {
         out[j] = d * float(int(in[2 + j] & 0x0f) - 8);
         out[j + 16] = d * float(int(in[2 + j] >> 4) - 8);
       }
+      break;
+    }
+    case 12:   // q4_K: d, dmin, scales[12], qs[128]
+    case 13: { // q5_K: d, dmin, scales[12], qh[32], qs[128]
+      float d = half(in), dmin = half(in + 2);
+      const unsigned char *scales = in + 4, *qh = in + 16;
+      const unsigned char *qs = t.id == 12 ? in + 16 : in + 48;
+      float *y = out;
+      for (int j = 0, is = 0; j < 256; j += 64, is += 2, qs += 32) {
+        int sc, m;
+        scaleMinK4(is, scales, sc, m);
+        float d1 = d * float(sc), m1 = dmin * float(m);
+        scaleMinK4(is + 1, scales, sc, m);
+        float d2 = d * float(sc), m2 = dmin * float(m);
+        int u1 = 1 << (j / 32), u2 = 2 << (j / 32); // q5_K: the fifth bit's place in qh
+        for (int l = 0; l < 32; ++l) {
+          int q = (qs[l] & 0x0f) + (t.id == 13 && (qh[l] & u1) ? 16 : 0);
+          float p = d1 * float(q);
+          *y++ = p - m1;
+        }
+        for (int l = 0; l < 32; ++l) {
+          int q = (qs[l] >> 4) + (t.id == 13 && (qh[l] & u2) ? 16 : 0);
+          float p = d2 * float(q);
+          *y++ = p - m2;
+        }
+      }
+      break;
+    }
+    case 14: { // q6_K: ql[128], qh[64], scales[16] (i8), d
+      const unsigned char *ql = in, *qh = in + 128;
+      const auto *sc = reinterpret_cast<const int8_t *>(in + 192);
+      float d = half(in + 208);
+      float *y = out;
+      for (int n = 0; n < 256; n += 128, y += 128, ql += 64, qh += 32, sc += 8)
+        for (int l = 0; l < 32; ++l) {
+          int is = l / 16;
+          int q1 = int((ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4)) - 32;
+          int q2 = int((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32;
+          int q3 = int((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+          int q4 = int((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+          float d1 = d * float(sc[is]), d2 = d * float(sc[is + 2]), d3 = d * float(sc[is + 4]),
+                d4 = d * float(sc[is + 6]);
+          y[l] = d1 * float(q1);
+          y[l + 32] = d2 * float(q2);
+          y[l + 64] = d3 * float(q3);
+          y[l + 96] = d4 * float(q4);
+        }
+      break;
+    }
     }
   }
 }
@@ -308,8 +387,9 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     if (!gt)
       return fail(where(fmt::format("unknown ggml type {}", type)));
     if (!gt->dtype)
-      return fail(where(fmt::format("its type is {}: linnet reads f32, f16, bf16, f64, integer, q8_0 and q4_0 "
-                                    "GGUF tensors (other quantized formats are not supported yet)",
+      return fail(where(fmt::format("its type is {}: linnet reads f32, f16, bf16, f64, integer, q8_0, q4_0, "
+                                    "q4_K, q5_K and q6_K GGUF tensors (other quantized formats are not "
+                                    "supported yet)",
                                     gt->name)));
     if (gt->blockElems && (ne.empty() || ne[0] % gt->blockElems != 0))
       return fail(where(fmt::format("a {} tensor's rows are whole blocks of {}, but a row has {} elements", gt->name,

@@ -18,7 +18,8 @@ import sys
 
 import numpy as np
 
-GGML = {"F32": 0, "F16": 1, "BF16": 30, "q8_0": 8, "q4_0": 2, "q4_K": 12}
+GGML = {"F32": 0, "F16": 1, "BF16": 30, "q8_0": 8, "q4_0": 2, "q4_K": 12, "q5_K": 13, "q6_K": 14, "q2_K": 10}
+BLOCK = {"q8_0": 32, "q4_0": 32, "q4_K": 256, "q5_K": 256, "q6_K": 256}
 U32, I32, F32T, BOOL, STRING, ARRAY, U64, I64 = 4, 5, 6, 7, 8, 9, 10, 11
 
 
@@ -99,6 +100,120 @@ def quantize(x, kind):
     return blocks, dh.astype(np.float32)[:, None] * (q.astype(np.float32) - 8.0)
 
 
+def pack_scales_k4(sc, m):
+    """8 six-bit scales and mins per block into ggml's 12 bytes (get_scale_min_k4's inverse)."""
+    out = np.zeros((len(sc), 12), np.int64)
+    for j in range(4):
+        out[:, j] = sc[:, j] & 63
+        out[:, j + 4] = m[:, j] & 63
+    for j in range(4, 8):
+        out[:, j + 4] = (sc[:, j] & 0xF) | ((m[:, j] & 0xF) << 4)
+        out[:, j - 4] |= (sc[:, j] >> 4) << 6
+        out[:, j] |= (m[:, j] >> 4) << 6
+    return out.astype(np.uint8)
+
+
+def unpack_scales_k4(b):
+    sc = np.zeros((len(b), 8), np.int64)
+    m = np.zeros((len(b), 8), np.int64)
+    for j in range(8):
+        if j < 4:
+            sc[:, j], m[:, j] = b[:, j] & 63, b[:, j + 4] & 63
+        else:
+            sc[:, j] = (b[:, j + 4] & 0xF) | ((b[:, j - 4] >> 6) << 4)
+            m[:, j] = (b[:, j + 4] >> 4) | ((b[:, j] >> 6) << 4)
+    return sc, m
+
+
+def f16(v):
+    return np.asarray(v, np.float32).astype(np.float16)
+
+
+def quantize_k(x, kind):
+    """A valid q4_K / q5_K / q6_K encoding of blocks of 256 (min/max per
+    sub-block, not llama.cpp's search), and its dequantized values, computed
+    from the format as ggml's dequantize_row_* does in f32."""
+    f32 = np.float32
+    n = len(x)
+    if kind in ("q4_K", "q5_K"):
+        top = 15 if kind == "q4_K" else 31
+        sub = x.reshape(n, 8, 32)
+        lo = np.minimum(sub.min(axis=2), 0)
+        scale = (sub.max(axis=2) - lo) / top
+        d, dmin = f16(scale.max(axis=1) / 63), f16((-lo).max(axis=1) / 63)
+        dd, dm = d.astype(f32), dmin.astype(f32)
+        sc = np.clip(np.round(scale / np.where(dd > 0, dd, 1)[:, None]), 0, 63).astype(np.int64)
+        m = np.clip(np.round(-lo / np.where(dm > 0, dm, 1)[:, None]), 0, 63).astype(np.int64)
+        step = (dd[:, None] * sc.astype(f32)).astype(f32)
+        q = np.clip(np.round((sub + (dm[:, None] * m.astype(f32))[:, :, None]) / np.where(step > 0, step, 1)[:, :, None]),
+                    0, top).astype(np.int64).reshape(n, 256)
+        scales = pack_scales_k4(sc, m)
+        qs = np.zeros((n, 128), np.uint8)
+        qh = np.zeros((n, 32), np.uint8)
+        for c in range(4):
+            a, b = q[:, 64 * c: 64 * c + 32], q[:, 64 * c + 32: 64 * c + 64]
+            qs[:, 32 * c: 32 * c + 32] = (a & 0xF) | ((b & 0xF) << 4)
+            qh |= (((a >> 4) & 1) << (2 * c)).astype(np.uint8) | (((b >> 4) & 1) << (2 * c + 1)).astype(np.uint8)
+        head = [d[i].tobytes() + dmin[i].tobytes() + scales[i].tobytes() for i in range(n)]
+        blocks = b"".join(h + (qh[i].tobytes() if kind == "q5_K" else b"") + qs[i].tobytes() for i, h in enumerate(head))
+        return blocks, dequantize_k(blocks, kind, n)
+    sub = x.reshape(n, 16, 16)
+    scale = np.abs(sub).max(axis=2) / 31
+    d = f16(scale.max(axis=1) / 127)
+    dd = d.astype(f32)
+    sc = np.clip(np.round(scale / np.where(dd > 0, dd, 1)[:, None]), -128, 127).astype(np.int64)
+    step = (dd[:, None] * sc.astype(f32)).astype(f32)
+    q = (np.clip(np.round(sub / np.where(step > 0, step, 1)[:, :, None]), -32, 31) + 32).astype(np.int64).reshape(n, 256)
+    ql = np.zeros((n, 128), np.uint8)
+    qh = np.zeros((n, 64), np.uint8)
+    for h in range(2):
+        q1, q2, q3, q4 = (q[:, 128 * h + 32 * k: 128 * h + 32 * k + 32] for k in range(4))
+        ql[:, 64 * h: 64 * h + 32] = (q1 & 0xF) | ((q3 & 0xF) << 4)
+        ql[:, 64 * h + 32: 64 * h + 64] = (q2 & 0xF) | ((q4 & 0xF) << 4)
+        qh[:, 32 * h: 32 * h + 32] = (q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6)
+    blocks = b"".join(ql[i].tobytes() + qh[i].tobytes() + sc[i].astype(np.int8).tobytes() + d[i].tobytes()
+                      for i in range(n))
+    return blocks, dequantize_k(blocks, kind, n)
+
+
+def dequantize_k(blocks, kind, n):
+    """ggml's dequantize_row_q4_K / q5_K / q6_K, read from the bytes, in f32."""
+    f32 = np.float32
+    size = {"q4_K": 144, "q5_K": 176, "q6_K": 210}[kind]
+    b = np.frombuffer(blocks, np.uint8).reshape(n, size)
+    y = np.zeros((n, 256), f32)
+    if kind in ("q4_K", "q5_K"):
+        d = b[:, 0:2].copy().view(np.float16).astype(f32)[:, 0]
+        dmin = b[:, 2:4].copy().view(np.float16).astype(f32)[:, 0]
+        sc, m = unpack_scales_k4(b[:, 4:16])
+        qh = b[:, 16:48].astype(np.int64)
+        qs = (b[:, 16:144] if kind == "q4_K" else b[:, 48:176]).astype(np.int64)
+        for c in range(4):
+            lo, hi = qs[:, 32 * c: 32 * c + 32] & 0xF, qs[:, 32 * c: 32 * c + 32] >> 4
+            if kind == "q5_K":
+                lo = lo + ((qh >> (2 * c)) & 1) * 16
+                hi = hi + ((qh >> (2 * c + 1)) & 1) * 16
+            for k, q in ((2 * c, lo), (2 * c + 1, hi)):
+                dk = (d * sc[:, k].astype(f32)).astype(f32)
+                mk = (dmin * m[:, k].astype(f32)).astype(f32)
+                y[:, 32 * k: 32 * k + 32] = (dk[:, None] * q.astype(f32)).astype(f32) - mk[:, None]
+        return y
+    ql, qh = b[:, 0:128].astype(np.int64), b[:, 128:192].astype(np.int64)
+    sc = b[:, 192:208].copy().view(np.int8).astype(f32)
+    d = b[:, 208:210].copy().view(np.float16).astype(f32)[:, 0]
+    for h in range(2):
+        L, H = ql[:, 64 * h: 64 * h + 64], qh[:, 32 * h: 32 * h + 32]
+        qs = [(L[:, 0:32] & 0xF) | (((H >> 0) & 3) << 4), (L[:, 32:64] & 0xF) | (((H >> 2) & 3) << 4),
+              (L[:, 0:32] >> 4) | (((H >> 4) & 3) << 4), (L[:, 32:64] >> 4) | (((H >> 6) & 3) << 4)]
+        for k, q in enumerate(qs):
+            for half in range(2):
+                sub = 8 * h + 2 * k + half
+                dk = (d * sc[:, sub]).astype(f32)
+                cols = slice(128 * h + 32 * k + 16 * half, 128 * h + 32 * k + 16 * half + 16)
+                y[:, cols] = dk[:, None] * (q[:, 16 * half: 16 * half + 16] - 32).astype(f32)
+    return y
+
+
 def write_safetensors(path, deq, tensors):
     header, blobs, off = {}, [], 0
     for n, d, sh, b in tensors:
@@ -124,8 +239,9 @@ def main():
     ap.add_argument("--align", type=int, default=32)
     ap.add_argument("--damage")
     ap.add_argument("--permute-rope", help="HEADS,KV_HEADS: permute attn_q/attn_k rows as llama.cpp's converter does")
-    ap.add_argument("--quantize", choices=["q8_0", "q4_0"], help="every 2-D f32 tensor, as ggml's reference "
-                    "quantizers do; --dequantized OUT.safetensors writes what they dequantize to")
+    ap.add_argument("--quantize", choices=["q8_0", "q4_0", "q4_K", "q5_K", "q6_K"], help="every 2-D f32 tensor "
+                    "whose rows are whole blocks (q8_0, q4_0: as ggml's reference quantizers do; k-quants: a valid "
+                    "encoding); --dequantized OUT.safetensors writes what they dequantize to")
     ap.add_argument("--dequantized")
     a = ap.parse_args()
     tensors = read_safetensors(a.src) if a.src else [("w", "F32", [2, 3], np.arange(6, dtype=np.float32).tobytes())]
@@ -145,9 +261,9 @@ def main():
         deq = {}
         out = []
         for n, d, sh, b in tensors:
-            if d == "F32" and len(sh) == 2 and sh[1] % 32 == 0:
-                x = np.frombuffer(b, np.float32).reshape(-1, 32)
-                b, y = quantize(x, a.quantize)
+            if d == "F32" and len(sh) == 2 and sh[1] % BLOCK[a.quantize] == 0:
+                x = np.frombuffer(b, np.float32).reshape(-1, BLOCK[a.quantize])
+                b, y = quantize(x, a.quantize) if BLOCK[a.quantize] == 32 else quantize_k(x, a.quantize)
                 deq[n] = y.reshape(sh)
                 d = a.quantize
             out.append((n, d, sh, b))
