@@ -1,6 +1,9 @@
 //===- Value.cpp - Scalar arithmetic of the reference interpreter ---------===//
 #include "Value.h"
 
+#include "linnet/Support/Half.h"
+
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -21,52 +24,10 @@ const DTInfo kDTs[] = {{DT::Bool, "bool"}, {DT::U8, "u8"},     {DT::I8, "i8"},
                        {DT::F32, "f32"},   {DT::F64, "f64"},   {DT::LitInt, "{integer}"},
                        {DT::LitFloat, "{float}"}};
 
-uint16_t f32ToF16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u, mag = x & 0x7fffffffu;
-  if (mag >= 0x7f800000u)
-    return static_cast<uint16_t>(sign | (mag > 0x7f800000u ? 0x7e00u : 0x7c00u));
-  if (mag >= 0x477ff000u) // >= 65520 rounds to infinity
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  if (mag < 0x38800000u) { // below 2^-14: a subnormal half (or zero)
-    float scaled = std::fabs(f) * 16777216.0f; // in units of 2^-24, exact
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(scaled)));
-  }
-  uint32_t e = (mag >> 23) - 127 + 15, m = mag & 0x7fffffu;
-  uint32_t h = (e << 10) | (m >> 13), rem = m & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
-    ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-float f16ToF32(uint16_t h) {
-  uint32_t s = static_cast<uint32_t>(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0) {
-    float v = std::ldexp(static_cast<float>(m), -24);
-    return s ? -v : v;
-  }
-  uint32_t bits = e == 31 ? (s | 0x7f800000u | (m << 13)) : (s | ((e - 15 + 127) << 23) | (m << 13));
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t f32ToBF16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((x >> 16) | 0x40u); // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float bf16ToF32(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+using support::bf16ToF32;
+using support::f16ToF32;
+using support::f32ToBF16;
+using support::f32ToF16;
 
 /// Computes a float op in the dtype's own precision.
 template <typename F> Num floatOp(DT t, double a, double b, F f) {

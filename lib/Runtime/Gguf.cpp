@@ -18,6 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/AtomicFile.h"
+#include "linnet/Support/Half.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -189,24 +191,6 @@ bool value(Reader &r, uint32_t t, nlohmann::json &out) {
   return true;
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
-  if (exp == 0x1f)
-    bits = sign | 0x7f800000u | (man << 13);
-  else if (exp != 0)
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  else if (man == 0)
-    bits = sign;
-  else {
-    float f = float(man) * 5.9604644775390625e-8f; // man * 2^-24, exact
-    std::memcpy(&bits, &f, 4);
-    bits |= sign;
-  }
-  float out;
-  std::memcpy(&out, &bits, 4);
-  return out;
-}
-
 /// The 6-bit scale and min of sub-block j of a q4_K/q5_K block's 12 bytes
 /// (ggml's get_scale_min_k4): sub-blocks 0-3 in the low 6 bits of bytes 0-3
 /// and 4-7; 4-7 in the nibbles of bytes 8-11 and the top bits of 0-7.
@@ -234,7 +218,7 @@ void dequantize(const GgmlType &t, const unsigned char *in, int64_t blocks, floa
   auto half = [](const unsigned char *p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
-    return halfToFloat(h);
+    return linnet::support::f16ToF32(h);
   };
   for (int64_t b = 0; b < blocks; ++b, in += t.blockBytes, out += t.blockElems) {
     switch (t.id) {
@@ -338,11 +322,16 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
   for (uint64_t i = 0; i < kvCount; ++i) {
     std::string key;
     uint32_t type = 0;
-    if (!r.string(key, "a metadata key") || !r.read(type, "a metadata value's type"))
+    if (!r.string(key, "a metadata key"))
+      return fail(r.error());
+    uint64_t rawStart = r.offset();
+    if (!r.read(type, "a metadata value's type"))
       return fail(r.error());
     nlohmann::json v;
     if (!value(r, type, v))
       return fail(fmt::format("metadata '{}': {}", key, r.error()));
+    f->ggufMetadataRaw_.emplace_back(key, std::string(reinterpret_cast<const char *>(bytes) + rawStart,
+                                                      size_t(r.offset() - rawStart)));
     if (f->metadata_.count(key))
       return fail(fmt::format("metadata '{}' appears twice", key));
     if (key == "general.alignment") {
@@ -448,4 +437,85 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
   if (!tensors)
     f->tensors_.clear(); // checked; the metadata is what was asked for
   return f;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+std::string linnet::rt::ggufU32Value(uint32_t v) {
+  std::string out(8, '\0');
+  uint32_t t = U32;
+  std::memcpy(out.data(), &t, 4);
+  std::memcpy(out.data() + 4, &v, 4);
+  return out;
+}
+
+std::string linnet::rt::ggufStringValue(const std::string &v) {
+  std::string out(12, '\0');
+  uint32_t t = String;
+  uint64_t n = v.size();
+  std::memcpy(out.data(), &t, 4);
+  std::memcpy(out.data() + 4, &n, 8);
+  return out + v;
+}
+
+std::optional<uint32_t> linnet::rt::ggmlTypeOf(DType d) {
+  for (const GgmlType &t : kGgmlTypes)
+    if (t.dtype == d && !t.blockElems)
+      return t.id;
+  return std::nullopt;
+}
+
+bool linnet::rt::writeGguf(const std::string &path, const std::vector<std::pair<std::string, std::string>> &metadata,
+                           const std::vector<GgufTensorOut> &tensors, std::string &error) {
+  auto put = [](std::string &out, const auto &v) { out.append(reinterpret_cast<const char *>(&v), sizeof v); };
+  auto putString = [&](std::string &out, const std::string &v) {
+    put(out, uint64_t(v.size()));
+    out += v;
+  };
+  uint64_t alignment = 32;
+  std::string head = "GGUF";
+  put(head, uint32_t(3));
+  put(head, uint64_t(tensors.size()));
+  put(head, uint64_t(metadata.size()));
+  for (const auto &[key, raw] : metadata) {
+    putString(head, key);
+    head += raw;
+    uint32_t type = 0;
+    if (key == "general.alignment" && raw.size() == 8 && (std::memcpy(&type, raw.data(), 4), type == U32)) {
+      uint32_t a;
+      std::memcpy(&a, raw.data() + 4, 4);
+      alignment = a;
+    }
+  }
+  // Each tensor at the next aligned offset of the data section, in order.
+  std::vector<uint64_t> offsets;
+  uint64_t offset = 0;
+  for (const GgufTensorOut &t : tensors) {
+    putString(head, t.name);
+    put(head, uint32_t(t.shape.size()));
+    for (auto d = t.shape.rbegin(); d != t.shape.rend(); ++d) // fastest first
+      put(head, uint64_t(*d));
+    put(head, t.ggmlType);
+    put(head, offset);
+    offsets.push_back(offset);
+    offset = (offset + t.data.size() + alignment - 1) / alignment * alignment;
+  }
+  head.resize((head.size() + alignment - 1) / alignment * alignment, '\0');
+  std::string why;
+  linnet::support::AtomicOutput out(path, why);
+  bool ok = out.ok() && out.write(head, why);
+  uint64_t at = 0;
+  static const std::string zeros(4096, '\0');
+  for (size_t i = 0; ok && i < tensors.size(); ++i) {
+    ok = out.write(zeros.substr(0, size_t(offsets[i] - at)), why) &&
+         out.write({reinterpret_cast<const char *>(tensors[i].data.data()), tensors[i].data.size()}, why);
+    at = offsets[i] + tensors[i].data.size();
+  }
+  if (!ok || !out.commit(why)) {
+    error = fmt::format("{}: {}", path, why);
+    return false;
+  }
+  return true;
 }

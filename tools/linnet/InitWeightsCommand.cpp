@@ -18,6 +18,7 @@
 
 #include "linnet/Plan/FrontEnd.h"
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Support/Half.h"
 #include "linnet/Sema/Instantiate.h"
 #include "linnet/Sema/Sema.h"
 
@@ -50,29 +51,6 @@ uint64_t hashPath(const std::string &s, uint64_t seed) {
   for (unsigned char c : s)
     h = (h ^ c) * 1099511628211ULL;
   return h;
-}
-
-uint16_t toBF16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-uint16_t toF16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffff;
-  if (exp <= 0) // values here are never subnormal in half: flush to zero
-    return static_cast<uint16_t>(sign);
-  if (exp >= 31)
-    return static_cast<uint16_t>(sign | 0x7c00);
-  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  if ((mant & 0x1fff) > 0x1000 || ((mant & 0x1fff) == 0x1000 && (half & 1)))
-    ++half;
-  return static_cast<uint16_t>(half);
 }
 
 /// Expands `[*]` in `path` with every index allowed by `repeat`, in order.
@@ -115,8 +93,8 @@ rt::OwnedTensor randomTensor(rt::DType dtype, const std::vector<int64_t> &shape,
     switch (dtype) {
     case rt::DType::F64: std::memcpy(p, &v, 8); break;
     case rt::DType::F32: std::memcpy(p, &f, 4); break;
-    case rt::DType::BF16: h = toBF16(f); std::memcpy(p, &h, 2); break;
-    case rt::DType::F16: h = toF16(f); std::memcpy(p, &h, 2); break;
+    case rt::DType::BF16: h = support::f32ToBF16(f); std::memcpy(p, &h, 2); break;
+    case rt::DType::F16: h = support::f32ToF16(f); std::memcpy(p, &h, 2); break;
     default: break;
     }
   }

@@ -10,6 +10,7 @@
 #include "DiagnosticsOutput.h"
 #include "GenerateCommand.h"
 #include "InitWeightsCommand.h"
+#include "QuantizeCommand.h"
 #include "InspectCommand.h"
 #include "PlanCommand.h"
 #include "ProfileCommand.h"
@@ -380,6 +381,7 @@ static int linnetMain(int argc, char **argv) {
   CLI::App *irCmd = tool::addIrCommand(app);
   CLI::App *inspectCmd = tool::addInspectCommand(app);
   CLI::App *initWeightsCmd = tool::addInitWeightsCommand(app);
+  CLI::App *quantizeCmd = tool::addQuantizeCommand(app);
   CLI::App *buildCmd = tool::addBuildCommand(app);
   CLI::App *runCmd = tool::addRunCommand(app);
   CLI::App *generateCmd = tool::addGenerateCommand(app);
@@ -432,6 +434,8 @@ static int linnetMain(int argc, char **argv) {
     return tool::runInspect();
   if (initWeightsCmd->parsed())
     return tool::runInitWeights();
+  if (quantizeCmd->parsed())
+    return tool::runQuantize();
   if (runCmd->parsed())
     return tool::runRun();
   if (profileCmd->parsed())

@@ -80,6 +80,9 @@ public:
   /// Tensors the file stores in a block format (GGUF q8_0, q4_0), by name,
   /// with that format: they are seen dequantized (f32).
   const std::map<std::string, std::string> &storedAs() const { return storedAs_; }
+  /// A GGUF file's metadata as stored, in order: each key with its value's
+  /// bytes (type id, then payload), to be written again unchanged.
+  const std::vector<std::pair<std::string, std::string>> &ggufMetadataRaw() const { return ggufMetadataRaw_; }
 
 private:
   SafeTensorsFile() = default;
@@ -97,7 +100,28 @@ private:
   std::map<std::string, std::string> metadata_, metadataJson_;
   std::vector<std::vector<std::byte>> owned_; // permuted or dequantized copies
   std::map<std::string, std::string> storedAs_;
+  std::vector<std::pair<std::string, std::string>> ggufMetadataRaw_;
 };
+
+/// A tensor of a GGUF file to write: its row-major shape, ggml type id and
+/// bytes (elements, or a block format's blocks).
+struct GgufTensorOut {
+  std::string name;
+  std::vector<int64_t> shape;
+  uint32_t ggmlType;
+  std::span<const std::byte> data;
+};
+
+/// Writes a GGUF (version 3) file: `metadata` (keys with their values'
+/// bytes as ggufMetadataRaw() gives them, or ggufU32Value/ggufStringValue),
+/// then the tensors in order, each at the alignment (32, or the metadata's
+/// general.alignment). Through a temporary file and a rename.
+bool writeGguf(const std::string &path, const std::vector<std::pair<std::string, std::string>> &metadata,
+               const std::vector<GgufTensorOut> &tensors, std::string &error);
+std::string ggufU32Value(uint32_t v);
+std::string ggufStringValue(const std::string &v);
+/// ggml's type id of an element dtype (f32, f16, bf16, f64, i8-i64); none for u8.
+std::optional<uint32_t> ggmlTypeOf(DType d);
 
 /// A tensor that owns its bytes (for inputs, outputs and writers).
 struct OwnedTensor {
