@@ -24,6 +24,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/thread.h"
@@ -370,7 +371,7 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
   }
   Diag importError;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      import::importPlan(m.plan, tensors, context, importError, {o.runtimeChecks, foldChunks});
+      import::importPlan(m.plan, tensors, context, importError, {o.runtimeChecks, foldChunks, o.extents});
   if (!module) {
     // Located at the model's op where it has a place there.
     if (!importError.located())
@@ -403,6 +404,13 @@ bool Compiler::Impl::runTaskPipeline(const target::Target &t, mlir::ModuleOp mod
   support::DiagnosticCollector diags(module.getContext());
   mlir::PassManager pm(module.getContext());
   support::enablePassTiming(pm);
+  // A phase plan at fixed extents: the constants reach the layer functions
+  // each entry calls (sparse constant propagation across calls), so their
+  // loop bounds and slices fold to the sizes one call at these extents has.
+  if (!o.extents.empty()) {
+    pm.addPass(mlir::createSCCPPass());
+    pm.addPass(mlir::createCanonicalizerPass());
+  }
   t.buildTaskPipeline(pm, o.ranks);
   if (mlir::succeeded(pm.run(module)))
     return true;

@@ -60,6 +60,12 @@ void Importer::entry(const plan::Function &fn) {
     if (g.value("kind", "") != "dim")
       fail(fmt::format("entry {}: generic '{}': only dim generics are supported on entries",
                        fn.name, g.value("name", "?")));
+    // A phase plan at a given extent: the generic is that constant.
+    if (auto at = extents.find(g.value("name", "")); at != extents.end()) {
+      f.dims[g["sym"]] = {at->second, {}};
+      extentsUsed.insert(at->first);
+      continue;
+    }
     entryGenerics.insert(g["sym"].get<std::string>());
   }
   auto memrefOf = [&](const json &t) -> MemRefType {
@@ -169,7 +175,12 @@ void Importer::entry(const plan::Function &fn) {
     }
     Value m = body->getArgument(slots[i].first);
     if (a.type.value("kind", "") == "scalar") {
-      args.push_back(V::scalar(b_.create<memref::LoadOp>(loc_, m, ValueRange{})));
+      Value v = b_.create<memref::LoadOp>(loc_, m, ValueRange{});
+      if (auto at = extents.find(a.name); at != extents.end() && isa<IntegerType>(v.getType())) {
+        v = b_.create<arith::ConstantOp>(loc_, IntegerAttr::get(v.getType(), at->second));
+        extentsUsed.insert(at->first);
+      }
+      args.push_back(V::scalar(v));
       continue;
     }
     Value t = toTensor(m);

@@ -150,6 +150,8 @@ public:
 
   bool checks = true;       // ImportOptions::runtimeChecks
   unsigned foldChunks = 0;  // ImportOptions::foldChunks
+  std::map<std::string, int64_t> extents; // ImportOptions::extents
+  std::set<std::string> extentsUsed;
 
   OwningOpRef<ModuleOp> run();
 

@@ -287,8 +287,16 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
   detail::Importer imp(p, tensors, context);
   imp.checks = options.runtimeChecks;
   imp.foldChunks = options.foldChunks;
+  imp.extents = options.extents;
   try {
     OwningOpRef<ModuleOp> m = imp.run();
+    for (const auto &[name, value] : options.extents)
+      if (!imp.extentsUsed.count(name)) {
+        error = support::Diag::error(
+            "import", fmt::format("extent {}={}: no entry has a dim generic or an integer scalar input named '{}'",
+                                  name, value, name));
+        return {};
+      }
     // Whatever the verifier finds is the importer's to fix, but the user
     // reads where in their model it happened, not an MLIR dump.
     support::DiagnosticCollector diags(&context, "internal");

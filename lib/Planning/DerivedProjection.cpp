@@ -13,6 +13,10 @@ namespace linnet::planning {
 
 using namespace detail;
 
+double launchOverheadNs(const CostedTaskView &costs, const Target &t, const SimulationPolicy &sim) {
+  return sim.launchOverhead ? costs.launchOverheadNs.value_or(t.launchOverheadNs) : 0;
+}
+
 TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, const Target &t,
                          const SimulationPolicy &sim) {
   TimingProjection tp;
@@ -25,7 +29,7 @@ TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, con
     for (const TaskCost &tc : costs.tasks)
       if (tc.task == cmd.portableTask)
         dur = (sim.durations == "lower" ? tc.lowerSeconds : tc.upperSeconds) * 1e9 +
-              (sim.launchOverhead ? costs.launchOverheadNs.value_or(t.launchOverheadNs) : 0);
+              launchOverheadNs(costs, t, sim);
     const std::string *q = bodyQueue(cmd.body);
     std::string queue = q ? *q : "host";
     double start = queueFree[queue];
@@ -56,15 +60,16 @@ TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, con
   return tp;
 }
 
-std::vector<PhaseTiming> projectPhases(const PortablePlan &p, const ConcretePlan &c, const TimingProjection &tp) {
+std::vector<PhaseTiming> projectPhases(const PortablePlan &p, const ConcretePlan &c, const TimingProjection &tp,
+                                       double launchNs) {
   std::map<std::string, const Interval *> interval;
   for (const Interval &i : tp.intervals)
     interval[i.command] = &i;
   std::vector<PhaseTiming> out;
   for (const Phase &ph : p.phases) {
-    std::map<std::string, int64_t> executions;
+    std::map<std::string, const PhaseTask *> executions;
     for (const PhaseTask &t : ph.tasks)
-      executions[t.task] = t.executions;
+      executions[t.task] = &t;
     PhaseTiming pt{ph.id, ph.entry, 0, 0, 0};
     std::map<std::string, double> queueFree, end;
     for (const Command &cmd : c.commands) {
@@ -72,13 +77,15 @@ std::vector<PhaseTiming> projectPhases(const PortablePlan &p, const ConcretePlan
       auto iv = interval.find(cmd.id);
       if (n == executions.end() || iv == interval.end())
         continue;
-      double dur = (iv->second->endNs - iv->second->startNs) * double(n->second);
+      // The work once an execution, the launch once a launch.
+      double one = iv->second->endNs - iv->second->startNs, launch = std::min(launchNs, one);
+      double dur = (one - launch) * double(n->second->executions) + launch * double(n->second->launches);
       double start = queueFree[iv->second->queue];
       for (const std::string &d : cmd.dependsOn)
         if (auto e = end.find(d); e != end.end())
           start = std::max(start, e->second);
       end[cmd.id] = queueFree[iv->second->queue] = start + dur;
-      pt.executions += n->second;
+      pt.executions += n->second->executions;
       pt.serialNs += dur;
       pt.makespanNs = std::max(pt.makespanNs, start + dur);
     }

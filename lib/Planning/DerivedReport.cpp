@@ -188,28 +188,38 @@ Validation validate(const ConcretePlan &c, const TimingProjection &tp, const Obs
 
 std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const PortablePlan &p, const ConcretePlan &c,
                                       const Target &t, const ObservationSet &measured, std::string &why) {
-  if (measured.source != "measured") {
-    why = "calibration needs measured observations (source `measured`), not `" + measured.source + "`";
-    return std::nullopt;
-  }
-  auto rec = recordsOf(measured);
-  // One row per measured command: [1, compute, memory] seconds at full
-  // efficiency (only the side the current evidence bounds it by), weight
-  // = executions per call, target = measured seconds per execution.
+  return calibrateEvidence(e, {{&p, &measured}}, c, t, why);
+}
+
+std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const std::vector<CalibrationRun> &runs,
+                                      const ConcretePlan &c, const Target &t, std::string &why) {
+  // One row per measured command of each run: [1, compute, memory] seconds
+  // at full efficiency (only the side the current evidence bounds it by),
+  // by the facts of the plan at that run's extents; weight = executions per
+  // call, target = measured seconds per execution.
   struct Row {
     double x[3], y, w;
   };
   std::vector<Row> rows;
-  for (const Command &cmd : c.commands) {
-    auto d = rec.find({cmd.id, "duration_ns"});
-    auto n = rec.find({cmd.id, "executions"});
-    const Task *task = p.task(cmd.portableTask);
-    if (d == rec.end() || n == rec.end() || !task || task->resources.engineClass == "communication")
-      continue;
-    auto [compute, memory] = rooflineSides(*task, t);
-    bool computeBound = compute / e.evaluation.computeEfficiency > memory / e.evaluation.memoryEfficiency;
-    rows.push_back({{1, computeBound ? compute : 0, computeBound ? 0 : memory}, d->second * 1e-9,
-                    std::max(1.0, n->second)});
+  std::string digests;
+  for (const CalibrationRun &run : runs) {
+    if (run.measured->source != "measured") {
+      why = "calibration needs measured observations (source `measured`), not `" + run.measured->source + "`";
+      return std::nullopt;
+    }
+    auto rec = recordsOf(*run.measured);
+    digests += digestOf(toJson(*run.measured));
+    for (const Command &cmd : c.commands) {
+      auto d = rec.find({cmd.id, "duration_ns"});
+      auto n = rec.find({cmd.id, "executions"});
+      const Task *task = run.plan->task(cmd.portableTask);
+      if (d == rec.end() || n == rec.end() || !task || task->resources.engineClass == "communication")
+        continue;
+      auto [compute, memory] = rooflineSides(*task, t);
+      bool computeBound = compute / e.evaluation.computeEfficiency > memory / e.evaluation.memoryEfficiency;
+      rows.push_back({{1, computeBound ? compute : 0, computeBound ? 0 : memory}, d->second * 1e-9,
+                      std::max(1.0, n->second)});
+    }
   }
   if (rows.size() < 3) {
     why = "calibration needs at least 3 measured commands, found " + std::to_string(rows.size());
@@ -274,10 +284,12 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const PortablePla
   ev["compute_efficiency"] = efficiency(best[1], e.evaluation.computeEfficiency);
   ev["memory_efficiency"] = efficiency(best[2], e.evaluation.memoryEfficiency);
   ev["launch_overhead_ns"] = best[0] * 1e9;
-  std::string digest = digestOf(toJson(measured));
+  // One run keeps its observations' digest; several, the digest of theirs.
+  std::string digest = runs.size() == 1 ? digestOf(toJson(*runs[0].measured)) : digestOf(Json(digests));
   ev["revision"] = "evaluation-evidence/calibrated-" + digest.substr(7, 12);
   ev["source"] = "fitted by linnet profile from measured observations " + digest + " of `" + c.id + "` on target `" +
-                 t.id + "`: per command, overhead + compute/efficiency + memory/efficiency, least squares weighted "
+                 t.id + "`" + (runs.size() > 1 ? " (" + std::to_string(runs.size()) + " runs)" : "") +
+                 ": per command, overhead + compute/efficiency + memory/efficiency, least squares weighted "
                  "by executions over " + std::to_string(rows.size()) + " commands";
   doc["id"] = e.id + "+calibrated";
   return doc;

@@ -153,7 +153,10 @@ Json toJson(const PortablePlan &p) {
   for (const Phase &ph : p.phases) {
     Json tasks = Json::array();
     for (const PhaseTask &t : ph.tasks)
-      tasks.push_back({{"task", t.task}, {"executions", t.executions}});
+      if (t.launches == t.executions)
+        tasks.push_back({{"task", t.task}, {"executions", t.executions}});
+      else
+        tasks.push_back({{"task", t.task}, {"executions", t.executions}, {"launches", t.launches}});
     phases.push_back({{"id", ph.id}, {"entry", ph.entry}, {"tasks", tasks}, {"derivation", ph.derivation}});
   }
   Json objectives = Json::array();
@@ -294,8 +297,11 @@ PortablePlan portableFromJson(const Json &j) {
       ph.each("tasks", [&](const Json &te, const std::string &tpath) {
         ObjReader t(te, tpath);
         PhaseTask pt{t.str("task"), t.i64("executions")};
+        pt.launches = t.has("launches") ? t.i64("launches") : pt.executions;
         if (pt.executions < 1)
           throw SchemaError(t.at("executions"), "executions must be at least 1");
+        if (pt.launches < 1 || pt.launches > pt.executions)
+          throw SchemaError(t.at("launches"), "launches must be at least 1 and at most executions");
         t.done();
         phase.tasks.push_back(std::move(pt));
       });

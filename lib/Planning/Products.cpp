@@ -24,7 +24,7 @@ std::optional<Products> buildProducts(const PipelineInputs &in, Diagnostics &dia
   }
   p.costs = costTasks(p.portable, in.target, in.deployment, in.evidence);
   p.projection = project(p.concrete, p.costs, in.target, in.simulation);
-  p.projection.phases = projectPhases(p.portable, p.concrete, p.projection);
+  p.projection.phases = projectPhases(p.portable, p.concrete, p.projection, launchOverheadNs(p.costs, in.target, in.simulation));
   p.trace = simulate(p.portable, p.concrete, p.projection);
   p.observations = observeSimulation(p.concrete, p.trace);
   p.timeline = timeline(p.concrete, p.projection, p.trace, in.evidence, in.simulation, {});

@@ -33,6 +33,7 @@
 #include <set>
 #include <fstream>
 #include <iostream>
+#include <charconv>
 #include <iterator>
 
 using namespace linnet::planning;
@@ -57,6 +58,7 @@ struct BuildOptions {
   bool verifyOnly = false;
   bool cached = false;     // --cached: into the artifact cache, its path printed
   std::string sourceName;  // --source-name: with --cached, the name of a source read from stdin
+  std::vector<std::string> at; // --at NAME=VALUE: run-time extents of a phase plan
   CLI::Option *targetOpt = nullptr;
   CLI::Option *emitOpt = nullptr;
 } gBuild;
@@ -223,8 +225,52 @@ std::optional<compiler::Options> lnOptions() {
     o->implementationPolicy = gBuild.implementationPolicy;
     o->evidencePolicy = gBuild.evidencePolicy;
     o->simulationPolicy = gBuild.simulationPolicy;
+    for (const std::string &a : gBuild.at) {
+      size_t eq = a.find('=');
+      int64_t v = 0;
+      std::string name = a.substr(0, eq);
+      const char *end = a.data() + a.size();
+      if (eq == std::string::npos || name.empty() ||
+          std::from_chars(a.data() + eq + 1, end, v).ptr != end || eq + 1 == a.size() || v < 0) {
+        tool::diags().report(Diag::error(
+            "usage", fmt::format("--at {}: expected NAME=VALUE, an entry's dim generic or integer input "
+                                 "and a non-negative integer (--at S=512, --at pos=1000)",
+                                 a)));
+        return std::nullopt;
+      }
+      if (!o->extents.emplace(name, v).second) {
+        tool::diags().report(Diag::error("usage", fmt::format("--at {}: '{}' is given twice", a, name)));
+        return std::nullopt;
+      }
+    }
   }
   return o;
+}
+
+/// `--emit phases`: the report's phase plans, one call of each entry at
+/// the extents the build was planned at, with the memory the plan holds.
+Json phasesDocument(const Products &p, const std::map<std::string, int64_t> &extents) {
+  Json phases = Json::array();
+  for (const PhaseTiming &t : p.report.phases)
+    phases.push_back({{"entry", t.entry},
+                      {"executions", t.executions},
+                      {"makespan_ns", t.makespanNs},
+                      {"serial_ns", t.serialNs},
+                      {"calls_per_s", t.makespanNs > 0 ? 1e9 / t.makespanNs : 0.0}});
+  Json memory = Json::array();
+  for (const ArenaReport &a : p.report.memory)
+    memory.push_back({{"memory_space", a.memorySpace},
+                      {"persistent_bytes", a.persistentBytes},
+                      {"arena_bytes", a.arenaBytes},
+                      {"total_bytes", a.persistentBytes + a.arenaBytes}});
+  Json at = Json::object();
+  for (const auto &[name, value] : extents)
+    at[name] = value;
+  return {{"schema", "linnet.phase-plans/1"},
+          {"extents", at},
+          {"evidence", p.report.key.count("evaluation_evidence") ? p.report.key.at("evaluation_evidence") : ""},
+          {"phases", phases},
+          {"memory", memory}};
 }
 
 } // namespace
@@ -239,7 +285,11 @@ CLI::App *addBuildCommand(CLI::App &app) {
   cmd->add_option("--deployment", gBuild.deployment, "Deployment file (JSON)");
   gBuild.emitOpt = cmd->add_option("--emit", gBuild.emit, "What to write (all: every product into the directory -o names)")
       ->check(CLI::IsMember({"portable", "concrete", "machine", "costs", "projection", "trace", "observations",
-                             "timeline", "report", "manifest", "planset", "all"}));
+                             "timeline", "report", "manifest", "planset", "phases", "all"}));
+  cmd->add_option("--at", gBuild.at,
+                  "With --emit: plan one call at run-time extents, an entry's dim generic or integer scalar "
+                  "input: --at S=512 (prefill of 512 tokens), --at pos=1000 (decode at position 1000)")
+      ->allow_extra_args(false);
   cmd->add_option("--implementation-policy", gBuild.implementationPolicy, "Implementation policy file");
   cmd->add_option("--evidence-policy", gBuild.evidencePolicy, "Evidence policy file");
   cmd->add_option("--simulation-policy", gBuild.simulationPolicy, "Simulation policy file");
@@ -327,6 +377,7 @@ int runCachedBuild() {
 }
 
 int runBuild() {
+  std::map<std::string, int64_t> lnExtents;
   if (gBuild.cached)
     return runCachedBuild();
   const std::string &file = gBuild.file;
@@ -347,6 +398,12 @@ int runBuild() {
     std::optional<compiler::Options> options = lnOptions();
     if (!options)
       return 2;
+    if (!options->extents.empty() && !planning) {
+      tool::diags().report(Diag::error("usage", "--at plans one call at run-time extents: give it with --emit "
+                                                "(phases, report, ...); an artifact runs every extent"));
+      return 2;
+    }
+    lnExtents = options->extents;
     compiler::Compiler c(std::move(*options), tool::diags());
     if (!planning)
       return c.buildArtifact();
@@ -413,6 +470,8 @@ int runBuild() {
       return report({{"document.schema", e.path, e.what()}}, gBuild.supersedes);
     }
   }
+  if (gBuild.emit == "phases")
+    return writeOutput(canonicalDump(phasesDocument(p, lnExtents)), gBuild.output) ? 0 : 1;
   for (const auto &[name, doc] : productDocuments(p))
     if (name == gBuild.emit + ".json")
       out = doc;

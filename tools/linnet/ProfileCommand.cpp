@@ -39,7 +39,8 @@ using planning::Json;
 namespace {
 
 struct ProfileOptions {
-  std::string model, output, evidencePolicy, calibrate;
+  std::string model, output, evidencePolicy, calibrate, plan;
+  std::vector<std::string> calibrateWith;
   tool::SourceOptions source; // for a .ln model
   tool::EntryCallOptions call;
   unsigned iterations = 10, warmup = 2;
@@ -100,10 +101,21 @@ CLI::App *tool::addProfileCommand(CLI::App &app) {
                 "Evidence policy the prediction is costed with (default: the target's; a --calibrate output)");
   c->add_option("--calibrate", gProfile.calibrate,
                 "Write an evidence policy whose evaluation evidence is fitted to these measurements");
+  c->add_option("--plan", gProfile.plan,
+                "The portable plan at this run's extents (linnet build MODEL.ln --emit portable --at S=128): "
+                "the work facts the prediction and the calibration cost each command with");
+  c->add_option("--calibrate-with", gProfile.calibrateWith,
+                "With --calibrate: also fit to an earlier profile of the same artifact (its -o directory: "
+                "observations.json and the plan.json it was costed with)")
+      ->allow_extra_args(false);
   return c;
 }
 
 int tool::runProfile() {
+  if (!gProfile.calibrateWith.empty() && gProfile.calibrate.empty()) {
+    std::cerr << "linnet profile: error: --calibrate-with adds runs to a fit: give --calibrate FILE too\n";
+    return 2;
+  }
   std::optional<std::map<std::string, std::string>> files =
       tool::parseInputFiles(gProfile.call.inputs, gProfile.call.relations);
   if (!files)
@@ -158,11 +170,33 @@ int tool::runProfile() {
     std::cerr << fmt::format("linnet profile: error: {}: {}\n", e.path, e.what());
     return 1;
   }
-  planning::CostedTaskView costs = planning::costTasks(plans->portable, in.target, in.deployment, in.evidence);
+  // The facts: the artifact's plan (dynamic extents counted as 1), or the
+  // plan at this run's extents (--plan), which must hold every task the
+  // artifact's commands run.
+  auto readPortable = [&](const std::string &path, planning::PortablePlan &out) {
+    try {
+      out = planning::portableFromJson(planning::readJsonFile(path));
+    } catch (const planning::SchemaError &e) {
+      std::cerr << fmt::format("linnet profile: error: {}: {}: {}\n", path, e.path, e.what());
+      return false;
+    }
+    for (const planning::Command &cmd : plans->concrete.commands)
+      if (!out.task(cmd.portableTask)) {
+        std::cerr << fmt::format("linnet profile: error: {}: no task '{}', which the artifact's command '{}' "
+                                 "runs: a plan of another model or build\n",
+                                 path, cmd.portableTask, cmd.id);
+        return false;
+      }
+    return true;
+  };
+  planning::PortablePlan portable = plans->portable;
+  if (!gProfile.plan.empty() && !readPortable(gProfile.plan, portable))
+    return 1;
+  planning::CostedTaskView costs = planning::costTasks(portable, in.target, in.deployment, in.evidence);
   planning::TimingProjection tp = planning::project(plans->concrete, costs, in.target, in.simulation);
-  tp.phases = planning::projectPhases(plans->portable, plans->concrete, tp);
-  planning::EvaluationReport report =
-      planning::evaluate(plans->portable, plans->concrete, costs, tp, in.evidence);
+  tp.phases = planning::projectPhases(portable, plans->concrete, tp,
+                                      planning::launchOverheadNs(costs, in.target, in.simulation));
+  planning::EvaluationReport report = planning::evaluate(portable, plans->concrete, costs, tp, in.evidence);
   report.validation = planning::validate(plans->concrete, tp, obs);
 
   // The trace: one thread for the entry's calls, one for its commands.
@@ -179,12 +213,28 @@ int tool::runProfile() {
   }
   if (!writeOut(out + "/trace.json", trace.dump(1) + "\n") ||
       !writeOut(out + "/observations.json", planning::canonicalDump(planning::toJson(obs))) ||
-      !writeOut(out + "/report.json", planning::canonicalDump(planning::toJson(report))))
+      !writeOut(out + "/report.json", planning::canonicalDump(planning::toJson(report))) ||
+      !writeOut(out + "/plan.json", planning::canonicalDump(planning::toJson(portable))))
     return 1;
   if (!gProfile.calibrate.empty()) {
+    // This run, then the earlier ones with the plans they were costed with.
+    std::vector<planning::PortablePlan> earlierPlans(gProfile.calibrateWith.size());
+    std::vector<planning::ObservationSet> earlierObs(gProfile.calibrateWith.size());
+    std::vector<planning::CalibrationRun> runs = {{&portable, &obs}};
+    for (size_t i = 0; i < gProfile.calibrateWith.size(); ++i) {
+      const std::string &d = gProfile.calibrateWith[i];
+      if (!readPortable(d + "/plan.json", earlierPlans[i]))
+        return 1;
+      try {
+        earlierObs[i] = planning::observationsFromJson(planning::readJsonFile(d + "/observations.json"));
+      } catch (const planning::SchemaError &e) {
+        std::cerr << fmt::format("linnet profile: error: {}/observations.json: {}: {}\n", d, e.path, e.what());
+        return 1;
+      }
+      runs.push_back({&earlierPlans[i], &earlierObs[i]});
+    }
     std::string why;
-    std::optional<Json> cal =
-        planning::calibrateEvidence(in.evidence, plans->portable, plans->concrete, in.target, obs, why);
+    std::optional<Json> cal = planning::calibrateEvidence(in.evidence, runs, plans->concrete, in.target, why);
     if (!cal) {
       std::cerr << "linnet profile: error: cannot calibrate: " << why << "\n";
       return 1;

@@ -71,6 +71,10 @@ struct Options {
   bool emulate = false;       // --emulate: the target's kernels run on the CPU (cuda)
   bool hostKernels = false;   // --host-kernels: kernels.host.so for the driver emulator (cuda)
   std::string output;         // the artifact directory
+  /// --at NAME=VALUE: plan one call at these run-time extents (an entry's
+  /// dim generic or integer scalar input; import::ImportOptions::extents).
+  /// Planning products only: no artifact is built so.
+  std::map<std::string, int64_t> extents;
 };
 
 /// A .ln model through the front end, the plan and the importer.

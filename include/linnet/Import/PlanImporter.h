@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -82,6 +83,13 @@ struct ImportOptions {
   /// to this many chunks, in parallel, then combines them in order
   /// (flash-decoding; docs/importer.md). 0: every fold runs in order.
   unsigned foldChunks = 0;
+  /// A phase plan at run-time extents (docs/planning.md, "Phase plans by
+  /// length"): an entry generic (`S`) or an integer scalar input (`pos`)
+  /// named here is that constant in every entry that has one, so shapes and
+  /// loop bounds are static and the plans cost one call at these extents.
+  /// The module is for planning only: its code would run no other extents.
+  /// A name no entry has is an error.
+  std::map<std::string, int64_t> extents;
 };
 mlir::OwningOpRef<mlir::ModuleOp> importPlan(const plan::Plan &p,
                                              const std::vector<ModelTensor> &tensors,

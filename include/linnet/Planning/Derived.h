@@ -83,7 +83,12 @@ struct TimingProjection {
 TimingProjection project(const ConcretePlan &c, const CostedTaskView &costs, const Target &t,
                          const SimulationPolicy &sim);
 /// The phases of `p` timed on the intervals of `tp` (TimingProjection::phases).
-std::vector<PhaseTiming> projectPhases(const PortablePlan &p, const ConcretePlan &c, const TimingProjection &tp);
+/// The launch overhead project() adds to every interval.
+double launchOverheadNs(const CostedTaskView &costs, const Target &t, const SimulationPolicy &sim);
+/// `launchNs`: what each interval of `tp` holds of the launch overhead,
+/// paid once a launch (PhaseTask::launches), the rest once an execution.
+std::vector<PhaseTiming> projectPhases(const PortablePlan &p, const ConcretePlan &c, const TimingProjection &tp,
+                                       double launchNs);
 Json toJson(const TimingProjection &tp);
 TimingProjection projectionFromJson(const Json &j);
 
@@ -244,6 +249,16 @@ Validation validate(const ConcretePlan &c, const TimingProjection &tp, const Obs
 /// unchanged, evaluation revised) or nullopt with `why`.
 std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const PortablePlan &p, const ConcretePlan &c,
                                       const Target &t, const ObservationSet &measured, std::string &why);
+/// A measured run and the portable plan at its extents (`linnet build
+/// --emit portable --at ...`: the same tasks, facts at the run's sizes).
+struct CalibrationRun {
+  const PortablePlan *plan;
+  const ObservationSet *measured;
+};
+/// calibrateEvidence over several runs of one artifact (prefill and decode
+/// at their lengths): one fit to every run's commands.
+std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const std::vector<CalibrationRun> &runs,
+                                      const ConcretePlan &c, const Target &t, std::string &why);
 /// Objective values by metric: latency (s), peak_memory_bytes, devices.
 std::map<std::string, double> objectiveValues(const ConcretePlan &c, const TimingProjection &tp);
 

@@ -125,6 +125,10 @@ struct ConcurrencyGroup {
 struct PhaseTask {
   std::string task;
   int64_t executions = 1;
+  /// The times one call starts the task's command: the calls of its
+  /// function. `executions` also counts the trips of the loops around it in
+  /// that function, which run in the same launch (a fold's step).
+  int64_t launches = 1;
 };
 struct Phase {
   std::string id;    // "phase.<entry>"

@@ -1267,11 +1267,11 @@ void addPhases(Builder &b, ModuleOp module) {
       Operation *from = op->second;
       int64_t n = mulSat(c->second, isa<func::FuncOp>(from) ? 1 : loopExecutions(from, dynamic));
       if (n > 0)
-        ph.tasks.push_back({t.id, n});
+        ph.tasks.push_back({t.id, n, std::min(n, c->second)});
     }
     ph.derivation = "executions per call of `" + ph.entry +
                     "` = calls of the task's function (through the call graph) x the trip counts of the loops "
-                    "around it" +
+                    "around it (launches: the calls alone)" +
                     (dynamic ? "; a loop bounded only at run time counts once" : "");
     b.plan.phases.push_back(std::move(ph));
   }
