@@ -11,6 +11,7 @@
 #include "GenerateCommand.h"
 #include "InitWeightsCommand.h"
 #include "QuantizeCommand.h"
+#include "SimulateServingCommand.h"
 #include "InspectCommand.h"
 #include "PlanCommand.h"
 #include "ProfileCommand.h"
@@ -382,6 +383,7 @@ static int linnetMain(int argc, char **argv) {
   CLI::App *inspectCmd = tool::addInspectCommand(app);
   CLI::App *initWeightsCmd = tool::addInitWeightsCommand(app);
   CLI::App *quantizeCmd = tool::addQuantizeCommand(app);
+  CLI::App *simulateServingCmd = tool::addSimulateServingCommand(app);
   CLI::App *buildCmd = tool::addBuildCommand(app);
   CLI::App *runCmd = tool::addRunCommand(app);
   CLI::App *generateCmd = tool::addGenerateCommand(app);
@@ -436,6 +438,8 @@ static int linnetMain(int argc, char **argv) {
     return tool::runInitWeights();
   if (quantizeCmd->parsed())
     return tool::runQuantize();
+  if (simulateServingCmd->parsed())
+    return tool::runSimulateServing();
   if (runCmd->parsed())
     return tool::runRun();
   if (profileCmd->parsed())
