@@ -119,7 +119,8 @@ int tool::runQuantize() {
       keepIt = keepIt || globMatch(p.c_str(), name.c_str());
     auto stored = in->storedAs().find(name);
     bool convert = isFloat && view.shape.size() >= 2 && row > 0 && row % blockElems == 0 && !keepIt;
-    if (convert && stored != in->storedAs().end() && !o.allowRequantize) {
+    // Dequantized values widened to f32 are exact; rounded again, not.
+    if (convert && stored != in->storedAs().end() && !o.allowRequantize && o.type != "f32") {
       std::cerr << fmt::format("linnet quantize: error: {}: tensor '{}' is stored as {}: quantizing its dequantized "
                                "values adds a second error (--allow-requantize to do it anyway, or --keep '{}')\n",
                                o.input, name, stored->second, name);
@@ -127,7 +128,10 @@ int tool::runQuantize() {
     }
     // A block-format input tensor that stays: written as the f32 it reads as.
     int64_t n = view.numElements();
-    bytesIn += view.data.size();
+    // A tensor the input stores in blocks counts the bytes it is stored in.
+    std::optional<rt::BlockFormatInfo> storedFormat =
+        stored == in->storedAs().end() ? std::nullopt : rt::blockFormat(stored->second);
+    bytesIn += storedFormat ? uint64_t(n / storedFormat->blockElems * storedFormat->blockBytes) : view.data.size();
     if (convert) {
       // The values as f32 (ggml's quantizers take f32 rows).
       std::vector<float> x(static_cast<size_t>(n));
