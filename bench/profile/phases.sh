@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Phase plans by length (the serving issue, point 2): the default Llama's
 # prefill of S tokens and decode at position P, as `linnet build --emit
-# phases --at ...` predicts one call, against `linnet profile`'s measured
-# call (the plain artifact, timed by whole calls), 2 threads.
+# phases --at ... --implementations-from ARTIFACT` predicts one call (each
+# task bound to what the artifact's code runs it with), against `linnet
+# profile`'s measured call (that artifact, timed by whole calls), 2 threads.
 #
 # Predictions: with the target's default evaluation evidence, then with
 # evidence calibrated by `linnet profile --calibrate` on the --profile
-# artifact's decode at position CAL, then on that and its prefill of CAL
-# tokens (each run costed by the plan at its extents: --plan); runs apart
-# from the measured ones.
+# artifact's decode at position CAL, then on that and its prefill of CAL and
+# CAL2 tokens (each run costed by the plan at its extents: --plan; the fit
+# gives each implementation with commands enough its own efficiencies);
+# runs apart from the measured ones.
 #
-# usage: bench/profile/phases.sh [BUILD_DIR] [CAL=16]
+# usage: bench/profile/phases.sh [BUILD_DIR] [CAL=16] [CAL2=128]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 cal=${2:-16}
+cal2=${3:-128}
 linnet=$build/bin/linnet
 model=$root/examples/llama.ln
 work=$(mktemp -d)
@@ -34,17 +37,19 @@ for p in (16, 128, 1000, $cal): np.save(d + f'pos{p}.npy', np.array(p, np.int64)
 "$linnet" build "$model" "${D[@]}" "${T[@]}" --profile -o "$work/prof" > /dev/null
 # Calibration: the --profile artifact's decode at position CAL and prefill
 # of CAL tokens, each costed with the plan at its extents.
-"$linnet" build "$model" "${D[@]}" "${T[@]}" --emit portable --at pos="$cal" -o "$work/plan-d.json"
-"$linnet" build "$model" "${D[@]}" "${T[@]}" --emit portable --at S="$cal" -o "$work/plan-p.json"
-/usr/bin/python3 -c "import numpy as np; np.save('$work/cal-tok.npy', (np.arange($cal) * 37 % 32000).astype(np.int64))"
-"$linnet" profile "$work/prof" --weights "$work/w.safetensors" --entry prefill --input tokens="$work/cal-tok.npy" \
-    --iterations 3 --warmup 1 --plan "$work/plan-p.json" -o "$work/cal-p" > /dev/null 2>&1
+"$linnet" build "$model" "${D[@]}" "${T[@]}" --emit portable --at pos="$cal" -o "$work/plan-d.json"  # tasks, not bindings
+for s in "$cal" "$cal2"; do
+  "$linnet" build "$model" "${D[@]}" "${T[@]}" --emit portable --at S="$s" -o "$work/plan-p$s.json"
+  /usr/bin/python3 -c "import numpy as np; np.save('$work/cal-tok$s.npy', (np.arange($s) * 37 % 32000).astype(np.int64))"
+  "$linnet" profile "$work/prof" --weights "$work/w.safetensors" --entry prefill --input tokens="$work/cal-tok$s.npy" \
+      --iterations 3 --warmup 1 --plan "$work/plan-p$s.json" -o "$work/cal-p$s" > /dev/null 2>&1
+done
 "$linnet" profile "$work/prof" --weights "$work/w.safetensors" --entry decode --input token="$work/tok1.npy" \
     --input pos="$work/pos$cal.npy" --iterations 20 --warmup 3 --plan "$work/plan-d.json" -o "$work/cal-d" \
     --calibrate "$work/ev-decode.json" > /dev/null
 "$linnet" profile "$work/prof" --weights "$work/w.safetensors" --entry decode --input token="$work/tok1.npy" \
     --input pos="$work/pos$cal.npy" --iterations 20 --warmup 3 --plan "$work/plan-d.json" -o "$work/cal-d2" \
-    --calibrate "$work/ev-both.json" --calibrate-with "$work/cal-p" > /dev/null
+    --calibrate "$work/ev-both.json" --calibrate-with "$work/cal-p$cal" --calibrate-with "$work/cal-p$cal2" > /dev/null
 
 measure() { # ENTRY ITERATIONS INPUTS... -> measured ms of one call
   local entry=$1 iters=$2; shift 2
@@ -54,10 +59,10 @@ measure() { # ENTRY ITERATIONS INPUTS... -> measured ms of one call
 }
 predict() { # ENTRY AT [EVIDENCE...] -> predicted ms
   local entry=$1 at=$2; shift 2
-  "$linnet" build "$model" "${D[@]}" "${T[@]}" --emit phases --at "$at" "$@" -o - |
+  "$linnet" build "$model" "${D[@]}" "${T[@]}" --emit phases --at "$at" --implementations-from "$work/plain" "$@" -o - |
     /usr/bin/python3 -c "import json, sys; print(next(p['makespan_ns'] for p in json.load(sys.stdin)['phases'] if p['entry'] == '$entry') / 1e6)"
 }
-printf "%-16s %11s %21s %21s %21s\n" "phase" "measured" "default evidence" "calibrated: decode" "decode + prefill"
+printf "%-16s %11s %21s %21s %21s\n" "phase" "measured" "default evidence" "calibrated: decode" "+ prefill 16, 128"
 row() { # LABEL ENTRY AT MEASURED
   local p0 p1 p2
   p0=$(predict "$2" "$3")

@@ -11,24 +11,41 @@ namespace linnet::planning {
 
 using namespace detail;
 
-CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deployment &d, const EvidencePolicy &e) {
+std::string implementationKey(const ImplementationRef &r) { return r.routine.empty() ? r.capability : r.routine; }
+
+std::map<std::string, std::string> taskImplementationKeys(const ConcretePlan &c) {
+  std::map<std::string, std::string> keys;
+  for (const Command &cmd : c.commands)
+    if (const std::string *id = bodyImplementation(cmd.body))
+      if (const ImplementationRef *r = c.implementation(*id))
+        keys[cmd.portableTask] = implementationKey(*r);
+  return keys;
+}
+
+CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deployment &d, const EvidencePolicy &e,
+                         const ConcretePlan *concrete) {
   CostedTaskView v;
   v.key = {{"portable", digestOf(toJson(p))}, {"target", t.fingerprint()}, {"deployment", d.fingerprint()},
            {"evaluation_evidence", e.evaluation.revision}, {"evidence_policy", e.fingerprint()}};
+  std::map<std::string, std::string> impl;
+  if (concrete && !e.evaluation.byImplementation.empty())
+    impl = taskImplementationKeys(*concrete);
   for (const Task &task : p.tasks) {
     TaskCost c;
     c.task = task.id;
-    c.lowerSeconds = rooflineSeconds(task, t, e.evaluation, true);
-    c.upperSeconds = rooflineSeconds(task, t, e.evaluation, false);
+    auto k = impl.find(task.id);
+    Evidence ev = k == impl.end() ? e.evaluation : e.evaluation.forImplementation(k->second);
+    c.lowerSeconds = rooflineSeconds(task, t, ev, true);
+    c.upperSeconds = rooflineSeconds(task, t, ev, false);
     if (task.resources.engineClass == "communication") {
       c.bound = "network";
     } else {
       double peak = 0;
       for (const std::string &dt : task.resources.dtypes)
         if (auto it = t.peakFlops.find(dt); it != t.peakFlops.end()) peak = it->second;
-      double compute = peak > 0 ? double(task.facts.ops.upper) / (peak * e.evaluation.computeEfficiency) : 0;
+      double compute = peak > 0 ? double(task.facts.ops.upper) / (peak * ev.computeEfficiency) : 0;
       double memory = double(task.facts.readBytes.upper + task.facts.writeBytes.upper) /
-                      (t.memoryBandwidth * e.evaluation.memoryEfficiency);
+                      (t.memoryBandwidth * ev.memoryEfficiency);
       c.bound = compute > memory ? "compute" : "memory";
     }
     v.tasks.push_back(c);

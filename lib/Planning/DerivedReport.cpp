@@ -199,7 +199,9 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const std::vector
   // call, target = measured seconds per execution.
   struct Row {
     double x[3], y, w;
+    std::string impl; // the command's implementation key
   };
+  std::map<std::string, std::string> implOf = taskImplementationKeys(c);
   std::vector<Row> rows;
   std::string digests;
   for (const CalibrationRun &run : runs) {
@@ -216,62 +218,74 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const std::vector
       if (d == rec.end() || n == rec.end() || !task || task->resources.engineClass == "communication")
         continue;
       auto [compute, memory] = rooflineSides(*task, t);
-      bool computeBound = compute / e.evaluation.computeEfficiency > memory / e.evaluation.memoryEfficiency;
+      std::string impl = implOf.count(cmd.portableTask) ? implOf.at(cmd.portableTask) : "";
+      Evidence cur = e.evaluation.forImplementation(impl);
+      bool computeBound = compute / cur.computeEfficiency > memory / cur.memoryEfficiency;
       rows.push_back({{1, computeBound ? compute : 0, computeBound ? 0 : memory}, d->second * 1e-9,
-                      std::max(1.0, n->second)});
+                      std::max(1.0, n->second), impl});
     }
   }
   if (rows.size() < 3) {
     why = "calibration needs at least 3 measured commands, found " + std::to_string(rows.size());
     return std::nullopt;
   }
-  // Weighted least squares over the terms in `use`; the subset with the
-  // least residual among those whose coefficients are all non-negative wins.
-  auto solve = [&](const std::vector<int> &use, std::vector<double> &coef) {
-    size_t k = use.size();
-    std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0));
-    for (const Row &r : rows)
-      for (size_t i = 0; i < k; ++i) {
-        for (size_t j = 0; j < k; ++j)
-          a[i][j] += r.w * r.x[use[i]] * r.x[use[j]];
-        a[i][k] += r.w * r.x[use[i]] * r.y;
-      }
-    for (size_t col = 0; col < k; ++col) {
-      size_t piv = col;
-      for (size_t i = col + 1; i < k; ++i)
-        if (std::abs(a[i][col]) > std::abs(a[piv][col]))
-          piv = i;
-      if (std::abs(a[piv][col]) < 1e-30)
-        return false;
-      std::swap(a[col], a[piv]);
-      for (size_t i = 0; i < k; ++i)
-        if (i != col) {
-          double f = a[i][col] / a[col][col];
-          for (size_t j = col; j <= k; ++j)
-            a[i][j] -= f * a[col][j];
+  // Weighted least squares over the terms in `use` (y less a fixed
+  // overhead where one is given); the subset with the least residual among
+  // those whose coefficients are all non-negative wins.
+  auto fit = [](const std::vector<const Row *> &rs, const std::vector<std::vector<int>> &subsets,
+                double overhead) -> std::vector<double> {
+    auto solve = [&](const std::vector<int> &use, std::vector<double> &coef) {
+      size_t k = use.size();
+      std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0));
+      for (const Row *r : rs)
+        for (size_t i = 0; i < k; ++i) {
+          for (size_t j = 0; j < k; ++j)
+            a[i][j] += r->w * r->x[use[i]] * r->x[use[j]];
+          a[i][k] += r->w * r->x[use[i]] * (r->y - overhead);
         }
+      for (size_t col = 0; col < k; ++col) {
+        size_t piv = col;
+        for (size_t i = col + 1; i < k; ++i)
+          if (std::abs(a[i][col]) > std::abs(a[piv][col]))
+            piv = i;
+        if (std::abs(a[piv][col]) < 1e-30)
+          return false;
+        std::swap(a[col], a[piv]);
+        for (size_t i = 0; i < k; ++i)
+          if (i != col) {
+            double f = a[i][col] / a[col][col];
+            for (size_t j = col; j <= k; ++j)
+              a[i][j] -= f * a[col][j];
+          }
+      }
+      coef.assign(3, 0);
+      coef[0] = overhead;
+      for (size_t i = 0; i < k; ++i)
+        coef[use[i]] = a[i][k] / a[i][i];
+      return true;
+    };
+    std::vector<double> best;
+    double bestResidual = -1;
+    for (const std::vector<int> &use : subsets) {
+      std::vector<double> coef;
+      if (!solve(use, coef) || coef[0] < 0 || coef[1] < 0 || coef[2] < 0)
+        continue;
+      double res = 0;
+      for (const Row *r : rs) {
+        double pred = coef[0] + coef[1] * r->x[1] + coef[2] * r->x[2];
+        res += r->w * (pred - r->y) * (pred - r->y);
+      }
+      if (bestResidual < 0 || res < bestResidual) {
+        bestResidual = res;
+        best = coef;
+      }
     }
-    coef.assign(3, 0);
-    for (size_t i = 0; i < k; ++i)
-      coef[use[i]] = a[i][k] / a[i][i];
-    return true;
+    return best;
   };
-  std::vector<double> best;
-  double bestResidual = -1;
-  for (std::vector<int> use : {std::vector<int>{0, 1, 2}, {0, 2}, {0, 1}, {1, 2}, {2}, {1}}) {
-    std::vector<double> coef;
-    if (!solve(use, coef) || coef[0] < 0 || coef[1] < 0 || coef[2] < 0)
-      continue;
-    double res = 0;
-    for (const Row &r : rows) {
-      double pred = coef[0] + coef[1] * r.x[1] + coef[2] * r.x[2];
-      res += r.w * (pred - r.y) * (pred - r.y);
-    }
-    if (bestResidual < 0 || res < bestResidual) {
-      bestResidual = res;
-      best = coef;
-    }
-  }
+  std::vector<const Row *> all;
+  for (const Row &r : rows)
+    all.push_back(&r);
+  std::vector<double> best = fit(all, {{0, 1, 2}, {0, 2}, {0, 1}, {1, 2}, {2}, {1}}, 0);
   if (best.empty()) {
     why = "the measurements do not fit overhead + compute + memory with non-negative coefficients";
     return std::nullopt;
@@ -284,6 +298,26 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const std::vector
   ev["compute_efficiency"] = efficiency(best[1], e.evaluation.computeEfficiency);
   ev["memory_efficiency"] = efficiency(best[2], e.evaluation.memoryEfficiency);
   ev["launch_overhead_ns"] = best[0] * 1e9;
+  // Then each implementation with commands enough for its own fit (the
+  // overhead shared): its efficiencies where they differ from the rest.
+  std::map<std::string, std::vector<const Row *>> byImpl;
+  for (const Row &r : rows)
+    if (!r.impl.empty())
+      byImpl[r.impl].push_back(&r);
+  Json impls = Json::object();
+  for (const auto &[impl, rs] : byImpl) {
+    if (rs.size() < 3)
+      continue;
+    std::vector<double> coef = fit(rs, {{1, 2}, {2}, {1}}, best[0]);
+    if (coef.empty())
+      continue;
+    impls[impl] = {{"compute_efficiency", efficiency(coef[1], ev["compute_efficiency"].get<double>())},
+                   {"memory_efficiency", efficiency(coef[2], ev["memory_efficiency"].get<double>())}};
+  }
+  if (!impls.empty())
+    ev["implementations"] = impls;
+  else
+    ev.erase("implementations");
   // One run keeps its observations' digest; several, the digest of theirs.
   std::string digest = runs.size() == 1 ? digestOf(toJson(*runs[0].measured)) : digestOf(Json(digests));
   ev["revision"] = "evaluation-evidence/calibrated-" + digest.substr(7, 12);

@@ -11,6 +11,23 @@ std::optional<Products> buildProducts(const PipelineInputs &in, Diagnostics &dia
       bind({in.portable, in.target, in.deployment, in.implementations, in.evidence}, diags);
   if (!concrete)
     return std::nullopt;
+  if (in.implementationOverrides) {
+    std::map<std::string, const ImplementationRef *> byId;
+    for (const ImplementationRef &r : *in.implementationOverrides)
+      byId[r.id] = &r;
+    // What runs the task (kind, capability, routine, library); the symbols
+    // stay the plan's own, one a task (an artifact's are shared by every
+    // task generated into one function).
+    for (ImplementationRef &r : concrete->implementations)
+      if (auto it = byId.find(r.id); it != byId.end()) {
+        std::string symbol = r.symbol.empty() ? "linnet_" + r.id.substr(5) : r.symbol;
+        r = *it->second;
+        if (r.kind == "generated") {
+          std::replace(symbol.begin(), symbol.end(), '.', '_');
+          r.symbol = symbol;
+        }
+      }
+  }
   Diagnostics d = verifyConcrete(*concrete, {&in.portable, &in.target, &in.deployment});
   if (!d.empty()) {
     diags.insert(diags.end(), d.begin(), d.end());
@@ -22,7 +39,7 @@ std::optional<Products> buildProducts(const PipelineInputs &in, Diagnostics &dia
     diags.insert(diags.end(), d.begin(), d.end());
     return std::nullopt;
   }
-  p.costs = costTasks(p.portable, in.target, in.deployment, in.evidence);
+  p.costs = costTasks(p.portable, in.target, in.deployment, in.evidence, &p.concrete);
   p.projection = project(p.concrete, p.costs, in.target, in.simulation);
   p.projection.phases = projectPhases(p.portable, p.concrete, p.projection, launchOverheadNs(p.costs, in.target, in.simulation));
   p.trace = simulate(p.portable, p.concrete, p.projection);

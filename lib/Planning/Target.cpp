@@ -143,6 +143,19 @@ static Evidence evidenceFrom(ObjReader r) {
     if (!(*e.launchOverheadNs >= 0))
       throw SchemaError(r.at("launch_overhead_ns"), "launch_overhead_ns must not be negative");
   }
+  if (const Json *impls = r.opt("implementations")) {
+    if (!impls->is_object())
+      throw SchemaError(r.at("implementations"), "expected an object: implementation -> efficiencies");
+    for (const auto &[key, value] : impls->items()) {
+      ObjReader o(value, r.at("implementations") + "/" + key);
+      Evidence::Efficiencies eff{o.f64("compute_efficiency"), o.f64("memory_efficiency")};
+      o.done();
+      for (double v : {eff.compute, eff.memory})
+        if (!(v > 0 && v <= 1))
+          throw SchemaError(o.path(), "efficiencies must lie in (0, 1]");
+      e.byImplementation[key] = eff;
+    }
+  }
   r.done();
   for (double v : {e.computeEfficiency, e.memoryEfficiency, e.communicationEfficiency})
     if (!(v > 0 && v <= 1))

@@ -59,6 +59,7 @@ struct BuildOptions {
   bool cached = false;     // --cached: into the artifact cache, its path printed
   std::string sourceName;  // --source-name: with --cached, the name of a source read from stdin
   std::vector<std::string> at; // --at NAME=VALUE: run-time extents of a phase plan
+  std::string implementationsFrom; // --implementations-from DIR: an artifact's implementation choices
   CLI::Option *targetOpt = nullptr;
   CLI::Option *emitOpt = nullptr;
 } gBuild;
@@ -130,6 +131,9 @@ struct Selection {
   int selected = -1;
 };
 
+/// --implementations-from: the artifact's choices, read before planning.
+std::vector<ImplementationRef> gImplementationOverrides;
+
 Selection selectPlan(std::vector<PortableCandidate> cands, const Inputs &in) {
   Selection s;
   s.candidates = std::move(cands);
@@ -139,7 +143,8 @@ Selection selectPlan(std::vector<PortableCandidate> cands, const Inputs &in) {
     Diagnostics diags;
     std::optional<Products> prod = buildProducts(
         {p, in.target, in.deployment, in.implementations, in.evidence, in.simulation, LINNET_VERSION,
-         LINNET_GIT_COMMIT, {"--target=" + gBuild.target, "--emit=" + gBuild.emit}},
+         LINNET_GIT_COMMIT, {"--target=" + gBuild.target, "--emit=" + gBuild.emit},
+         gBuild.implementationsFrom.empty() ? nullptr : &gImplementationOverrides},
         diags);
     Candidate c;
     c.id = p.id;
@@ -286,6 +291,10 @@ CLI::App *addBuildCommand(CLI::App &app) {
   gBuild.emitOpt = cmd->add_option("--emit", gBuild.emit, "What to write (all: every product into the directory -o names)")
       ->check(CLI::IsMember({"portable", "concrete", "machine", "costs", "projection", "trace", "observations",
                              "timeline", "report", "manifest", "planset", "phases", "all"}));
+  cmd->add_option("--implementations-from", gBuild.implementationsFrom,
+                  "With --emit: bind each task to the implementation an artifact built from the same model (DIR) "
+                  "runs it with (its code generator's choices: a streamed matvec, a BLAS call), so the plans cost "
+                  "what that code runs");
   cmd->add_option("--at", gBuild.at,
                   "With --emit: plan one call at run-time extents, an entry's dim generic or integer scalar "
                   "input: --at S=512 (prefill of 512 tokens), --at pos=1000 (decode at position 1000)")
@@ -404,6 +413,19 @@ int runBuild() {
       return 2;
     }
     lnExtents = options->extents;
+    if (!gBuild.implementationsFrom.empty()) {
+      if (!planning) {
+        tool::diags().report(Diag::error("usage", "--implementations-from binds the plans of --emit products; "
+                                                  "an artifact binds its own"));
+        return 2;
+      }
+      try {
+        gImplementationOverrides =
+            concreteFromJson(readJsonFile(gBuild.implementationsFrom + "/concrete.json")).implementations;
+      } catch (const SchemaError &e) {
+        return report({{"input.schema", e.path, e.what()}}, gBuild.implementationsFrom + "/concrete.json");
+      }
+    }
     compiler::Compiler c(std::move(*options), tool::diags());
     if (!planning)
       return c.buildArtifact();

@@ -192,7 +192,8 @@ int tool::runProfile() {
   planning::PortablePlan portable = plans->portable;
   if (!gProfile.plan.empty() && !readPortable(gProfile.plan, portable))
     return 1;
-  planning::CostedTaskView costs = planning::costTasks(portable, in.target, in.deployment, in.evidence);
+  planning::CostedTaskView costs =
+      planning::costTasks(portable, in.target, in.deployment, in.evidence, &plans->concrete);
   planning::TimingProjection tp = planning::project(plans->concrete, costs, in.target, in.simulation);
   tp.phases = planning::projectPhases(portable, plans->concrete, tp,
                                       planning::launchOverheadNs(costs, in.target, in.simulation));

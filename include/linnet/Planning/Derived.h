@@ -49,7 +49,15 @@ struct CostedTaskView {
   /// projection pays instead of the target's launch overhead.
   std::optional<double> launchOverheadNs;
 };
-CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deployment &d, const EvidencePolicy &e);
+/// With the concrete plan, a task bound to an implementation the evidence
+/// has efficiencies for is costed with those (Evidence::byImplementation).
+CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deployment &d, const EvidencePolicy &e,
+                         const ConcretePlan *c = nullptr);
+/// The key of an implementation in Evidence::byImplementation: its routine,
+/// else its capability.
+std::string implementationKey(const ImplementationRef &r);
+/// Each portable task's implementation key under `c` (tasks its commands run).
+std::map<std::string, std::string> taskImplementationKeys(const ConcretePlan &c);
 Json toJson(const CostedTaskView &v);
 CostedTaskView costsFromJson(const Json &j);
 

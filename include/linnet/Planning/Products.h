@@ -24,6 +24,10 @@ struct PipelineInputs {
   const SimulationPolicy &simulation;
   std::string compilerVersion, compilerCommit;
   std::vector<std::string> flags;
+  /// Implementations that replace the gate's of the same id (`impl.<task>`):
+  /// an artifact's, whose code generator chose them (`build --emit ...
+  /// --implementations-from DIR`), so the plans cost what that code runs.
+  const std::vector<ImplementationRef> *implementationOverrides = nullptr;
 };
 
 struct Products {

@@ -102,6 +102,24 @@ struct Evidence {
   /// Measured cost of issuing one command (a calibration's intercept);
   /// replaces the target's launch_overhead_ns in re-costing when set.
   std::optional<double> launchOverheadNs;
+  /// Efficiencies of one implementation (its routine, else its
+  /// capability), where a calibration measured them: a library GEMM of 16
+  /// rows and the streamed decode product reach different parts of the
+  /// bandwidth. Costing a command bound to one uses
+  /// these (implementation by implementation; others, the ones above).
+  struct Efficiencies {
+    double compute = 1, memory = 1;
+  };
+  std::map<std::string, Efficiencies> byImplementation;
+  /// This evidence for an implementation `key`.
+  Evidence forImplementation(const std::string &key) const {
+    Evidence e = *this;
+    if (auto it = byImplementation.find(key); it != byImplementation.end()) {
+      e.computeEfficiency = it->second.compute;
+      e.memoryEfficiency = it->second.memory;
+    }
+    return e;
+  }
 };
 
 struct EvidencePolicy {
