@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <map>
 
@@ -152,6 +153,15 @@ int tool::runQuantize() {
         }
         }
       }
+      // A block's scale is taken from its largest value: one infinity or
+      // NaN would make every value of the block meaningless.
+      for (int64_t i = 0; i < n; ++i)
+        if (!std::isfinite(x[size_t(i)])) {
+          std::cerr << fmt::format("linnet quantize: error: {}: tensor '{}': element {} is {}, which no format "
+                                   "can hold\n",
+                                   o.input, name, i, x[size_t(i)]);
+          return 1;
+        }
       if (block) {
         t.owned.resize(size_t(n / block->blockElems * block->blockBytes));
         for (int64_t r = 0; r < n / row; ++r)
