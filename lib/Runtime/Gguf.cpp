@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/Runtime/TensorFiles.h"
+#include "linnet/Runtime/Quantize.h"
 #include "linnet/Support/AtomicFile.h"
 #include "linnet/Support/Half.h"
 
@@ -36,15 +37,14 @@ struct GgmlType {
   uint32_t id;
   const char *name;
   std::optional<DType> dtype; // read as this; none: not supported yet
-  /// A block format: elements and bytes per block (dequantized to f32).
-  int64_t blockElems = 0, blockBytes = 0;
+  /// A block format (dequantized to f32): its blocks (Quantize.h's table).
+  const BlockFormatInfo *block() const { return blockFormatOfGgmlType(id); }
 };
 constexpr GgmlType kGgmlTypes[] = {
-    {0, "f32", DType::F32},  {1, "f16", DType::F16},  {2, "q4_0", DType::F32, 32, 18}, {3, "q4_1", {}},
-    {6, "q5_0", {}},         {7, "q5_1", {}},         {8, "q8_0", DType::F32, 32, 34}, {9, "q8_1", {}},
-    {10, "q2_K", {}},        {11, "q3_K", {}},        {12, "q4_K", DType::F32, 256, 144},
-    {13, "q5_K", DType::F32, 256, 176},               {14, "q6_K", DType::F32, 256, 210},
-    {15, "q8_K", {}},        {16, "iq2_xxs", {}}, {17, "iq2_xs", {}},
+    {0, "f32", DType::F32},  {1, "f16", DType::F16},  {2, "q4_0", DType::F32}, {3, "q4_1", {}},
+    {6, "q5_0", {}},         {7, "q5_1", {}},         {8, "q8_0", DType::F32}, {9, "q8_1", {}},
+    {10, "q2_K", {}},        {11, "q3_K", {}},        {12, "q4_K", DType::F32}, {13, "q5_K", DType::F32},
+    {14, "q6_K", DType::F32}, {15, "q8_K", {}},       {16, "iq2_xxs", {}}, {17, "iq2_xs", {}},
     {18, "iq3_xxs", {}},     {19, "iq1_s", {}},       {20, "iq4_nl", {}},  {21, "iq3_s", {}},
     {22, "iq2_s", {}},       {23, "iq4_xs", {}},      {24, "i8", DType::I8}, {25, "i16", DType::I16},
     {26, "i32", DType::I32}, {27, "i64", DType::I64}, {28, "f64", DType::F64}, {29, "iq1_m", {}},
@@ -214,21 +214,21 @@ void scaleMinK4(int j, const unsigned char *q, int &sc, int &m) {
 ///   from qh);
 /// - q6_K: 256 values in 16 sub-blocks of 16, 6-bit q (4 low bits in ql, 2
 ///   high in qh) offset by 32, i8 scales, f16 d last: (d * sc) * q.
-void dequantize(const GgmlType &t, const unsigned char *in, int64_t blocks, float *out) {
+void dequantize(const BlockFormatInfo &t, const unsigned char *in, int64_t blocks, float *out) {
   auto half = [](const unsigned char *p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
     return linnet::support::f16ToF32(h);
   };
   for (int64_t b = 0; b < blocks; ++b, in += t.blockBytes, out += t.blockElems) {
-    switch (t.id) {
-    case 8: { // q8_0
+    switch (t.format) {
+    case BlockFormat::Q8_0: {
       float d = half(in);
       for (int j = 0; j < 32; ++j)
         out[j] = d * float(int8_t(in[2 + j]));
       break;
     }
-    case 2: { // q4_0
+    case BlockFormat::Q4_0: {
       float d = half(in);
       for (int j = 0; j < 16; ++j) {
         out[j] = d * float(int(in[2 + j] & 0x0f) - 8);
@@ -236,11 +236,12 @@ void dequantize(const GgmlType &t, const unsigned char *in, int64_t blocks, floa
       }
       break;
     }
-    case 12:   // q4_K: d, dmin, scales[12], qs[128]
-    case 13: { // q5_K: d, dmin, scales[12], qh[32], qs[128]
+    case BlockFormat::Q4_K:   // d, dmin, scales[12], qs[128]
+    case BlockFormat::Q5_K: { // d, dmin, scales[12], qh[32], qs[128]
       float d = half(in), dmin = half(in + 2);
       const unsigned char *scales = in + 4, *qh = in + 16;
-      const unsigned char *qs = t.id == 12 ? in + 16 : in + 48;
+      bool q5 = t.format == BlockFormat::Q5_K;
+      const unsigned char *qs = q5 ? in + 48 : in + 16;
       float *y = out;
       for (int j = 0, is = 0; j < 256; j += 64, is += 2, qs += 32) {
         int sc, m;
@@ -250,19 +251,19 @@ void dequantize(const GgmlType &t, const unsigned char *in, int64_t blocks, floa
         float d2 = d * float(sc), m2 = dmin * float(m);
         int u1 = 1 << (j / 32), u2 = 2 << (j / 32); // q5_K: the fifth bit's place in qh
         for (int l = 0; l < 32; ++l) {
-          int q = (qs[l] & 0x0f) + (t.id == 13 && (qh[l] & u1) ? 16 : 0);
+          int q = (qs[l] & 0x0f) + (q5 && (qh[l] & u1) ? 16 : 0);
           float p = d1 * float(q);
           *y++ = p - m1;
         }
         for (int l = 0; l < 32; ++l) {
-          int q = (qs[l] >> 4) + (t.id == 13 && (qh[l] & u2) ? 16 : 0);
+          int q = (qs[l] >> 4) + (q5 && (qh[l] & u2) ? 16 : 0);
           float p = d2 * float(q);
           *y++ = p - m2;
         }
       }
       break;
     }
-    case 14: { // q6_K: ql[128], qh[64], scales[16] (i8), d
+    case BlockFormat::Q6_K: { // ql[128], qh[64], scales[16] (i8), d
       const unsigned char *ql = in, *qh = in + 128;
       const auto *sc = reinterpret_cast<const int8_t *>(in + 192);
       float d = half(in + 208);
@@ -380,9 +381,10 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
                                     "q4_K, q5_K and q6_K GGUF tensors (other quantized formats are not "
                                     "supported yet)",
                                     gt->name)));
-    if (gt->blockElems && (ne.empty() || ne[0] % gt->blockElems != 0))
+    const BlockFormatInfo *bf = gt->block();
+    if (bf && (ne.empty() || ne[0] % bf->blockElems != 0))
       return fail(where(fmt::format("a {} tensor's rows are whole blocks of {}, but a row has {} elements", gt->name,
-                                    gt->blockElems, ne.empty() ? 0 : ne[0])));
+                                    bf->blockElems, ne.empty() ? 0 : ne[0])));
     std::reverse(ne.begin(), ne.end()); // fastest last: row-major
     t.view = {*gt->dtype, ne, {}};
     t.type = gt;
@@ -392,9 +394,9 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     for (int64_t d : ne)
       if (__builtin_mul_overflow(n, d, &n))
         return fail(where(fmt::format("shape {} is too large", shapeString(ne))));
-    int64_t unit = gt->blockElems ? gt->blockBytes : int64_t(dtypeSize(*gt->dtype));
-    if (gt->blockElems)
-      n /= gt->blockElems;
+    int64_t unit = bf ? bf->blockBytes : int64_t(dtypeSize(*gt->dtype));
+    if (bf)
+      n /= bf->blockElems;
     if (__builtin_mul_overflow(n, unit, &n))
       return fail(where(fmt::format("shape {} is too large", shapeString(ne))));
     t.bytes = uint64_t(n);
@@ -421,12 +423,12 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     end = t.offset + t.bytes;
     prev = &t;
     t.view.data = {reinterpret_cast<const std::byte *>(bytes + dataStart + t.offset), size_t(t.bytes)};
-    if (tensors && t.type->blockElems) {
+    if (const BlockFormatInfo *bf = t.type->block(); tensors && bf) {
       // Dequantized now: f32, four bytes an element, a copy the file owns
       // (its size is bounded by the blocks the file was checked to hold).
-      int64_t blocks = int64_t(t.bytes) / t.type->blockBytes;
-      std::vector<std::byte> out(size_t(blocks * t.type->blockElems) * sizeof(float));
-      dequantize(*t.type, bytes + dataStart + t.offset, blocks, reinterpret_cast<float *>(out.data()));
+      int64_t blocks = int64_t(t.bytes) / bf->blockBytes;
+      std::vector<std::byte> out(size_t(blocks * bf->blockElems) * sizeof(float));
+      dequantize(*bf, bytes + dataStart + t.offset, blocks, reinterpret_cast<float *>(out.data()));
       f->owned_.push_back(std::move(out));
       t.view.data = {f->owned_.back().data(), f->owned_.back().size()};
       f->storedAs_[t.name] = t.type->name;
@@ -462,7 +464,7 @@ std::string linnet::rt::ggufStringValue(const std::string &v) {
 
 std::optional<uint32_t> linnet::rt::ggmlTypeOf(DType d) {
   for (const GgmlType &t : kGgmlTypes)
-    if (t.dtype == d && !t.blockElems)
+    if (t.dtype == d && !t.block())
       return t.id;
   return std::nullopt;
 }

@@ -14,12 +14,6 @@ namespace linnet::rt {
 
 namespace {
 
-constexpr BlockFormatInfo kFormats[] = {
-    {BlockFormat::Q8_0, "q8_0", 8, 32, 34},   {BlockFormat::Q4_0, "q4_0", 2, 32, 18},
-    {BlockFormat::Q4_K, "q4_K", 12, 256, 144}, {BlockFormat::Q5_K, "q5_K", 13, 256, 176},
-    {BlockFormat::Q6_K, "q6_K", 14, 256, 210},
-};
-
 void putHalf(unsigned char *p, float f) {
   uint16_t h = floatToHalf(f);
   std::memcpy(p, &h, 2);
@@ -65,17 +59,24 @@ void quantizeQ4_0(const float *x, int64_t n, unsigned char *out) {
 } // namespace
 
 std::optional<BlockFormatInfo> blockFormat(const std::string &name) {
-  for (const BlockFormatInfo &f : kFormats)
+  for (const BlockFormatInfo &f : kBlockFormats)
     if (name == f.name)
       return f;
   return std::nullopt;
 }
 
+const BlockFormatInfo *blockFormatOfGgmlType(uint32_t ggmlType) {
+  for (const BlockFormatInfo &f : kBlockFormats)
+    if (f.ggmlType == ggmlType)
+      return &f;
+  return nullptr;
+}
+
 const BlockFormatInfo &blockFormatInfo(BlockFormat f) {
-  for (const BlockFormatInfo &i : kFormats)
+  for (const BlockFormatInfo &i : kBlockFormats)
     if (i.format == f)
       return i;
-  return kFormats[0];
+  return kBlockFormats[0];
 }
 
 void quantizeRow(BlockFormat f, const float *x, int64_t n, unsigned char *out) {
