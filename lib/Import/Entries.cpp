@@ -105,8 +105,7 @@ void Importer::entry(const plan::Function &fn) {
   for (const ModelTensor &t : tensors_)
     if (t.present) {
       present.push_back(&t);
-      SmallVector<int64_t> shape(t.shape.begin(), t.shape.end());
-      argTypes.push_back(MemRefType::get(shape, elemType(t.dtype)));
+      argTypes.push_back(tensorMemref(t));
     }
   int firstResult = argTypes.size();
   for (const json &r : fn.results)
@@ -387,8 +386,7 @@ std::optional<std::string> Importer::buildOutlined(const plan::Function &fn, con
   for (size_t i = 0; i < dynDims.size(); ++i)
     argTypes.push_back(b_.getIndexType());
   for (const ModelTensor *t : own)
-    argTypes.push_back(MemRefType::get(SmallVector<int64_t>(t->shape.begin(), t->shape.end()),
-                                       elemType(t->dtype)));
+    argTypes.push_back(tensorMemref(*t));
   argTypes.append(resultTypes.begin(), resultTypes.end());
 
   // `examples.llama::LlamaDecoderLayer.forward` → @LlamaDecoderLayer.forward,

@@ -93,6 +93,9 @@ struct V {
   DimV numSrc;                    // Rel
   std::string relName;            // Rel: the input's name (gf.relation's relation_id)
   bool uns = false;               // Scalar, Tensor: an unsigned integer (u8, ...) in signless bits
+  /// Tensor: a param stored in a block format ("q8_0", "q4_0"): `v` holds
+  /// its blocks, [..., last / 32, block bytes] i8 (Importer::blockMemref).
+  std::string fmt;
 
   static V scalar(Value v, std::optional<int64_t> c = std::nullopt) {
     V r;
@@ -201,6 +204,28 @@ private:
   //===--------------------------------------------------------------===//
 
   Type elemType(const std::string &name);
+
+  //===--------------------------------------------------------------===//
+  // Block-quantized params (docs/language/05-types.md)
+  //===--------------------------------------------------------------===//
+
+  /// The memref model tensor `t` is bound as: its shape and dtype, or for a
+  /// param stored in a block format its blocks, [..., last / 32, block
+  /// bytes] of i8 (runtime.json names the format; the runtime binds the
+  /// blocks as they are).
+  MemRefType tensorMemref(const ModelTensor &t);
+  /// The value of one element of a block tensor, in f32: the block's f16
+  /// scale (bytes `lo`, `hi`) times its quant (`q`: q8_0's i8; q4_0's byte
+  /// holding it, the low nibble for `k` mod 32 < 16, less 8). Exact, as
+  /// ggml's dequantize_row_*. The product carries `linnet.dequant` = fmt,
+  /// which the CPU target's streamed product recognizes.
+  Value dequantize(const std::string &fmt, Value lo, Value hi, Value q, Value k);
+  /// The byte positions of element `k` (last axis) in its block: the block
+  /// `k / 32` and the quant's byte, as affine expressions.
+  static mlir::AffineExpr blockQuantByte(const std::string &fmt, mlir::AffineExpr k);
+  /// Element `idx` (bounds-checked against the values' shape) of block
+  /// tensor `base`, read byte by byte (tensor.extract).
+  V blockRead(const ir::Op &op, const V &base, SmallVector<Value> idx);
 
   std::string dtypeName(const json &d, Frame &f);
 

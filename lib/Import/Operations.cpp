@@ -208,17 +208,24 @@ std::vector<V> Importer::operation(const ir::Op &op, Frame &f) {
     if (stateVal_.count(path))
       observed_.insert(path);
     bool optional = rt.value("kind", "") == "optional";
+    // A param stored in a block format is its blocks (tensorMemref).
+    auto tensorAt = [&](Value v) {
+      V r = valueOf(v);
+      if (auto t = byPath_.find(path); t != byPath_.end() && (t->second->dtype == "q8_0" || t->second->dtype == "q4_0"))
+        r.fmt = t->second->dtype;
+      return r;
+    };
     if (optional) {
       V o;
       o.k = V::Opt;
       o.present = it != tensorVal_.end();
       if (o.present)
-        o.elems.push_back(valueOf(it->second));
+        o.elems.push_back(tensorAt(it->second));
       return {o};
     }
     if (it == tensorVal_.end())
       fail(fmt::format("{}: tensor '{}' is not in the build", where_, path));
-    return {valueOf(it->second)};
+    return {tensorAt(it->second)};
   }
   if (k == ir::kind::StateRead) {
     std::string base = op.operands.empty() ? f.self.value_or("") : operand(0).path;
@@ -258,8 +265,13 @@ std::vector<V> Importer::operation(const ir::Op &op, Frame &f) {
       callee.self = recv.path;
       first = 1;
     }
-    for (size_t i = first; i < op.operands.size(); ++i)
+    for (size_t i = first; i < op.operands.size(); ++i) {
       args.push_back(operand(i));
+      if (!args.back().fmt.empty())
+        fail(fmt::format("{}: a {} tensor is passed to '{}': a param stored in a block format is read where it "
+                         "is a member, each element converted with `as`",
+                         where_, args.back().fmt, op.attrs["callee"].get<std::string>()));
+    }
     // A method of an element of an array of sub blocks is one function
     // per specialization, called once per element.
     if (first == 1 && nest_ == 0 && elementPaths_.count(*callee.self))

@@ -36,6 +36,8 @@ V Importer::index(const ir::Op &op, Frame &f) {
   SmallVector<Value> idx;
   for (size_t i = 1; i < op.operands.size(); ++i)
     idx.push_back(convert(scalarOf(get(f, op.operands[i])).v, b_.getIndexType()));
+  if (!base.fmt.empty())
+    return blockRead(op, base, idx);
   auto tt = cast<RankedTensorType>(t.getType());
   if ((int64_t)idx.size() != tt.getRank())
     fail(fmt::format("{}: {} indices into a rank-{} tensor", where_, idx.size(), tt.getRank()));
@@ -48,7 +50,38 @@ V Importer::index(const ir::Op &op, Frame &f) {
   return V::scalar(b_.create<tensor::ExtractOp>(loc_, t, idx));
 }
 
+V Importer::blockRead(const ir::Op &op, const V &base, SmallVector<Value> idx) {
+  auto tt = cast<RankedTensorType>(base.v.getType());
+  int64_t rank = tt.getRank() - 1; // the values' rank: the last axis is in blocks
+  if ((int64_t)idx.size() != rank)
+    fail(fmt::format("{}: {} indices into a rank-{} tensor", where_, idx.size(), rank));
+  for (int64_t a = 0; a < rank; ++a) {
+    Value size = tt.isDynamicDim(a) ? b_.create<tensor::DimOp>(loc_, base.v, a).getResult()
+                                    : cIndex(tt.getDimSize(a));
+    if (a == rank - 1)
+      size = b_.create<arith::MulIOp>(loc_, size, cIndex(32));
+    idx[a] = checkedIndex(idx[a], size,
+                          {{"kind", "index"}, {"tensor", valueName(op.operands[0])}, {"axis", a}});
+  }
+  // k is in range (checked): unsigned division is the floored one.
+  Value k = idx.back();
+  SmallVector<Value> at(idx.begin(), idx.end());
+  at.back() = b_.create<arith::DivUIOp>(loc_, k, cIndex(32));
+  Value quant = b_.create<arith::AddIOp>(
+      loc_, b_.create<arith::RemUIOp>(loc_, k, cIndex(base.fmt == "q8_0" ? 32 : 16)), cIndex(2));
+  auto byteAt = [&](Value pos) {
+    SmallVector<Value> ix = at;
+    ix.push_back(pos);
+    return b_.create<tensor::ExtractOp>(loc_, base.v, ix).getResult();
+  };
+  return V::scalar(dequantize(base.fmt, byteAt(cIndex(0)), byteAt(cIndex(1)),
+                              byteAt(quant), k));
+}
+
 V Importer::slice(const ir::Op &op, Frame &f) {
+  if (V b = get(f, op.operands[0]); !b.fmt.empty())
+    fail(fmt::format("{}: slicing a {} tensor is not supported: read its elements (`w[o, i] as f32`)", where_,
+                     b.fmt));
   Value t = tensorOf(get(f, op.operands[0]));
   auto tt = cast<RankedTensorType>(t.getType());
   SmallVector<OpFoldResult> offs, sizes, strides;
@@ -505,6 +538,14 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   std::vector<const ir::Op *> reads;
+  // Per read: its first input, and for a block tensor its format and the
+  // loop of its last index (three inputs: the scale's bytes and the quant's).
+  struct ReadIn {
+    unsigned first;
+    std::string fmt;
+    unsigned kLoop;
+  };
+  std::vector<ReadIn> readIns;
   for (const ir::Op &o : inner->ops) {
     if (o.kind != ir::kind::Index)
       continue;
@@ -519,6 +560,34 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
       plain = it != loopDim.end();
       if (plain)
         exprs.push_back(b_.getAffineDimExpr(it->second));
+    }
+    if (!base.fmt.empty()) {
+      // The blocks are read whole: every axis's loop spans it (the last
+      // axis's 32 values a block), else element by element.
+      auto bt = cast<RankedTensorType>(base.v.getType());
+      if (!plain || (int64_t)exprs.size() != bt.getRank() - 1)
+        continue;
+      bool same = true;
+      int64_t r = bt.getRank() - 1;
+      for (int64_t k = 0; k < r && same; ++k) {
+        const DimV &d = loopSize(llvm::cast<AffineDimExpr>(exprs[k]).getPosition(), ds, rds);
+        same = k + 1 < r ? sameSize(d, base.v, k)
+                         : d.c && !bt.isDynamicDim(k) && *d.c == bt.getDimSize(k) * 32;
+      }
+      if (!same)
+        continue;
+      AffineExpr kx = exprs.back();
+      SmallVector<AffineExpr> lead(exprs.begin(), exprs.end() - 1);
+      lead.push_back(kx.floorDiv(32));
+      readIns.push_back({(unsigned)inputs.size(), base.fmt, llvm::cast<AffineDimExpr>(kx).getPosition()});
+      for (AffineExpr byte : {b_.getAffineConstantExpr(0), b_.getAffineConstantExpr(1), blockQuantByte(base.fmt, kx)}) {
+        SmallVector<AffineExpr> e = lead;
+        e.push_back(byte);
+        inputs.push_back(base.v);
+        maps.push_back(AffineMap::get(nloops, 0, e, &ctx_));
+      }
+      reads.push_back(&o);
+      continue;
     }
     if (!plain || (int64_t)exprs.size() != cast<RankedTensorType>(base.v.getType()).getRank())
       continue;
@@ -544,6 +613,7 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
       continue; // read element by element (and bounds-checked) instead
     if (cut)
       in = b_.create<tensor::ExtractSliceOp>(loc_, in, offs, sizes, strides);
+    readIns.push_back({(unsigned)inputs.size(), "", 0});
     inputs.push_back(in);
     maps.push_back(AffineMap::get(nloops, 0, exprs, &ctx_));
     reads.push_back(&o);
@@ -573,13 +643,25 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
   for (int64_t i = 0; i < n; ++i)
     outExprs.push_back(b_.getAffineDimExpr(i));
   maps.push_back(AffineMap::get(nloops, 0, outExprs, &ctx_));
+  // linalg sizes each loop from an operand that indexes it directly: a
+  // loop that only a block read's `k / 32` indexes is not sized.
+  if (!inversePermutation(concatAffineMaps(maps)))
+    return std::nullopt;
   SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
   its.append(rds.size(), utils::IteratorType::reduction);
   auto gen = b_.create<linalg::GenericOp>(loc_, TypeRange{accT}, inputs, ValueRange{init}, maps, its);
   OpBuilder::InsertionGuard g(b_);
   Block *blk = genericBody(gen, inputs, at);
-  for (size_t i = 0; i < reads.size(); ++i)
-    preset_[reads[i]] = V::scalar(blk->getArgument(i));
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const ReadIn &r = readIns[i];
+    if (r.fmt.empty()) {
+      preset_[reads[i]] = V::scalar(blk->getArgument(r.first));
+      continue;
+    }
+    Value k = b_.create<linalg::IndexOp>(loc_, r.kLoop);
+    preset_[reads[i]] = V::scalar(dequantize(r.fmt, blk->getArgument(r.first), blk->getArgument(r.first + 1),
+                                             blk->getArgument(r.first + 2), k));
+  }
   std::vector<V> args;
   for (int64_t i = 0; i < n; ++i)
     args.push_back(V::scalar(b_.create<linalg::IndexOp>(loc_, i)));
@@ -592,7 +674,7 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
     for (int64_t i = 0; i < n; ++i)
       f.env[body.args[i].id] = args[i];
     std::vector<V> msg = region(*inner, f, rargs);
-    y = r.combine(V::scalar(blk->getArgument(reads.size())), r.lift(msg)).v;
+    y = r.combine(V::scalar(blk->getArgument(inputs.size())), r.lift(msg)).v;
   } else {
     y = scalarOf(region(body, f, args).at(0)).v;
   }

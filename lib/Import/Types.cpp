@@ -34,7 +34,54 @@ Type Importer::elemType(const std::string &name) {
   if (name == "i8" || name == "u8") return b_.getI8Type();
   if (name == "bool") return b_.getI1Type();
   if (name == "index") return b_.getIndexType();
+  if (name == "q8_0" || name == "q4_0")
+    fail(fmt::format("{}: {} is a block-quantized storage format: only a param's elements have it, each "
+                     "read converted with `as` (`w[o, i] as f32`)",
+                     where_, name));
   fail(fmt::format("{}: dtype '{}' is not supported by the CPU backend yet", where_, name));
+}
+
+//===----------------------------------------------------------------------===//
+// Block-quantized params
+//===----------------------------------------------------------------------===//
+
+MemRefType Importer::tensorMemref(const ModelTensor &t) {
+  SmallVector<int64_t> shape(t.shape.begin(), t.shape.end());
+  if (t.dtype != "q8_0" && t.dtype != "q4_0")
+    return MemRefType::get(shape, elemType(t.dtype));
+  if (shape.empty() || shape.back() % 32 != 0)
+    fail(fmt::format("tensor '{}' of {} has shape [{}]: its last axis must hold whole blocks of 32", t.path,
+                     t.dtype, fmt::join(t.shape, ", ")));
+  shape.back() /= 32;
+  shape.push_back(t.dtype == "q8_0" ? 34 : 18);
+  return MemRefType::get(shape, b_.getI8Type());
+}
+
+AffineExpr Importer::blockQuantByte(const std::string &fmt, AffineExpr k) {
+  return fmt == "q8_0" ? k % 32 + 2 : k % 16 + 2;
+}
+
+Value Importer::dequantize(const std::string &fmt, Value lo, Value hi, Value q, Value k) {
+  Type i16 = b_.getI16Type(), i8 = b_.getI8Type(), f32 = b_.getF32Type();
+  Value bits = b_.create<arith::OrIOp>(
+      loc_, b_.create<arith::ExtUIOp>(loc_, i16, lo),
+      b_.create<arith::ShLIOp>(loc_, b_.create<arith::ExtUIOp>(loc_, i16, hi),
+                               b_.create<arith::ConstantIntOp>(loc_, 8, 16)));
+  Value d = b_.create<arith::ExtFOp>(loc_, f32, b_.create<arith::BitcastOp>(loc_, b_.getF16Type(), bits).getResult());
+  if (fmt == "q4_0") {
+    // Values k mod 32 < 16 are the low nibbles, the rest the high ones.
+    Value high = b_.create<arith::CmpIOp>(
+        loc_, arith::CmpIPredicate::ne, b_.create<arith::AndIOp>(loc_, k, cIndex(16)), cIndex(0));
+    Value shift = b_.create<arith::SelectOp>(loc_, high, b_.create<arith::ConstantIntOp>(loc_, 4, 8),
+                                             b_.create<arith::ConstantIntOp>(loc_, 0, 8));
+    Value nib = b_.create<arith::AndIOp>(loc_, b_.create<arith::ShRUIOp>(loc_, q, shift),
+                                         b_.create<arith::ConstantIntOp>(loc_, 15, 8));
+    q = b_.create<arith::SubIOp>(loc_, nib, b_.create<arith::ConstantIntOp>(loc_, 8, 8));
+  }
+  (void)i8;
+  auto mul = b_.create<arith::MulFOp>(loc_, d, b_.create<arith::SIToFPOp>(loc_, f32, q));
+  mul->setAttr("linnet.dequant", b_.getStringAttr(fmt));
+  return mul;
 }
 
 std::string Importer::dtypeName(const json &d, Frame &f) {

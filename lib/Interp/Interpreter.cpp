@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "linnet/Interp/Interpreter.h"
+#include "linnet/Runtime/Quantize.h"
 
 #include "Value.h"
 
@@ -38,6 +39,9 @@ struct Env {
   std::map<std::string, int64_t> dims;
   std::map<std::string, std::vector<int64_t>> packs;
   std::map<std::string, DT> dtypes;
+  /// Dtype generics bound to a block format (q8_0, q4_0): their values are
+  /// f32 (each element as its block dequantizes), dtypes says F32.
+  std::map<std::string, std::string> blockFormats;
 };
 
 /// One instance of a block in the instantiated hierarchy.
@@ -182,11 +186,23 @@ struct Interpreter::Impl {
     return s;
   }
 
+  /// The block format (q8_0, q4_0) a dtype names or is bound to, or "".
+  static std::string blockFormatOf(const json &d, const Env &env) {
+    if (d.is_string())
+      return d == "q8_0" || d == "q4_0" ? d.get<std::string>() : "";
+    if (d.is_object() && d.contains("var"))
+      if (auto it = env.blockFormats.find(d["var"].get<std::string>()); it != env.blockFormats.end())
+        return it->second;
+    return "";
+  }
+
   static std::optional<DT> tryDtype(const json &d, const Env &env) {
     if (d.is_string()) {
       DT t;
       if (dtFromName(d.get<std::string>(), t))
         return t;
+      if (!blockFormatOf(d, env).empty())
+        return DT::F32; // an element read is its dequantized value
       return std::nullopt;
     }
     if (d.is_object() && d.contains("var")) {
@@ -222,6 +238,10 @@ struct Interpreter::Impl {
       if (!t)
         return false;
       to.dtypes[g["var"].get<std::string>()] = *t;
+      if (std::string b = blockFormatOf(value, from); !b.empty())
+        to.blockFormats[g["var"].get<std::string>()] = b;
+      else
+        to.blockFormats.erase(g["var"].get<std::string>());
       return true;
     }
     if (kind == "shape") {
@@ -1626,11 +1646,36 @@ struct Interpreter::Impl {
     DT dt = dtype(type["dtype"], env);
     std::vector<int64_t> s = type.value("kind", "") == "tensor" ? shape(type["shape"], env) : std::vector<int64_t>{};
     const rt::TensorView *w = weights ? weights->find(e) : nullptr;
+    std::string block = blockFormatOf(type["dtype"], env);
     if (!w) {
       if (requiredTensor)
         problems.push_back(fmt::format("missing {} tensor {}: expected {}{}", kind == "param" ? "parameter" : "buffer",
-                                       lbl, dtName(dt), shapeStr(s)));
+                                       lbl, block.empty() ? dtName(dt) : block.c_str(), shapeStr(s)));
       return std::nullopt;
+    }
+    if (!block.empty()) {
+      // The blocks the compiled code reads (the file's, or its values
+      // quantized as the runtime does), each element as it dequantizes.
+      if (w->shape != s) {
+        problems.push_back(fmt::format("tensor {}: wrong shape: expected {}, found {}", lbl, shapeStr(s),
+                                       shapeStr(w->shape)));
+        return std::nullopt;
+      }
+      const rt::BlockFormatInfo bf = *rt::blockFormat(block);
+      std::span<const std::byte> blocks;
+      std::vector<std::byte> owned;
+      std::string why;
+      if (!rt::blocksFor(*weights, e, *w, bf.format, blocks, owned, why)) {
+        problems.push_back(fmt::format("tensor {}: {}", lbl, why));
+        return std::nullopt;
+      }
+      std::vector<float> vals(static_cast<size_t>(w->numElements()));
+      rt::dequantizeBlocks(bf, reinterpret_cast<const unsigned char *>(blocks.data()),
+                           int64_t(blocks.size()) / bf.blockBytes, vals.data());
+      std::vector<Num> d(vals.size());
+      for (size_t i = 0; i < d.size(); ++i)
+        d[i] = numF(vals[i]);
+      return Val::tensor(DT::F32, s, std::move(d));
     }
     bool ok = true;
     if (fromRt(w->dtype) != dt) {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "linnet/Runtime/Artifact.h"
 #include "linnet/Runtime/Runtime.h"
+#include "linnet/Runtime/Quantize.h"
 #include "linnet/Support/Input.h"
 
 #include "DimExpr.h"
@@ -534,7 +535,14 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
       mt.kind = TensorKind::State;
     else
       return t.fail(t.at("kind"), fmt::format("expected param, buffer or state, found '{}'", kind));
-    const json *sh = dtypeAndShape(t, dt, mt.dtype);
+    // A param stored in a block format: bytes, a whole number of blocks a row.
+    std::optional<BlockFormatInfo> bf = blockFormat(dt);
+    if (bf && (bf->format == BlockFormat::Q8_0 || bf->format == BlockFormat::Q4_0)) {
+      if (mt.kind != TensorKind::Param)
+        return t.fail(t.at("dtype"), fmt::format("only a param may be stored as {}", dt));
+      mt.storage = bf->format;
+    }
+    const json *sh = dtypeAndShape(t, mt.storage ? std::string("u8") : dt, mt.dtype);
     if (!sh)
       return false;
     // State is allocated by the runtime: its size must be representable.
@@ -547,6 +555,9 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
       if (__builtin_mul_overflow(bytes, uint64_t(v), &bytes) || bytes > (uint64_t(1) << 62))
         return t.fail(t.at("shape"), fmt::format("{}{} is too large (more than 2^62 bytes)", dt, shapeString(mt.shape)));
     }
+    if (mt.storage && (mt.shape.empty() || mt.shape.back() % bf->blockElems != 0))
+      return t.fail(t.at("shape"), fmt::format("{} stores rows of whole blocks of {} values, found {}", dt,
+                                               bf->blockElems, shapeString(mt.shape)));
     if (!mt.optional && !mt.present)
       return t.fail(t.at("present"), "a required tensor cannot be absent");
     out.tensors.push_back(std::move(mt));

@@ -542,7 +542,33 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
       if (t.block.empty() || blockComplete[t.block])
         problems.push_back(fmt::format("missing {} tensor {}: expected {}{}",
                                        t.kind == TensorKind::Param ? "parameter" : "buffer",
-                                       label(t.path), dtypeName(t.dtype), shapeString(t.shape)));
+                                       label(t.path), t.storage ? blockFormatInfo(*t.storage).name : dtypeName(t.dtype),
+                                       shapeString(t.shape)));
+      continue;
+    }
+    if (t.storage) {
+      // A block-format param: the file's blocks, or its values quantized.
+      const BlockFormatInfo &bf = blockFormatInfo(*t.storage);
+      if (w->shape != t.shape) {
+        problems.push_back(fmt::format("tensor {}: wrong shape: expected {}, found {}", label(t.path),
+                                       shapeString(t.shape), shapeString(w->shape)));
+        continue;
+      }
+      std::span<const std::byte> blocks;
+      std::vector<std::byte> owned;
+      std::string why;
+      if (!blocksFor(*m->weights_, ext, *w, *t.storage, blocks, owned, why)) {
+        problems.push_back(fmt::format("tensor {}: {}", label(t.path), why));
+        continue;
+      }
+      if (!owned.empty()) {
+        m->quantized_.push_back(std::move(owned));
+        blocks = {m->quantized_.back().data(), m->quantized_.back().size()};
+      }
+      std::vector<int64_t> shape(t.shape.begin(), t.shape.end() - 1);
+      shape.push_back(t.shape.back() / bf.blockElems);
+      shape.push_back(bf.blockBytes);
+      m->bound_.push_back(TensorView{DType::U8, shape, blocks});
       continue;
     }
     bool ok = true;

@@ -94,16 +94,23 @@ bool SafeTensorsFile::permuteRotaryRows(const std::string &name, int64_t headSiz
                         headSize / 2);
     return false;
   }
-  size_t rowBytes = t.data.size() / size_t(rows);
-  std::vector<std::byte> out(t.data.size());
   const int64_t half = headSize / 2;
-  for (int64_t h = 0; h < rows / headSize; ++h)
-    for (int64_t j = 0; j < half; ++j)
-      for (int64_t k = 0; k < 2; ++k)
-        std::memcpy(out.data() + size_t(h * headSize + k * half + j) * rowBytes,
-                    t.data.data() + size_t(h * headSize + 2 * j + k) * rowBytes, rowBytes);
-  owned_.push_back(std::move(out));
-  t.data = {owned_.back().data(), owned_.back().size()};
+  // Rows (whole blocks in a block format) move as units: the values and,
+  // for a tensor stored in blocks, its stored blocks alike.
+  auto permute = [&](std::span<const std::byte> &data) {
+    size_t rowBytes = data.size() / size_t(rows);
+    std::vector<std::byte> out(data.size());
+    for (int64_t h = 0; h < rows / headSize; ++h)
+      for (int64_t j = 0; j < half; ++j)
+        for (int64_t k = 0; k < 2; ++k)
+          std::memcpy(out.data() + size_t(h * headSize + k * half + j) * rowBytes,
+                      data.data() + size_t(h * headSize + 2 * j + k) * rowBytes, rowBytes);
+    owned_.push_back(std::move(out));
+    data = {owned_.back().data(), owned_.back().size()};
+  };
+  permute(t.data);
+  if (auto b = storedBlocks_.find(name); b != storedBlocks_.end())
+    permute(b->second);
   return true;
 }
 

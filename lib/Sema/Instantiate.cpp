@@ -140,6 +140,40 @@ public:
     return false;
   }
 
+  /// A block-quantized dtype (q8_0, q4_0) is storage only: a param's
+  /// elements may have it, read one at a time and converted (`w[o, i] as
+  /// f32`); its last axis holds whole blocks. Anything else with it (an
+  /// activation bound to it, state, a function's parameter or result) is
+  /// refused here, where the bindings are known.
+  bool checkStorage(SourceLoc at, const std::string &what, const std::string &declared, const Type &t,
+                    bool param, const std::string &prefix) {
+    const Type *inner = &t;
+    while ((inner->kind == Type::Kind::Optional || inner->kind == Type::Kind::Array) && !inner->elems.empty())
+      inner = inner->elems[0].get();
+    if ((inner->kind != Type::Kind::Tensor && inner->kind != Type::Kind::Scalar) || inner->dtype.isVar())
+      return true;
+    int64_t block = blockDtypeElems(inner->dtype.name);
+    if (block == 0)
+      return true;
+    std::string at_ = prefix.empty() ? "the root" : prefix.substr(0, prefix.size() - 1);
+    if (!param || inner->kind != Type::Kind::Tensor || inner->shape.empty()) {
+      diag_.error(at, fmt::format("{} has type {}, {} with these generics: {} is a block-quantized storage "
+                                  "format, which only a param tensor's elements may have (read them with "
+                                  "`as f32`) (at '{}')",
+                                  what, declared, inner->str(), inner->dtype.name, at_));
+      return false;
+    }
+    const Unit &last = inner->shape.back();
+    std::optional<int64_t> n = last.isPack() ? std::nullopt : last.dim.constant();
+    if (n && *n % block != 0) {
+      diag_.error(at, fmt::format("{} has type {}, {} with these generics: {} stores each row in blocks of "
+                                  "{} values, and the last axis has {} (at '{}')",
+                                  what, declared, inner->str(), inner->dtype.name, block, *n, at_));
+      return false;
+    }
+    return true;
+  }
+
   void visit(const BlockInfo &b, const Bindings &bind, const std::string &prefix,
              const std::vector<Dim> &repeat, bool optional, unsigned depth) {
     ++out_.instances;
@@ -160,7 +194,7 @@ public:
         std::string what = fmt::format("parameter '{}' of '{}.{}'", p.name, b.name, f->name);
         if (check.overflowed())
           overflow(p.loc, what, p.type->str(), prefix);
-        else
+        else if (checkStorage(p.loc, what, p.type->str(), *t, false, prefix))
           checkBytes(p.loc, what, p.type->str(), *t, prefix);
       }
       if (f->result) {
@@ -170,9 +204,11 @@ public:
         if (check.overflowed())
           overflow(f->decl->loc, what, f->result->str(), prefix);
         else if (t->kind == Type::Kind::Tuple)
-          for (const TypeRef &e : t->elems)
-            checkBytes(f->decl->loc, what, f->result->str(), *e, prefix);
-        else
+          for (const TypeRef &e : t->elems) {
+            if (checkStorage(f->decl->loc, what, f->result->str(), *e, false, prefix))
+              checkBytes(f->decl->loc, what, f->result->str(), *e, prefix);
+          }
+        else if (checkStorage(f->decl->loc, what, f->result->str(), *t, false, prefix))
           checkBytes(f->decl->loc, what, f->result->str(), *t, prefix);
       }
     }
@@ -185,6 +221,10 @@ public:
         overflow(m.loc, fmt::format("{} '{}'", ast::spelling(m.kind), m.name), m.type->str(), prefix);
         continue;
       }
+      if (m.kind != ast::MemberKind::Sub &&
+          !checkStorage(m.loc, fmt::format("{} '{}'", ast::spelling(m.kind), m.name), m.type->str(), *t,
+                        m.kind == ast::MemberKind::Param, prefix))
+        continue;
       if (m.kind != ast::MemberKind::Sub &&
           !checkBytes(m.loc, fmt::format("{} '{}'", ast::spelling(m.kind), m.name), m.type->str(), *t, prefix))
         continue;

@@ -27,8 +27,13 @@ static const std::set<std::string> kOpaqueTypes = {"Csr", "Coo", "Relation"};
 // dtypes
 //===----------------------------------------------------------------------===//
 
-static const char *const kFloat[] = {"f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64"};
+// q8_0 and q4_0 are ggml's block formats (docs/language/05-types.md,
+// "Block-quantized storage"): float values stored 32 to a block with one
+// f16 scale. Only a param's elements may have them.
+static const char *const kFloat[] = {"f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64", "q8_0", "q4_0"};
 static const char *const kInt[] = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "index"};
+
+int64_t linnet::sema::blockDtypeElems(const std::string &n) { return n == "q8_0" || n == "q4_0" ? 32 : 0; }
 
 bool linnet::sema::isDtypeName(const std::string &n) {
   for (const char *f : kFloat)

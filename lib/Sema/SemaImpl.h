@@ -14,6 +14,9 @@
 namespace linnet::sema {
 
 bool isDtypeName(const std::string &n);
+/// Values a block of block-quantized dtype `n` holds (q8_0, q4_0: 32), or 0
+/// for an element dtype.
+int64_t blockDtypeElems(const std::string &n);
 std::string dtypeClassOf(const std::string &n);
 /// Whether dtype `dtype` is in class `cls` (float, int, signed, bool, any).
 bool dtypeInClass(const std::string &dtype, const std::string &cls);

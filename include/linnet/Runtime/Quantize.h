@@ -16,7 +16,10 @@
 
 #include "linnet/Support/Half.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -50,6 +53,20 @@ const BlockFormatInfo *blockFormatOfGgmlType(uint32_t ggmlType);
 /// Quantizes `n` values (a multiple of the format's block) into
 /// n / blockElems blocks at `out`.
 void quantizeRow(BlockFormat f, const float *x, int64_t n, unsigned char *out);
+
+/// `blocks` blocks of format `f` at `in` as f32, each value as ggml's
+/// dequantize_row_* computes it (q8_0 and q4_0 exactly: d * q).
+void dequantizeBlocks(const BlockFormatInfo &f, const unsigned char *in, int64_t blocks, float *out);
+
+class SafeTensorsFile;
+struct TensorView;
+/// The blocks of format `f` a param reads from tensor `w` (named `name`) of
+/// `file`: the file's own blocks, in place, when it stores the tensor so;
+/// else `w`'s f32, f16 or bf16 values quantized as `linnet quantize` would
+/// (into `owned`). False with `error` for a tensor the file stores in
+/// another block format, or of another dtype.
+bool blocksFor(const SafeTensorsFile &file, const std::string &name, const TensorView &w, BlockFormat f,
+               std::span<const std::byte> &out, std::vector<std::byte> &owned, std::string &error);
 
 /// The k-quants (QuantizeK.cpp).
 void quantizeRowQ4K(const float *x, int64_t n, unsigned char *out);

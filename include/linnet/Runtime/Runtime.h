@@ -10,6 +10,7 @@
 #define LINNET_RUNTIME_RUNTIME_H
 
 #include "linnet/Runtime/Binding.h"
+#include "linnet/Runtime/Quantize.h"
 #include "linnet/Runtime/TensorFiles.h"
 
 #include "linnet/Runtime/HostCpu.h"
@@ -59,6 +60,10 @@ struct ModelTensor {
   TensorKind kind;
   DType dtype;
   std::vector<int64_t> shape;
+  /// A param stored in a block format (runtime.json's dtype "q8_0",
+  /// "q4_0"): `shape` is its values', `dtype` U8, and the entry takes its
+  /// blocks as a [..., last / block, block bytes] byte tensor.
+  std::optional<BlockFormat> storage;
   bool optional = false, present = true;
   std::string block; // optional sub block it belongs to, if any
   bool required = false; // the block requires it: without it the block is absent
@@ -288,6 +293,8 @@ private:
   const ProfileEvent *(*profileTake_)(uint64_t *count, uint64_t *calls) = nullptr;
   /// One view per present tensor, in ABI order; state views point into state_.
   std::vector<TensorView> bound_;
+  /// Blocks quantized at load (a block-format param from f32 weights).
+  std::vector<std::vector<std::byte>> quantized_;
   /// Host copies of the state; on a device, refreshed by state().
   mutable std::map<std::string, OwnedTensor> state_;
   std::unique_ptr<DeviceSession> device_;

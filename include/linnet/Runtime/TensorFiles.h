@@ -80,6 +80,8 @@ public:
   /// Tensors the file stores in a block format (GGUF q8_0, q4_0), by name,
   /// with that format: they are seen dequantized (f32).
   const std::map<std::string, std::string> &storedAs() const { return storedAs_; }
+  /// The stored blocks of each tensor storedAs() names (in the mapped file).
+  const std::map<std::string, std::span<const std::byte>> &storedBlocks() const { return storedBlocks_; }
   /// A GGUF file's metadata as stored, in order: each key with its value's
   /// bytes (type id, then payload), to be written again unchanged.
   const std::vector<std::pair<std::string, std::string>> &ggufMetadataRaw() const { return ggufMetadataRaw_; }
@@ -100,6 +102,7 @@ private:
   std::map<std::string, std::string> metadata_, metadataJson_;
   std::vector<std::vector<std::byte>> owned_; // permuted or dequantized copies
   std::map<std::string, std::string> storedAs_;
+  std::map<std::string, std::span<const std::byte>> storedBlocks_;
   std::vector<std::pair<std::string, std::string>> ggufMetadataRaw_;
 };
 
