@@ -22,6 +22,8 @@
 #include "linnet/Target/CPU/LinalgCodegen.h"
 #include "linnet/Target/CPU/Passes.h"
 
+#include "BlockMatvec.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
@@ -983,6 +985,19 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
   // Library calls and streamed matrix-vector products first: a BLAS call
   // may absorb the zero fill before it.
   for (linalg::LinalgOp op : ops) {
+    // A product against a param stored in a block format (q8_0, q4_0).
+    if (std::optional<BlockMatvecChoice> q = rewriteBlockMatvec(op, t.vectorBits / 32, t.threads)) {
+      ImplementationChoice choice;
+      choice.function = fname;
+      choice.op = "linalg.generic";
+      choice.kind = "generated";
+      choice.role = "matvec";
+      choice.routine = q->routine;
+      choice.detail = q->detail;
+      choice.shape = q->shape;
+      choices.push_back(choice);
+      continue;
+    }
     auto c = matchContraction(op);
     if (!c)
       continue;

@@ -1,0 +1,375 @@
+//===- BlockMatvec.cpp - streamed products over block-quantized W ---------===//
+//
+// Part of -linnet-cpu-lower-linalg. A product y[m, i] += sum_k x[m, k] *
+// W[i, k] whose W is a param stored in a block format (q8_0, q4_0) reaches
+// here as the importer reads it: a linalg.generic with x, then W's blocks
+// three times (the scale's two bytes and the quant's byte at k), its body
+// the dequantizing product (tagged `linnet.dequant`) times x, added to y.
+//
+// It becomes a streaming kernel that reads each block once: the quants are
+// widened (sign-extended, or the nibble split and offset by 8), multiplied
+// with x a vector at a time, and each block's sum is scaled by its f16
+// scale into the accumulator, as ggml's vec_dot does per block. W's bytes
+// are the only stream, 34 (q8_0) or 18 (q4_0) bytes for 32 values against
+// f32's 128. Rows of W are split over threads (scf.parallel, a static
+// schedule); within a thread, each group of W's rows meets every row of x
+// in chunks of up to 8 (decode of a batch, prefill), so W is read from
+// memory once a call.
+//
+// The sums are reassociated (per lane, per block): compiled results agree
+// with the interpreter's sequential sums to rounding, as the f32 streamed
+// product does.
+//
+//===----------------------------------------------------------------------===//
+#include "BlockMatvec.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace linnet::cpu {
+
+namespace {
+
+/// The most rows of x one kernel takes: one accumulator per (row of W, row
+/// of x).
+constexpr int64_t kMaxRowsOfX = 8;
+
+struct BlockMatvec {
+  std::string fmt;        // "q8_0", "q4_0"
+  int64_t blockBytes = 0; // 34, 18
+  Value blocks, x, y;     // W's blocks [N, K / 32, blockBytes] i8; x, y f32
+  unsigned row = ~0u, k = ~0u, unit = ~0u; // loop positions (unit: rows of x)
+  AffineMap xm, ym;
+  int64_t rows = -1;  // W's rows, -1 dynamic
+  int64_t batch = 1;  // rows of x: the unit loop's static extent, -1 dynamic
+};
+
+bool isDimExpr(AffineExpr e, unsigned &pos) {
+  auto d = dyn_cast<AffineDimExpr>(e);
+  if (d)
+    pos = d.getPosition();
+  return bool(d);
+}
+
+/// The dequantizing product D of the body and the values it is built from:
+/// only the three block arguments, constants and linalg.index (the q4_0
+/// nibble's position).
+bool isDequantSlice(Value d, Block &body, llvm::SetVector<Operation *> &slice) {
+  SmallVector<Value> work{d};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != &body || arg.getArgNumber() < 1 || arg.getArgNumber() > 3)
+        return false;
+      continue;
+    }
+    Operation *op = v.getDefiningOp();
+    if (op && isa<arith::ConstantOp>(op))
+      continue; // hoisted out of the body, or not
+    if (!op || op->getBlock() != &body || op->getNumRegions() != 0)
+      return false;
+    if (!isa<arith::ArithDialect>(op->getDialect()) && !isa<linalg::IndexOp>(op))
+      return false;
+    if (slice.insert(op))
+      for (Value o : op->getOperands())
+        work.push_back(o);
+  }
+  return true;
+}
+
+std::optional<BlockMatvec> match(linalg::LinalgOp op) {
+  auto g = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInputs() != 4 || g.getNumDpsInits() != 1)
+    return std::nullopt;
+  BlockMatvec mv;
+  ValueRange ins = g.getDpsInputs();
+  mv.x = ins[0];
+  mv.blocks = ins[1];
+  mv.y = g.getDpsInits()[0];
+  if (ins[2] != mv.blocks || ins[3] != mv.blocks)
+    return std::nullopt;
+  auto bt = dyn_cast<MemRefType>(mv.blocks.getType());
+  auto xt = dyn_cast<MemRefType>(mv.x.getType());
+  auto yt = dyn_cast<MemRefType>(mv.y.getType());
+  if (!bt || !xt || !yt || bt.getRank() != 3 || !bt.getElementType().isInteger(8) ||
+      !xt.getElementType().isF32() || !yt.getElementType().isF32() || xt.getRank() < 1 || xt.getRank() > 2)
+    return std::nullopt;
+  // The body: yield(acc + x * D), D the importer's dequantizing product.
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getNumOperands() == 1 ? yield.getOperand(0).getDefiningOp<arith::AddFOp>() : nullptr;
+  Value acc = body.getArgument(4);
+  if (!add || (add.getLhs() != acc && add.getRhs() != acc))
+    return std::nullopt;
+  auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs()).getDefiningOp<arith::MulFOp>();
+  if (!mul || (mul.getLhs() != body.getArgument(0) && mul.getRhs() != body.getArgument(0)))
+    return std::nullopt;
+  Value d = mul.getLhs() == body.getArgument(0) ? mul.getRhs() : mul.getLhs();
+  auto dq = d.getDefiningOp<arith::MulFOp>();
+  auto tag = dq ? dq->getAttrOfType<StringAttr>("linnet.dequant") : nullptr;
+  if (!tag || (tag.getValue() != "q8_0" && tag.getValue() != "q4_0"))
+    return std::nullopt;
+  mv.fmt = tag.getValue().str();
+  mv.blockBytes = mv.fmt == "q8_0" ? 34 : 18;
+  if (bt.getDimSize(2) != mv.blockBytes)
+    return std::nullopt;
+  llvm::SetVector<Operation *> slice;
+  if (!isDequantSlice(d, body, slice))
+    return std::nullopt;
+  for (Operation &o : body.without_terminator())
+    if (&o != add.getOperation() && &o != mul.getOperation() && !slice.contains(&o))
+      return std::nullopt;
+  for (unsigned a = 1; a <= 3; ++a)
+    for (Operation *user : body.getArgument(a).getUsers())
+      if (!slice.contains(user))
+        return std::nullopt;
+  // The maps: W's blocks at (row, k / 32, byte), x's k innermost.
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> its = op.getIteratorTypesArray();
+  AffineMap b0 = maps[1], b1 = maps[2], bq = maps[3];
+  if (b0.getNumResults() != 3 || b1.getNumResults() != 3 || bq.getNumResults() != 3 ||
+      !isDimExpr(b0.getResult(0), mv.row) || b1.getResult(0) != b0.getResult(0) || bq.getResult(0) != b0.getResult(0))
+    return std::nullopt;
+  mv.xm = maps[0];
+  mv.ym = maps[4];
+  if (!isDimExpr(mv.xm.getResult(mv.xm.getNumResults() - 1), mv.k) || mv.k == mv.row)
+    return std::nullopt;
+  MLIRContext *ctx = op->getContext();
+  AffineExpr kx = getAffineDimExpr(mv.k, ctx), blk = kx.floorDiv(32);
+  AffineExpr quant = mv.fmt == "q8_0" ? kx % 32 + 2 : kx % 16 + 2;
+  if (b0.getResult(1) != blk || b1.getResult(1) != blk || bq.getResult(1) != blk ||
+      b0.getResult(2) != getAffineConstantExpr(0, ctx) || b1.getResult(2) != getAffineConstantExpr(1, ctx) ||
+      bq.getResult(2) != quant)
+    return std::nullopt;
+  unsigned loops = op.getNumLoops();
+  if (its[mv.k] != utils::IteratorType::reduction || its[mv.row] != utils::IteratorType::parallel)
+    return std::nullopt;
+  if (mv.xm.getNumResults() == 2) {
+    if (!isDimExpr(mv.xm.getResult(0), mv.unit) || mv.unit == mv.row || mv.unit == mv.k ||
+        its[mv.unit] != utils::IteratorType::parallel)
+      return std::nullopt;
+  }
+  if (loops != (mv.unit == ~0u ? 2u : 3u))
+    return std::nullopt;
+  // y: the row, and the rows of x when there are several.
+  bool hasRow = false, hasUnit = false;
+  for (AffineExpr e : mv.ym.getResults()) {
+    unsigned p;
+    if (!isDimExpr(e, p) || (p != mv.row && p != mv.unit))
+      return std::nullopt;
+    hasRow |= p == mv.row;
+    hasUnit |= p == mv.unit;
+  }
+  if (!hasRow || (mv.unit != ~0u && !hasUnit))
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(xt, strides, offset)) || strides.back() != 1 ||
+      failed(getStridesAndOffset(bt, strides, offset)) || strides.back() != 1)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  mv.rows = ShapedType::isDynamic(ranges[mv.row]) ? -1 : ranges[mv.row];
+  if (mv.unit != ~0u)
+    mv.batch = ShapedType::isDynamic(ranges[mv.unit]) ? -1 : ranges[mv.unit];
+  return mv;
+}
+
+/// Emits the kernel in place of the op (see the file comment).
+void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t rowsPerBlock) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  const bool q8 = mv.fmt == "q8_0";
+  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i16 = b.getI16Type();
+  const int64_t w = width;
+  auto vf = VectorType::get({w}, f32);
+  auto vi = VectorType::get({w}, i8);
+  auto cst = [&](OpBuilder &b, Location loc, int64_t v) -> Value {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
+  Value c0 = cst(b, loc, 0), c1 = cst(b, loc, 1);
+  Value N = b.create<memref::DimOp>(loc, mv.blocks, 0);
+  Value KB = b.create<memref::DimOp>(loc, mv.blocks, 1);
+  // Rows of x: the unit loop's extent, read from x (its axis in x's map).
+  Value M = c1;
+  if (mv.unit != ~0u)
+    M = mv.batch > 0 ? cst(b, loc, mv.batch) : b.create<memref::DimOp>(loc, mv.x, 0).getResult();
+  Value zeroV = b.create<arith::ConstantOp>(loc, vf, DenseElementsAttr::get(vf, b.getFloatAttr(f32, 0.0)));
+  auto xIdx = [&](Value m, Value k) {
+    SmallVector<Value> ix;
+    for (AffineExpr e : mv.xm.getResults())
+      ix.push_back(cast<AffineDimExpr>(e).getPosition() == mv.k ? k : m);
+    return ix;
+  };
+  auto yIdx = [&](Value i, Value m) {
+    SmallVector<Value> ix;
+    for (AffineExpr e : mv.ym.getResults())
+      ix.push_back(cast<AffineDimExpr>(e).getPosition() == mv.row ? i : m);
+    return ix;
+  };
+
+  // Rows i0 .. i0+nr-1 of W against rows m0 .. m0+nb-1 of x (both static
+  // counts): per block, each row's quants widened a vector at a time, the
+  // block's partial sums per (row, x row), then scaled into the accumulators.
+  auto kernel = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
+    SmallVector<Value> rowsI, rowsM;
+    for (int64_t r = 0; r < nr; ++r)
+      rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, cst(b, loc, r)).getResult() : i0);
+    for (int64_t m = 0; m < nb; ++m)
+      rowsM.push_back(m ? b.create<arith::AddIOp>(loc, m0, cst(b, loc, m)).getResult() : m0);
+    auto loop = b.create<scf::ForOp>(
+        loc, c0, KB, c1, SmallVector<Value>(nr * nb, zeroV),
+        [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
+          Value k0 = b.create<arith::MulIOp>(loc, kb, cst(b, loc, 32));
+          // The partial sums of this block: chunk c of the 32 values.
+          SmallVector<Value> part(nr * nb);
+          auto addChunk = [&](ArrayRef<Value> qs, int64_t elem) {
+            Value k = b.create<arith::AddIOp>(loc, k0, cst(b, loc, elem));
+            SmallVector<Value> xs;
+            for (int64_t m = 0; m < nb; ++m)
+              xs.push_back(b.create<vector::LoadOp>(loc, vf, mv.x, xIdx(rowsM[m], k)));
+            for (int64_t r = 0; r < nr; ++r)
+              for (int64_t m = 0; m < nb; ++m) {
+                Value &p = part[r * nb + m];
+                p = p ? b.create<vector::FMAOp>(loc, qs[r], xs[m], p).getResult()
+                      : b.create<arith::MulFOp>(loc, qs[r], xs[m]).getResult();
+              }
+          };
+          if (q8) {
+            for (int64_t c = 0; c < 32 / w; ++c) {
+              SmallVector<Value> qs;
+              for (int64_t r = 0; r < nr; ++r) {
+                Value raw = b.create<vector::LoadOp>(loc, vi, mv.blocks,
+                                                     ValueRange{rowsI[r], kb, cst(b, loc, 2 + c * w)});
+                qs.push_back(b.create<arith::SIToFPOp>(loc, vf, raw));
+              }
+              addChunk(qs, c * w);
+            }
+          } else {
+            // 16 bytes: byte j holds value j (low nibble) and j + 16 (high).
+            Value mask = b.create<arith::ConstantOp>(loc, vi, DenseElementsAttr::get(vi, b.getI8IntegerAttr(15)));
+            Value four = b.create<arith::ConstantOp>(loc, vi, DenseElementsAttr::get(vi, b.getI8IntegerAttr(4)));
+            Value eight = b.create<arith::ConstantOp>(loc, vi, DenseElementsAttr::get(vi, b.getI8IntegerAttr(8)));
+            for (int64_t c = 0; c < 16 / w; ++c) {
+              SmallVector<Value> lo, hi;
+              for (int64_t r = 0; r < nr; ++r) {
+                Value raw = b.create<vector::LoadOp>(loc, vi, mv.blocks,
+                                                     ValueRange{rowsI[r], kb, cst(b, loc, 2 + c * w)});
+                Value l = b.create<arith::SubIOp>(loc, b.create<arith::AndIOp>(loc, raw, mask), eight);
+                Value h = b.create<arith::SubIOp>(loc, b.create<arith::ShRUIOp>(loc, raw, four), eight);
+                lo.push_back(b.create<arith::SIToFPOp>(loc, vf, l));
+                hi.push_back(b.create<arith::SIToFPOp>(loc, vf, h));
+              }
+              addChunk(lo, c * w);
+              addChunk(hi, 16 + c * w);
+            }
+          }
+          // Each row's f16 scale, times its partial sums.
+          SmallVector<Value> next(accs.begin(), accs.end());
+          for (int64_t r = 0; r < nr; ++r) {
+            Value lo = b.create<memref::LoadOp>(loc, mv.blocks, ValueRange{rowsI[r], kb, c0});
+            Value hi = b.create<memref::LoadOp>(loc, mv.blocks, ValueRange{rowsI[r], kb, c1});
+            Value bits = b.create<arith::OrIOp>(
+                loc, b.create<arith::ExtUIOp>(loc, i16, lo),
+                b.create<arith::ShLIOp>(loc, b.create<arith::ExtUIOp>(loc, i16, hi),
+                                        b.create<arith::ConstantIntOp>(loc, 8, 16)));
+            Value d = b.create<arith::ExtFOp>(
+                loc, f32, b.create<arith::BitcastOp>(loc, b.getF16Type(), bits).getResult());
+            Value dv = b.create<vector::BroadcastOp>(loc, vf, d);
+            for (int64_t m = 0; m < nb; ++m)
+              next[r * nb + m] = b.create<vector::FMAOp>(loc, dv, part[r * nb + m], accs[r * nb + m]);
+          }
+          b.create<scf::YieldOp>(loc, next);
+        });
+    for (int64_t r = 0; r < nr; ++r)
+      for (int64_t m = 0; m < nb; ++m) {
+        Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, loop.getResult(r * nb + m),
+                                                  Value(), arith::FastMathFlags::reassoc);
+        SmallVector<Value> at = yIdx(rowsI[r], rowsM[m]);
+        Value old = b.create<memref::LoadOp>(loc, mv.y, at);
+        b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, sum), mv.y, at);
+      }
+  };
+
+  // Rows of x in chunks: all of a static batch at once (decode of a few
+  // sequences), else chunks of 8 and single rows (prefill).
+  const int64_t group = mv.batch == 1 ? (w >= 16 ? 4 : 2) : 1;
+  auto rowsOfX = [&](OpBuilder &b, Location loc, Value i0, int64_t nr) {
+    if (mv.batch >= 1 && mv.batch <= kMaxRowsOfX)
+      return kernel(b, loc, i0, nr, c0, mv.batch);
+    Value full = b.create<arith::SubIOp>(loc, M, b.create<arith::RemUIOp>(loc, M, cst(b, loc, kMaxRowsOfX)));
+    b.create<scf::ForOp>(loc, c0, full, cst(b, loc, kMaxRowsOfX), ValueRange{},
+                         [&](OpBuilder &b, Location loc, Value m0, ValueRange) {
+                           kernel(b, loc, i0, nr, m0, kMaxRowsOfX);
+                           b.create<scf::YieldOp>(loc);
+                         });
+    b.create<scf::ForOp>(loc, full, M, c1, ValueRange{}, [&](OpBuilder &b, Location loc, Value m, ValueRange) {
+      kernel(b, loc, i0, nr, m, 1);
+      b.create<scf::YieldOp>(loc);
+    });
+  };
+  // One block of W's rows [lo, hi): groups of `group` rows, then single rows.
+  auto block = [&](OpBuilder &b, Location loc, Value lo, Value hi) {
+    Value n = b.create<arith::SubIOp>(loc, hi, lo);
+    Value grouped = b.create<arith::AddIOp>(
+        loc, lo, b.create<arith::SubIOp>(loc, n, b.create<arith::RemUIOp>(loc, n, cst(b, loc, group))));
+    b.create<scf::ForOp>(loc, lo, grouped, cst(b, loc, group), ValueRange{},
+                         [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+                           rowsOfX(b, loc, i, group);
+                           b.create<scf::YieldOp>(loc);
+                         });
+    if (group > 1)
+      b.create<scf::ForOp>(loc, grouped, hi, c1, ValueRange{}, [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+        rowsOfX(b, loc, i, 1);
+        b.create<scf::YieldOp>(loc);
+      });
+  };
+  if (mv.rows >= 0 && mv.rows <= rowsPerBlock) {
+    block(b, loc, c0, N);
+  } else {
+    Value rb = cst(b, loc, rowsPerBlock);
+    b.create<scf::ParallelOp>(NameLoc::get(b.getStringAttr("linnet.static_schedule"), loc), ValueRange{c0},
+                              ValueRange{b.create<arith::CeilDivUIOp>(loc, N, rb).getResult()}, ValueRange{c1},
+                              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                                Value lo = b.create<arith::MulIOp>(loc, ivs[0], rb);
+                                Value hi = b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, lo, rb), N);
+                                block(b, loc, lo, hi);
+                              });
+  }
+  op->erase();
+}
+
+} // namespace
+
+std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigned width, unsigned threads) {
+  std::optional<BlockMatvec> mv = match(op);
+  if (!mv || width < 4 || width > 16)
+    return std::nullopt;
+  // One contiguous block of W's rows per thread, as the f32 streamed
+  // product takes them.
+  int64_t perThread = mv->rows < 0 ? 0 : (mv->rows + threads - 1) / threads;
+  int64_t rows = mv->rows < 0 ? 64 : std::max<int64_t>(16, (perThread + 15) / 16 * 16);
+  BlockMatvecChoice c;
+  c.routine = "matvec-stream-" + mv->fmt;
+  c.detail = llvm::formatv("rows_per_block={0} lanes={1} rows_of_x={2}", rows, width,
+                           mv->batch < 0 ? std::string("dynamic") : std::to_string(mv->batch))
+                 .str();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  c.shape.assign(ranges.begin(), ranges.end());
+  for (int64_t &d : c.shape)
+    if (ShapedType::isDynamic(d))
+      d = -1;
+  emit(op, *mv, width, rows);
+  return c;
+}
+
+} // namespace linnet::cpu
