@@ -43,6 +43,8 @@ namespace {
 /// The most rows of x one kernel takes: one accumulator per (row of W, row
 /// of x).
 constexpr int64_t kMaxRowsOfX = 8;
+/// How many rows ahead of the one being read its blocks are prefetched.
+constexpr int64_t kPrefetchRows = 8;
 
 struct BlockMatvec {
   std::string fmt;        // "q8_0", "q4_0"
@@ -230,6 +232,16 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
         loc, c0, KB, c1, SmallVector<Value>(nr * nb, zeroV),
         [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
           Value k0 = b.create<arith::MulIOp>(loc, kb, cst(b, loc, 32));
+          // Rows of a few hundred bytes end before the hardware's stream
+          // prefetchers pick them up: fetch the same block of the rows
+          // kPrefetchRows further on (clamped to the last row).
+          for (int64_t r = 0; r < nr; ++r) {
+            Value ahead = b.create<arith::MinUIOp>(
+                loc, b.create<arith::AddIOp>(loc, rowsI[r], cst(b, loc, kPrefetchRows)),
+                b.create<arith::SubIOp>(loc, N, c1));
+            b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c0}, /*isWrite=*/false,
+                                         /*localityHint=*/3, /*isDataCache=*/true);
+          }
           // The partial sums of this block: chunk c of the 32 values.
           SmallVector<Value> part(nr * nb);
           auto addChunk = [&](ArrayRef<Value> qs, int64_t elem) {
