@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Decode at batch 1 with f32, q8_0 and q4_0 weights, linnet against llama.cpp
+# on one GGUF file per type (the weights issue's figure: >= 1.2x llama.cpp
+# at each, and the fraction of the read-bandwidth bound).
+#
+# The weights are ../shared/peers/llamacpp's (PyTorch reference init, seed 0,
+# the default Llama's config, as an F32 GGUF with llama.cpp's names and q/k
+# rows permuted). q8_0 and q4_0 are that file quantized by `linnet quantize`
+# (ggml's reference quantizers, byte for byte: bench/quantize/ggml-identity.sh),
+# so both sides read the same blocks. linnet: examples/llama.ln built with
+# -D W=TYPE (--target cpu-native), `linnet generate` through
+# examples/llama.gguf.binding.json. llama.cpp: llamacpp_batched.cpp with one
+# slot (its C API; F32 KV cache, flash attention off, persistent threadpool).
+# Each side runs REPEATS times, alternating; prints the median decode
+# tokens/s, the ratio, the weight bytes read per token and the GB/s that
+# implies, and whether the two sides' greedy tokens are the same.
+#
+# usage: bench/llama/quantized-llamacpp.sh [BUILD_DIR] [TYPES="f32 q8_0 q4_0"] [NEW=128] [REPEATS=5]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+types=${2:-f32 q8_0 q4_0}
+new=${3:-128}
+repeats=${4:-5}
+linnet=$build/bin/linnet
+peer_src=${PEER_SRC:-$root/../shared/peers/llamacpp}
+peers=${PEERS:-${TMPDIR:-/tmp}/linnet-peers}
+pwork=$peers/work
+bins=$peers/llamacpp/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
+nlc=$peers/llamacpp/node_modules/node-llama-cpp
+if [[ ! -d "$bins" ]]; then
+  echo "node-llama-cpp not found under $peers/llamacpp: run" >&2
+  echo "  mkdir -p $peers/llamacpp && cd $peers/llamacpp && npm i -E node-llama-cpp@3.21.1" >&2
+  exit 1
+fi
+mkdir -p "$pwork"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+wts=$pwork/w-seed0.safetensors gguf=$pwork/w-seed0.gguf
+[[ -f "$wts" ]] || /usr/bin/python3 "$peer_src/make_weights.py" "$wts" --seed 0
+[[ -f "$gguf" && "$gguf" -nt "$wts" ]] || /usr/bin/python3 "$peer_src/write_gguf.py" "$wts" "$gguf"
+hdr=$pwork/llama.cpp-headers
+if [[ ! -f "$hdr/include/llama.h" ]]; then
+  rm -rf "$hdr"
+  git clone -q -n "$nlc/llama/gitRelease.bundle" "$hdr"
+  git -C "$hdr" checkout -q HEAD -- include ggml/include
+fi
+drv=$pwork/llamacpp_batched
+src=$root/bench/llama/llamacpp_batched.cpp
+if [[ ! -x "$drv" || "$src" -nt "$drv" ]]; then
+  g++ -O2 -std=c++17 -I "$hdr/include" -I "$hdr/ggml/include" "$src" -L "$bins" -l:libllama.v0.4.0.so \
+      -l:libggml.v0.4.0.so -l:libggml-base.so "-Wl,-rpath,$bins" -o "$drv"
+fi
+
+prompt=1,2,3,4,5,6,7,8
+echo "$prompt" > "$work/prompt.txt"
+tps() { sed -nE 's/.* ([0-9.]+) tokens\/s$/\1/p'; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# Bytes read per decoded token: every matrix but the embedding table (one
+# row of it), 31.5M f32 values in blocks of 32, plus the f32 norms.
+matrix_values=39583744 norm_values=8704
+for t in $types; do
+  g=$gguf
+  if [[ $t != f32 ]]; then
+    g=$pwork/w-seed0-$t.gguf
+    [[ -f "$g" && "$g" -nt "$gguf" ]] || "$linnet" quantize "$gguf" -o "$g" --type "$t" > /dev/null
+  fi
+  "$linnet" build "$root/examples/llama.ln" $([[ $t != f32 ]] && echo "-D W=$t") --target cpu-native \
+      -o "$work/llama-$t" > /dev/null
+  : > "$work/l-$t.tps"; : > "$work/c-$t.tps"
+  for r in $(seq "$repeats"); do
+    OMP_NUM_THREADS=2 "$linnet" generate "$work/llama-$t" --weights "$g" \
+        --binding "$root/examples/llama.gguf.binding.json" --prompt "$prompt" --max-new-tokens "$new" \
+        2>"$work/l.err" >"$work/linnet-$t.txt"
+    tps < "$work/l.err" >> "$work/l-$t.tps"
+    "$drv" "$g" --backends "$bins" --prompts "$work/prompt.txt" --slots 1 --max-new-tokens "$new" \
+        --threads 2 2>"$work/c.err" >"$work/llamacpp-$t.txt"
+    tps < "$work/c.err" >> "$work/c-$t.tps"
+  done
+  l=$(median < "$work/l-$t.tps")
+  c=$(median < "$work/c-$t.tps")
+  bytes=$(awk -v t="$t" -v m="$matrix_values" -v n="$norm_values" 'BEGIN {
+    per = (t == "q8_0") ? 34 / 32 : (t == "q4_0") ? 18 / 32 : 4; print int(m * per + n * 4) }')
+  same=$(awk -F, 'NR == FNR {for (i = 1; i <= NF; i++) a[i] = $i; n = NF; next}
+                  {for (i = 1; i <= NF && i <= n; i++) if ($i != a[i]) {print i - 1; exit} print "all"}' \
+         "$work/linnet-$t.txt" "$work/llamacpp-$t.txt")
+  printf "%-5s linnet %7.1f tokens/s (runs: %s)\n" "$t" "$l" "$(paste -sd' ' "$work/l-$t.tps")"
+  printf "%-5s llama.cpp %4.1f tokens/s (runs: %s)\n" "$t" "$c" "$(paste -sd' ' "$work/c-$t.tps")"
+  printf "%-5s linnet / llama.cpp %.2fx; %.1f MB a token: linnet reads %.1f GB/s, llama.cpp %.1f GB/s; " \
+    "$t" "$(echo "$l / $c" | bc -l)" "$(echo "$bytes / 1000000" | bc -l)" \
+    "$(echo "$l * $bytes / 1000000000" | bc -l)" "$(echo "$c * $bytes / 1000000000" | bc -l)"
+  if [[ $same == all ]]; then echo "same greedy tokens"; else echo "greedy tokens agree for $same tokens"; fi
+done
+echo "target: linnet >= 1.2x llama.cpp at each type (2 threads, median of $repeats runs each)"
