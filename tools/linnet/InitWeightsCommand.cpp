@@ -139,6 +139,11 @@ int tool::runInitWeights() {
     if (e.kind == ast::MemberKind::State || (e.optional && !gOpts.withOptional))
       continue;
     std::optional<rt::DType> dt = rt::dtypeFromName(e.dtype.name);
+    // A block-quantized param gets f32 values: the runtime and the
+    // interpreter quantize them when they load them (`linnet quantize`
+    // writes the same blocks into a GGUF file).
+    if (!e.dtype.isVar() && (e.dtype.name == "q8_0" || e.dtype.name == "q4_0"))
+      dt = rt::DType::F32;
     if (e.dtype.isVar() || !dt) {
       std::cerr << fmt::format("linnet init-weights: error: '{}' has dtype '{}', which is not "
                                "a concrete dtype after instantiation\n",
