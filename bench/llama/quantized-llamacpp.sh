@@ -91,5 +91,30 @@ for t in $types; do
     "$t" "$(echo "$l / $c" | bc -l)" "$(echo "$bytes / 1000000" | bc -l)" \
     "$(echo "$l * $bytes / 1000000000" | bc -l)" "$(echo "$c * $bytes / 1000000000" | bc -l)"
   if [[ $same == all ]]; then echo "same greedy tokens"; else echo "greedy tokens agree for $same tokens"; fi
+  # Prefill of 128 tokens, the last row's logits (llama.cpp's usual), warm:
+  # linnet (wall(--repeat 11) - wall(--repeat 1)) / 10, llama.cpp its
+  # llama_decode of the prompt (llamacpp_decode --prefill-bench).
+  if [[ -x "$pwork/llamacpp_decode" ]]; then
+    ptoks=$(/usr/bin/python3 -c "print(','.join(str((i * 97) % 32000) for i in range(1, 129)))")
+    /usr/bin/python3 -c "import numpy as np; np.save('$work/p128.npy', np.array([$ptoks], dtype=np.int64))"
+    : > "$work/lp-$t"; : > "$work/cp-$t"
+    for r in $(seq "$repeats"); do
+      for k in 1 11; do
+        s0=$(date +%s.%N)
+        OMP_NUM_THREADS=2 "$linnet" run "$work/llama-$t" --weights "$g" \
+            --binding "$root/examples/llama.gguf.binding.json" --entry prefill_last \
+            --input tokens="$work/p128.npy" --repeat "$k" > /dev/null
+        eval "w$k=\$(echo \"\$(date +%s.%N) - $s0\" | bc -l)"
+      done
+      echo "128 / (($w11 - $w1) / 10)" | bc -l >> "$work/lp-$t"
+      "$pwork/llamacpp_decode" "$g" --backends "$bins" --prompt "$ptoks" --threads 2 --kv f32 \
+          --flash-attention off --prefill-bench 1 --json "$work/c.json" > /dev/null 2>&1
+      /usr/bin/python3 -c "import json; print(128 / (json.load(open('$work/c.json'))['prefill_ms'][0] / 1e3))" \
+          >> "$work/cp-$t"
+    done
+    lp=$(median < "$work/lp-$t"); cp=$(median < "$work/cp-$t")
+    printf "%-5s prefill 128, last row: linnet %.0f tokens/s, llama.cpp %.0f, %.2fx\n" "$t" "$lp" "$cp" \
+      "$(echo "$lp / $cp" | bc -l)"
+  fi
 done
 echo "target: linnet >= 1.2x llama.cpp at each type (2 threads, median of $repeats runs each)"

@@ -198,7 +198,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGgufMetadata(const std::st
 }
 
 std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &path, std::string &error, bool map,
-                                                           bool tensors) {
+                                                           bool tensors, const std::set<std::string> *keepBlocks) {
   std::unique_ptr<SafeTensorsFile> f = mapFile(path, error, map);
   if (!f)
     return nullptr;
@@ -326,7 +326,12 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::openGguf(const std::string &pa
     end = t.offset + t.bytes;
     prev = &t;
     t.view.data = {reinterpret_cast<const std::byte *>(bytes + dataStart + t.offset), size_t(t.bytes)};
-    if (const BlockFormatInfo *bf = t.type->block(); tensors && bf) {
+    if (const BlockFormatInfo *bf = t.type->block(); tensors && bf && keepBlocks && keepBlocks->count(t.name)) {
+      // Read as blocks: only the stored blocks are kept, no f32 copy.
+      f->storedBlocks_[t.name] = t.view.data;
+      f->storedAs_[t.name] = t.type->name;
+      t.view.data = {};
+    } else if (tensors && bf) {
       // Dequantized now: f32, four bytes an element, a copy the file owns
       // (its size is bounded by the blocks the file was checked to hold).
       int64_t blocks = int64_t(t.bytes) / bf->blockBytes;

@@ -397,7 +397,12 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
   for (const ModelTensor &t : m->info_.tensors)
     needsWeights |= t.kind != TensorKind::State;
   if (!opts.weightsPath.empty()) {
-    m->weights_ = SafeTensorsFile::open(opts.weightsPath, error, opts.mapWeights);
+    // Params read as blocks keep a GGUF file's blocks without an f32 copy.
+    std::set<std::string> keepBlocks;
+    for (const ModelTensor &t : m->info_.tensors)
+      if (t.storage)
+        keepBlocks.insert(opts.externalName ? opts.externalName(t.path) : t.path);
+    m->weights_ = SafeTensorsFile::open(opts.weightsPath, error, opts.mapWeights, &keepBlocks);
     if (!m->weights_)
       return nullptr;
     if (opts.binding && !applyBindingTransforms(*m->weights_, *opts.binding, error))

@@ -240,8 +240,8 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::mapFile(const std::string &pat
   return f;
 }
 
-std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
-                                                       std::string &error, bool map) {
+std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path, std::string &error, bool map,
+                                                       const std::set<std::string> *keepBlocks) {
   auto fail = [&](std::string msg) -> std::unique_ptr<SafeTensorsFile> {
     error = fmt::format("{}: {}", path, msg);
     return nullptr;
@@ -249,7 +249,7 @@ std::unique_ptr<SafeTensorsFile> SafeTensorsFile::open(const std::string &path,
   if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
     return openIndex(path, error, map);
   if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0)
-    return openGguf(path, error, map);
+    return openGguf(path, error, map, /*tensors=*/true, keepBlocks);
   std::unique_ptr<SafeTensorsFile> f = mapFile(path, error, map);
   if (!f)
     return nullptr;

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,8 +55,12 @@ public:
   /// read whole into memory now (`--no-mmap`: for files others can write).
   /// A path ending in `.json` is a shard index: every shard it names is
   /// opened so, and each must hold exactly the tensors the index maps to it.
+  /// A GGUF tensor stored in a block format is dequantized to f32 when the
+  /// file is opened, unless `keepBlocks` names it: then only its stored
+  /// blocks are kept (storedBlocks(); its view has its shape and no data),
+  /// for a param that reads the blocks as they are.
   static std::unique_ptr<SafeTensorsFile> open(const std::string &path, std::string &error,
-                                               bool map = true);
+                                               bool map = true, const std::set<std::string> *keepBlocks = nullptr);
   /// A GGUF file's metadata alone (a configuration: --config): the file is
   /// checked as open() checks it, but its blocks are not dequantized and
   /// tensors() is empty.
@@ -91,7 +96,8 @@ private:
   static std::unique_ptr<SafeTensorsFile> openIndex(const std::string &path, std::string &error, bool map);
   /// A GGUF file (lib/Runtime/Gguf.cpp).
   static std::unique_ptr<SafeTensorsFile> openGguf(const std::string &path, std::string &error, bool map,
-                                                   bool tensors = true);
+                                                   bool tensors = true,
+                                                   const std::set<std::string> *keepBlocks = nullptr);
   /// `path` mapped (or read whole), not yet parsed.
   static std::unique_ptr<SafeTensorsFile> mapFile(const std::string &path, std::string &error, bool map);
   std::string path_;
