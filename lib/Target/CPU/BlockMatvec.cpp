@@ -191,7 +191,7 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   OpBuilder b(op);
   Location loc = op.getLoc();
   const bool q8 = mv.fmt == "q8_0";
-  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i16 = b.getI16Type();
+  Type f32 = b.getF32Type(), i8 = b.getI8Type();
   const int64_t w = width;
   auto vf = VectorType::get({w}, f32);
   auto vi = VectorType::get({w}, i8);
@@ -242,19 +242,38 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
             b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c0}, /*isWrite=*/false,
                                          /*localityHint=*/3, /*isDataCache=*/true);
           }
-          // The partial sums of this block: chunk c of the 32 values.
-          SmallVector<Value> part(nr * nb);
+          // Each row's f16 scale: its two bytes as one f16, widened in
+          // every lane (a broadcast load and one conversion).
+          SmallVector<Value> dv;
+          for (int64_t r = 0; r < nr; ++r) {
+            Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, i8), mv.blocks,
+                                                   ValueRange{rowsI[r], kb, c0});
+            Value h = b.create<vector::ExtractOp>(
+                loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
+            dv.push_back(b.create<arith::ExtFOp>(
+                loc, vf, b.create<vector::BroadcastOp>(loc, VectorType::get({w}, b.getF16Type()), h).getResult()));
+          }
+          // One row of x: the block's partial sums, scaled once a block.
+          // Several: each quant vector scaled first (the dequantized
+          // values, exact), then one multiply-add per row of x, so the
+          // conversion is shared and only the accumulators stay live.
+          SmallVector<Value> part(nr * nb), next(accs.begin(), accs.end());
           auto addChunk = [&](ArrayRef<Value> qs, int64_t elem) {
             Value k = b.create<arith::AddIOp>(loc, k0, cst(b, loc, elem));
             SmallVector<Value> xs;
             for (int64_t m = 0; m < nb; ++m)
               xs.push_back(b.create<vector::LoadOp>(loc, vf, mv.x, xIdx(rowsM[m], k)));
-            for (int64_t r = 0; r < nr; ++r)
-              for (int64_t m = 0; m < nb; ++m) {
-                Value &p = part[r * nb + m];
-                p = p ? b.create<vector::FMAOp>(loc, qs[r], xs[m], p).getResult()
-                      : b.create<arith::MulFOp>(loc, qs[r], xs[m]).getResult();
+            for (int64_t r = 0; r < nr; ++r) {
+              if (nb > 1) {
+                Value wv = b.create<arith::MulFOp>(loc, dv[r], qs[r]);
+                for (int64_t m = 0; m < nb; ++m)
+                  next[r * nb + m] = b.create<vector::FMAOp>(loc, wv, xs[m], next[r * nb + m]);
+                continue;
               }
+              Value &p = part[r];
+              p = p ? b.create<vector::FMAOp>(loc, qs[r], xs[0], p).getResult()
+                    : b.create<arith::MulFOp>(loc, qs[r], xs[0]).getResult();
+            }
           };
           if (q8) {
             for (int64_t c = 0; c < 32 / w; ++c) {
@@ -285,21 +304,9 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
               addChunk(hi, 16 + c * w);
             }
           }
-          // Each row's f16 scale, times its partial sums.
-          SmallVector<Value> next(accs.begin(), accs.end());
-          for (int64_t r = 0; r < nr; ++r) {
-            Value lo = b.create<memref::LoadOp>(loc, mv.blocks, ValueRange{rowsI[r], kb, c0});
-            Value hi = b.create<memref::LoadOp>(loc, mv.blocks, ValueRange{rowsI[r], kb, c1});
-            Value bits = b.create<arith::OrIOp>(
-                loc, b.create<arith::ExtUIOp>(loc, i16, lo),
-                b.create<arith::ShLIOp>(loc, b.create<arith::ExtUIOp>(loc, i16, hi),
-                                        b.create<arith::ConstantIntOp>(loc, 8, 16)));
-            Value d = b.create<arith::ExtFOp>(
-                loc, f32, b.create<arith::BitcastOp>(loc, b.getF16Type(), bits).getResult());
-            Value dv = b.create<vector::BroadcastOp>(loc, vf, d);
-            for (int64_t m = 0; m < nb; ++m)
-              next[r * nb + m] = b.create<vector::FMAOp>(loc, dv, part[r * nb + m], accs[r * nb + m]);
-          }
+          if (nb == 1)
+            for (int64_t r = 0; r < nr; ++r)
+              next[r] = b.create<vector::FMAOp>(loc, dv[r], part[r], accs[r]);
           b.create<scf::YieldOp>(loc, next);
         });
     for (int64_t r = 0; r < nr; ++r)
@@ -314,7 +321,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
 
   // Rows of x in chunks: all of a static batch at once (decode of a few
   // sequences), else chunks of 8 and single rows (prefill).
-  const int64_t group = mv.batch == 1 ? (w >= 16 ? 4 : 2) : 1;
+  // Rows of W a group: with several rows of x, one accumulator per pair.
+  const int64_t group = mv.batch == 1 ? (w >= 16 ? 4 : 2) : (w >= 16 ? 2 : 1);
   auto rowsOfX = [&](OpBuilder &b, Location loc, Value i0, int64_t nr) {
     if (mv.batch >= 1 && mv.batch <= kMaxRowsOfX)
       return kernel(b, loc, i0, nr, c0, mv.batch);

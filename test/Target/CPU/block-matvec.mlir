@@ -15,9 +15,11 @@
 
 // CHECK-LABEL: func.func @decode_q8
 // CHECK: memref.prefetch
+// CHECK: vector.load {{.*}} : memref<40x2x34xi8>, vector<2xi8>
+// CHECK: vector.bitcast {{.*}} : vector<2xi8> to vector<1xf16>
+// CHECK: arith.extf {{.*}} : vector<16xf16> to vector<16xf32>
 // CHECK: vector.load {{.*}} : memref<40x2x34xi8>, vector<16xi8>
 // CHECK: arith.sitofp {{.*}} : vector<16xi8> to vector<16xf32>
-// CHECK: arith.bitcast {{.*}} : i16 to f16
 // CHECK: vector.fma
 // CHECK-NOT: linalg.generic
 func.func @decode_q8(%x: memref<1x64xf32>, %w: memref<40x2x34xi8>, %y: memref<1x40xf32>) {
