@@ -493,7 +493,11 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   // faster than two rows with 16 (bench/llama/batched.sh).
   const int64_t batch = mv.batch;
   const int64_t unroll = batch > 1 ? 1 : 2;
-  const int64_t group = batch > 1 ? std::clamp<int64_t>(8 / batch, 1, 4) : 4;
+  // One row of x: one row of W at a time, a single sequential stream per
+  // thread, which the hardware prefetchers follow; groups of 4 rows sharing
+  // each x load (four interleaved streams 2 KB apart at K = 512) decoded
+  // the default Llama 9% slower (bench/llama/quantized-llamacpp.sh).
+  const int64_t group = batch > 1 ? std::clamp<int64_t>(8 / batch, 1, 4) : 1;
   auto idx = [&](int64_t v) -> Value {
     return b.create<arith::ConstantIndexOp>(loc, v);
   };
@@ -1047,7 +1051,7 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
                           ? llvm::formatv("rows_per_block={0} lanes={1} batch={2}", rows, t.vectorBits / 32,
                                           mv->batch)
                                 .str()
-                          : llvm::formatv("rows_per_block={0} lanes={1} unroll=2 row_group=4", rows,
+                          : llvm::formatv("rows_per_block={0} lanes={1} unroll=2 row_group=1", rows,
                                           t.vectorBits / 32)
                                 .str();
       emitMatvec(*c, *mv, t.vectorBits / 32, rows);

@@ -89,12 +89,14 @@ func.func @linear(%x: memref<67x131xf32>, %w: memref<45x131xf32>, %y: memref<67x
   return
 }
 
-// Decode-time y = W x streams W rows once: row blocks over threads, four
-// 16-lane accumulators per row, a one-vector loop and a scalar tail. Never
-// a library call.
+// Decode-time y = W x streams W rows once: row blocks over threads, one
+// row at a time (a sequential stream the prefetchers follow) with two
+// 16-lane accumulators and the row 8 on prefetched, a one-vector loop and a
+// scalar tail. Never a library call.
 // GEN-LABEL: func.func @matvec(
 // GEN: scf.parallel
-// GEN: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// GEN: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
+// GEN: memref.prefetch %{{.*}} : memref<1376x512xf32>
 // GEN: vector.load %{{.*}} : memref<1376x512xf32>, vector<16xf32>
 // GEN: vector.fma
 // GEN: vector.reduction <add>
