@@ -320,17 +320,22 @@ HalfProduct halfProductIntoF32(linalg::LinalgOp op) {
     return HalfProduct::None;
   Block *body = generic.getBody();
   auto isArg = [&](Value v, unsigned i) { return v == body->getArgument(i); };
-  // f32 x times a half W widened (a narrower weight: std.nn's Linear with
-  // W = bf16): y + x * extf(w), the product exact to f32's rounding.
-  if ((isHalf(a) != isHalf(b)) && (a.isF32() || b.isF32()) && body->getOperations().size() == 4) {
-    unsigned h = isHalf(a) ? 0 : 1;
-    auto ext = dyn_cast<arith::ExtFOp>(body->front());
+  // f32 x times a narrower W widened (std.nn's Linear with W = bf16, or
+  // int8 weights whose per-channel scale is applied after the sum):
+  // y + x * extf(w) or y + x * sitofp(w), each product exact to f32's
+  // rounding.
+  auto isNarrow = [&](Type t) { return isHalf(t) || t.isInteger(8); };
+  if ((isNarrow(a) != isNarrow(b)) && (a.isF32() || b.isF32()) && body->getOperations().size() == 4) {
+    unsigned h = isNarrow(a) ? 0 : 1;
+    Operation *ext = &body->front();
     auto mul = dyn_cast<arith::MulFOp>(*std::next(body->begin()));
     auto add = dyn_cast<arith::AddFOp>(*std::next(body->begin(), 2));
-    if (!ext || !mul || !add || !isArg(ext.getIn(), h) || !ext.getType().isF32())
+    bool widens = (isa<arith::ExtFOp>(ext) && isHalf(h ? b : a)) ||
+                  (isa<arith::SIToFPOp>(ext) && (h ? b : a).isInteger(8));
+    if (!widens || !mul || !add || !isArg(ext->getOperand(0), h) || !ext->getResult(0).getType().isF32())
       return HalfProduct::None;
-    bool product = (mul.getLhs() == ext.getResult() && isArg(mul.getRhs(), 1 - h)) ||
-                   (mul.getRhs() == ext.getResult() && isArg(mul.getLhs(), 1 - h));
+    bool product = (mul.getLhs() == ext->getResult(0) && isArg(mul.getRhs(), 1 - h)) ||
+                   (mul.getRhs() == ext->getResult(0) && isArg(mul.getLhs(), 1 - h));
     bool sum = (add.getLhs() == mul.getResult() && isArg(add.getRhs(), 2)) ||
                (add.getRhs() == mul.getResult() && isArg(add.getLhs(), 2));
     return product && sum ? HalfProduct::Exact : HalfProduct::None;
@@ -465,15 +470,20 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   auto vin = VectorType::get({(int64_t)width}, mv.elem);
   // Each operand loaded in its own element type (W may be half with an f32
   // x), a half one widened exactly.
+  // (an i8 W, int8 weights, converted exactly).
   auto loadV = [&](OpBuilder &b, Location loc, Value m, ValueRange ix) -> Value {
     Type e = getElementTypeOrSelf(m.getType());
     if (e.isF32())
       return b.create<vector::LoadOp>(loc, vt, m, ix);
     Value v = b.create<vector::LoadOp>(loc, VectorType::get({(int64_t)width}, e), m, ix);
+    if (e.isInteger(8))
+      return b.create<arith::SIToFPOp>(loc, vt, v);
     return b.create<arith::ExtFOp>(loc, vt, v);
   };
   auto loadS = [&](OpBuilder &b, Location loc, Value m, ValueRange ix) -> Value {
     Value v = b.create<memref::LoadOp>(loc, m, ix);
+    if (v.getType().isInteger(8))
+      return b.create<arith::SIToFPOp>(loc, f32, v);
     return v.getType().isF32() ? v : b.create<arith::ExtFOp>(loc, f32, v).getResult();
   };
   auto productAdd = [&](OpBuilder &b, Location loc, Value w, Value xv, Value acc) -> Value {
