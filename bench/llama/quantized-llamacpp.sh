@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Decode at batch 1 with f32, q8_0 and q4_0 weights, linnet against llama.cpp
+# Decode at batch 1 with f32, bf16, q8_0 and q4_0 weights, linnet against llama.cpp
 # on one GGUF file per type (the weights issue's figure: >= 1.2x llama.cpp
 # at each, and the fraction of the read-bandwidth bound).
 #
@@ -15,11 +15,11 @@
 # tokens/s, the ratio, the weight bytes read per token and the GB/s that
 # implies, and whether the two sides' greedy tokens are the same.
 #
-# usage: bench/llama/quantized-llamacpp.sh [BUILD_DIR] [TYPES="f32 q8_0 q4_0"] [NEW=128] [REPEATS=5]
+# usage: bench/llama/quantized-llamacpp.sh [BUILD_DIR] [TYPES="f32 bf16 q8_0 q4_0"] [NEW=128] [REPEATS=5]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
-types=${2:-f32 q8_0 q4_0}
+types=${2:-f32 bf16 q8_0 q4_0}
 new=${3:-128}
 repeats=${4:-5}
 linnet=$build/bin/linnet
@@ -81,7 +81,7 @@ for t in $types; do
   l=$(median < "$work/l-$t.tps")
   c=$(median < "$work/c-$t.tps")
   bytes=$(awk -v t="$t" -v m="$matrix_values" -v n="$norm_values" 'BEGIN {
-    per = (t == "q8_0") ? 34 / 32 : (t == "q4_0") ? 18 / 32 : 4; print int(m * per + n * 4) }')
+    per = (t == "q8_0") ? 34 / 32 : (t == "q4_0") ? 18 / 32 : (t == "bf16") ? 2 : 4; print int(m * per + n * 4) }')
   same=$(awk -F, 'NR == FNR {for (i = 1; i <= NF; i++) a[i] = $i; n = NF; next}
                   {for (i = 1; i <= NF && i <= n; i++) if ($i != a[i]) {print i - 1; exit} print "all"}' \
          "$work/linnet-$t.txt" "$work/llamacpp-$t.txt")
