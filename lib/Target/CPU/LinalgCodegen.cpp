@@ -404,6 +404,16 @@ std::optional<Matvec> matchMatvec(const Contraction &c) {
     mv.batch = c.ranges[c.m];
     wOperand = c.bOperand;
     xOperand = c.aOperand;
+  } else if (half && ShapedType::isDynamic(c.ranges[c.m]) &&
+             (ShapedType::isDynamic(c.ranges[c.n]) || c.ranges[c.n] > kMaxMatvecBatch)) {
+    // Any number of rows of x (prefill) against a narrower W (bf16, f16,
+    // i8): W streamed once a call, the rows of x in chunks of 8, so W is
+    // widened once for 8 rows (the tiled contraction widens it per tile).
+    mv.row = c.n;
+    mv.unit = c.m;
+    mv.batch = -1;
+    wOperand = c.bOperand;
+    xOperand = c.aOperand;
   } else {
     return std::nullopt;
   }
@@ -423,7 +433,7 @@ std::optional<Matvec> matchMatvec(const Contraction &c) {
     return std::nullopt;
   if (resultPos(op, 2, mv.row) < 0)
     return std::nullopt;
-  if (mv.batch > 1 && (resultPos(op, xOperand, mv.unit) < 0 || resultPos(op, 2, mv.unit) < 0))
+  if (mv.batch != 1 && (resultPos(op, xOperand, mv.unit) < 0 || resultPos(op, 2, mv.unit) < 0))
     return std::nullopt;
   if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
     if (!half && generic.getBody()->getOperations().size() != 3)
@@ -501,13 +511,17 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   // of them a group of W rows, no unrolling along K. Measured on decode of
   // 8 sequences (AVX-512): one row of W a group, 8 accumulators, ran 1.3x
   // faster than two rows with 16 (bench/llama/batched.sh).
+  // Rows of x: 1, a static batch of up to 8, or -1 (any number, in chunks
+  // of kMaxMatvecBatch and single rows).
   const int64_t batch = mv.batch;
-  const int64_t unroll = batch > 1 ? 1 : 2;
+  const bool batched = batch != 1;
+  const int64_t unroll = batched ? 1 : 2;
   // One row of x: one row of W at a time, a single sequential stream per
   // thread, which the hardware prefetchers follow; groups of 4 rows sharing
   // each x load (four interleaved streams 2 KB apart at K = 512) decoded
   // the default Llama 9% slower (bench/llama/quantized-llamacpp.sh).
   const int64_t group = batch > 1 ? std::clamp<int64_t>(8 / batch, 1, 4) : 1;
+  static_assert(kMaxMatvecBatch == 8, "a dynamic batch's chunks take one row of W a group");
   auto idx = [&](int64_t v) -> Value {
     return b.create<arith::ConstantIndexOp>(loc, v);
   };
@@ -527,11 +541,6 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   Value zero = b.create<arith::ConstantFloatOp>(loc, APFloat(0.0f), f32);
   auto xIdx = [&](Value k) { return matvecIndices(mv, mv.maps[0], c0, k, c0); };
   auto yIdx = [&](Value i) { return matvecIndices(mv, mv.maps[1], i, c0, c0); };
-  SmallVector<Value> unitAt;
-  for (int64_t m = 0; m < batch; ++m)
-    unitAt.push_back(idx(m));
-  auto xIdxAt = [&](Value k, int64_t m) { return matvecIndices(mv, mv.maps[0], c0, k, unitAt[m]); };
-  auto yIdxAt = [&](Value i, int64_t m) { return matvecIndices(mv, mv.maps[1], i, c0, unitAt[m]); };
 
   // Rows of W of a few KB end before the hardware's stream prefetchers
   // pick them up (decode's projections: K = 512 ran at half the bandwidth
@@ -547,47 +556,72 @@ void emitMatvec(const Contraction &c, const Matvec &mv, unsigned width,
   };
 
   // Rows i0 .. i0+n-1 of W against every row of x (batch > 1).
-  auto batchKernel = [&](OpBuilder &b, Location loc, Value i0, int64_t n) {
+  // Rows i0 .. i0+n-1 of W against rows m0 .. m0+nb-1 of x.
+  auto batchRows = [&](OpBuilder &b, Location loc, Value i0, int64_t n, Value m0, int64_t nb) {
     auto cst = [&](int64_t v) -> Value {
       return b.create<arith::ConstantIndexOp>(loc, v);
     };
-    SmallVector<Value> rowsI;
+    SmallVector<Value> rowsI, rowsM;
     for (int64_t r = 0; r < n; ++r)
       rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, cst(r)).getResult() : i0);
+    for (int64_t m = 0; m < nb; ++m)
+      rowsM.push_back(m ? b.create<arith::AddIOp>(loc, m0, cst(m)).getResult() : m0);
+    auto xAt = [&](Value k, int64_t m) { return matvecIndices(mv, mv.maps[0], c0, k, rowsM[m]); };
+    auto yAt = [&](Value i, int64_t m) { return matvecIndices(mv, mv.maps[1], i, c0, rowsM[m]); };
     auto step = [&](OpBuilder &b, Location loc, Value k, ValueRange accs, bool vector) {
       SmallVector<Value> xs, next(accs.begin(), accs.end());
       if (vector)
         prefetchAhead(b, loc, rowsI, k);
-      for (int64_t m = 0; m < batch; ++m)
-        xs.push_back(vector ? loadV(b, loc, x, xIdxAt(k, m)) : loadS(b, loc, x, xIdxAt(k, m)));
+      for (int64_t m = 0; m < nb; ++m)
+        xs.push_back(vector ? loadV(b, loc, x, xAt(k, m)) : loadS(b, loc, x, xAt(k, m)));
       for (int64_t r = 0; r < n; ++r) {
         Value w = vector ? loadV(b, loc, W, ValueRange{rowsI[r], k}) : loadS(b, loc, W, ValueRange{rowsI[r], k});
-        for (int64_t m = 0; m < batch; ++m)
-          next[r * batch + m] = productAdd(b, loc, w, xs[m], accs[r * batch + m]);
+        for (int64_t m = 0; m < nb; ++m)
+          next[r * nb + m] = productAdd(b, loc, w, xs[m], accs[r * nb + m]);
       }
       b.create<scf::YieldOp>(loc, next);
     };
     auto main = b.create<scf::ForOp>(
-        loc, c0, kVector, cst(width), SmallVector<Value>(n * batch, zeroV),
+        loc, c0, kVector, cst(width), SmallVector<Value>(n * nb, zeroV),
         [&](OpBuilder &b, Location loc, Value k, ValueRange accs) { step(b, loc, k, accs, true); });
     auto tail = b.create<scf::ForOp>(
-        loc, kVector, K, c1, SmallVector<Value>(n * batch, zero),
+        loc, kVector, K, c1, SmallVector<Value>(n * nb, zero),
         [&](OpBuilder &b, Location loc, Value k, ValueRange accs) { step(b, loc, k, accs, false); });
     for (int64_t r = 0; r < n; ++r)
-      for (int64_t m = 0; m < batch; ++m) {
+      for (int64_t m = 0; m < nb; ++m) {
         Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
-                                                  main.getResult(r * batch + m), Value(),
+                                                  main.getResult(r * nb + m), Value(),
                                                   arith::FastMathFlags::reassoc);
-        Value old = b.create<memref::LoadOp>(loc, y, yIdxAt(rowsI[r], m));
+        Value old = b.create<memref::LoadOp>(loc, y, yAt(rowsI[r], m));
         Value total = b.create<arith::AddFOp>(
-            loc, old, b.create<arith::AddFOp>(loc, sum, tail.getResult(r * batch + m)));
-        b.create<memref::StoreOp>(loc, total, y, yIdxAt(rowsI[r], m));
+            loc, old, b.create<arith::AddFOp>(loc, sum, tail.getResult(r * nb + m)));
+        b.create<memref::StoreOp>(loc, total, y, yAt(rowsI[r], m));
       }
+  };
+  // Every row of x: the static batch at once, or chunks of 8 and single rows.
+  auto batchKernel = [&](OpBuilder &b, Location loc, Value i0, int64_t n) {
+    if (batch > 1)
+      return batchRows(b, loc, i0, n, c0, batch);
+    int64_t xAxis = -1;
+    for (unsigned r = 0; r < mv.maps[0].getNumResults(); ++r)
+      if (mv.maps[0].getDimPosition(r) == mv.unit)
+        xAxis = r;
+    Value rowsX = b.create<memref::DimOp>(loc, x, xAxis);
+    Value chunk = b.create<arith::ConstantIndexOp>(loc, kMaxMatvecBatch);
+    Value full = b.create<arith::SubIOp>(loc, rowsX, b.create<arith::RemUIOp>(loc, rowsX, chunk));
+    b.create<scf::ForOp>(loc, c0, full, chunk, ValueRange{}, [&](OpBuilder &b, Location loc, Value m0, ValueRange) {
+      batchRows(b, loc, i0, n, m0, kMaxMatvecBatch);
+      b.create<scf::YieldOp>(loc);
+    });
+    b.create<scf::ForOp>(loc, full, rowsX, c1, ValueRange{}, [&](OpBuilder &b, Location loc, Value m, ValueRange) {
+      batchRows(b, loc, i0, n, m, 1);
+      b.create<scf::YieldOp>(loc);
+    });
   };
 
   // Reduces rows i0 .. i0+n-1 (n static) over K and adds into y.
   auto rowsKernel = [&](OpBuilder &b, Location loc, Value i0, int64_t n) {
-    if (batch > 1)
+    if (batched)
       return batchKernel(b, loc, i0, n);
     auto cst = [&](int64_t v) -> Value {
       return b.create<arith::ConstantIndexOp>(loc, v);
@@ -1061,6 +1095,8 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
                           ? llvm::formatv("rows_per_block={0} lanes={1} batch={2}", rows, t.vectorBits / 32,
                                           mv->batch)
                                 .str()
+                      : mv->batch < 0
+                          ? llvm::formatv("rows_per_block={0} lanes={1} batch=dynamic", rows, t.vectorBits / 32).str()
                           : llvm::formatv("rows_per_block={0} lanes={1} unroll=2 row_group=1", rows,
                                           t.vectorBits / 32)
                                 .str();
