@@ -258,6 +258,8 @@ struct Compiler::Impl {
   bool importPresence(ImportedModel &m, const std::set<std::string> &present, mlir::MLIRContext &context);
   /// The target's ImportOptions::foldChunks, set before the model is imported.
   unsigned foldChunks = 0;
+  /// The target's ImportOptions::softmaxBlock.
+  unsigned softmaxBlock = 0;
   bool runTaskPipeline(const target::Target &t, mlir::ModuleOp module);
   int writeManifest(const target::Target &t, const PlanningInputs &in, const planning::PortablePlan &portable,
                     const std::vector<FunctionSymbol> &functions, const target::GeneratedLibrary &lib,
@@ -371,7 +373,7 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
   }
   Diag importError;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      import::importPlan(m.plan, tensors, context, importError, {o.runtimeChecks, foldChunks, o.extents});
+      import::importPlan(m.plan, tensors, context, importError, {o.runtimeChecks, foldChunks, softmaxBlock, o.extents});
   if (!module) {
     // Located at the model's op where it has a place there.
     if (!importError.located())
@@ -436,6 +438,7 @@ std::optional<planning::PortablePlan> Compiler::portablePlan(Diagnostics &diags)
   t.registerDialects(registry);
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
   I.foldChunks = t.foldChunks();
+  I.softmaxBlock = t.softmaxBlock();
   std::optional<ImportedModel> im = importModel(context);
   if (!im || !I.runTaskPipeline(t, *im->module)) {
     diags.push_back({"input.import", "", "the model could not be imported (errors above)"});
@@ -688,6 +691,7 @@ int Compiler::buildArtifact() {
   t.registerDialects(registry);
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
   I.foldChunks = t.foldChunks();
+  I.softmaxBlock = t.softmaxBlock();
   std::optional<ImportedModel> im = importModel(context);
   if (!im)
     return 1;

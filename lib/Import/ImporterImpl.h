@@ -153,6 +153,7 @@ public:
 
   bool checks = true;       // ImportOptions::runtimeChecks
   unsigned foldChunks = 0;  // ImportOptions::foldChunks
+  unsigned softmaxBlock = 0; // ImportOptions::softmaxBlock
   std::map<std::string, int64_t> extents; // ImportOptions::extents
   std::set<std::string> extentsUsed;
 
@@ -346,6 +347,11 @@ private:
   /// stops before that op (its operands evaluated) and returns nothing.
   std::vector<V> region(const ir::Region &r, Frame &f, const std::vector<V> &args,
                         const ir::Op *until = nullptr);
+  /// The k-th value `r` yields, evaluating only the ops it depends on (a
+  /// reduction's message taken apart: the scores of a block, then its values).
+  V regionPart(const ir::Region &r, Frame &f, const std::vector<V> &args, size_t k);
+  /// Binds a preset op's value (preset_) or imports the op.
+  void bindOrEvaluate(const ir::Op &op, Frame &f);
 
   /// Imports one op of a region at the builder's point, binding its results
   /// in the frame; returns them.
@@ -640,6 +646,13 @@ private:
   /// One element's result of a split fold: its chunks' states combined in
   /// chunk order, then finalized.
   V combineChunks(const SplitFold &sf, ArrayRef<Value> ivs);
+
+  /// std.nn's online softmax over keys [lo, hi) in blocks of softmaxBlock
+  /// (ImportOptions::softmaxBlock), from the state `init` (m, l, acc); the
+  /// final state's leaves. Nothing (no code emitted) when the state is not
+  /// that reducer's (scalar m and l, a static vector acc of their type).
+  std::optional<SmallVector<Value>> softmaxBlocks(const ir::Op &op, Frame &f, Value lo, Value hi,
+                                                  ArrayRef<Value> init);
 
   /// A reduction; with `range`, only that chunk of its (one, dense) axis,
   /// and the reducer's state is returned unfinalized.

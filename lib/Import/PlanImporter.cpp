@@ -81,16 +81,51 @@ std::vector<V> Importer::region(const ir::Region &r, Frame &f, const std::vector
         out.push_back(get(f, id));
       return out;
     }
-    if (auto pre = preset_.find(&op); pre != preset_.end()) {
-      V v = pre->second;
-      if (v.k == V::Scalar || v.k == V::Tensor)
-        v.uns = isUnsigned(op.results[0].type, f);
-      f.env[op.results[0].id] = v;
-      continue;
-    }
-    evaluate(op, f);
+    bindOrEvaluate(op, f);
   }
   return {};
+}
+
+void Importer::bindOrEvaluate(const ir::Op &op, Frame &f) {
+  if (auto pre = preset_.find(&op); pre != preset_.end()) {
+    V v = pre->second;
+    if (v.k == V::Scalar || v.k == V::Tensor)
+      v.uns = isUnsigned(op.results[0].type, f);
+    f.env[op.results[0].id] = v;
+    return;
+  }
+  evaluate(op, f);
+}
+
+/// Every value an op reads, its nested regions' included.
+static void readsOf(const ir::Op &op, std::set<ir::ValueId> &ids) {
+  ids.insert(op.operands.begin(), op.operands.end());
+  for (const ir::Region &r : op.regions)
+    for (const ir::Op &o : r.ops)
+      readsOf(o, ids);
+}
+
+V Importer::regionPart(const ir::Region &r, Frame &f, const std::vector<V> &args, size_t k) {
+  if (r.ops.empty() || r.ops.back().kind != ir::kind::Yield || k >= r.ops.back().operands.size())
+    fail(fmt::format("{}: a region yields no value {}", where_, k));
+  // The ops the k-th yielded value depends on, walking back from it.
+  std::set<ir::ValueId> needed{r.ops.back().operands[k]};
+  std::vector<bool> keep(r.ops.size(), false);
+  for (size_t i = r.ops.size() - 1; i-- > 0;) {
+    for (const ir::Value &res : r.ops[i].results)
+      keep[i] = keep[i] || needed.count(res.id);
+    if (keep[i])
+      readsOf(r.ops[i], needed);
+  }
+  if (args.size() != r.args.size())
+    fail(fmt::format("{}: a region takes {} arguments, {} given", where_, r.args.size(),
+                     args.size()));
+  for (size_t i = 0; i < args.size(); ++i)
+    f.env[r.args[i].id] = args[i];
+  for (size_t i = 0; i + 1 < r.ops.size(); ++i)
+    if (keep[i])
+      bindOrEvaluate(r.ops[i], f);
+  return get(f, r.ops.back().operands[k]);
 }
 
 std::vector<V> Importer::evaluate(const ir::Op &op, Frame &f) {
@@ -287,6 +322,7 @@ OwningOpRef<ModuleOp> importPlan(const plan::Plan &p, const std::vector<ModelTen
   detail::Importer imp(p, tensors, context);
   imp.checks = options.runtimeChecks;
   imp.foldChunks = options.foldChunks;
+  imp.softmaxBlock = options.softmaxBlock;
   imp.extents = options.extents;
   try {
     OwningOpRef<ModuleOp> m = imp.run();

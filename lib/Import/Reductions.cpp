@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ImporterImpl.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -513,7 +514,18 @@ std::vector<V> Importer::reduce(const ir::Op &op, Frame &f, const ChunkRange *ra
     b_.create<scf::YieldOp>(loc_, next);
     return loop.getResults();
   };
-  ValueRange finalLeaves = nestLoops(0, initLeaves);
+  // std.nn's online softmax over one dense axis: in blocks of keys.
+  std::optional<SmallVector<Value>> blocked;
+  if (softmaxBlock >= 2 && spec.is_object() && spec.value("name", "") == "std.nn::online_softmax" &&
+      loops.size() == 1 && !loops[0].relation && (!filter || bound)) {
+    Value lo = cIndex(0), hi = bound ? *bound : dimValue(loops[0].size);
+    if (range) {
+      lo = b_.create<arith::MulIOp>(loc_, range->chunk, range->size);
+      hi = b_.create<arith::MinSIOp>(loc_, hi, b_.create<arith::AddIOp>(loc_, lo, range->size));
+    }
+    blocked = softmaxBlocks(op, f, lo, hi, initLeaves);
+  }
+  ValueRange finalLeaves = blocked ? ValueRange(*blocked) : nestLoops(0, initLeaves);
   size_t pos = 0;
   V acc = rebuild(init, finalLeaves, pos);
   if (range)
@@ -532,6 +544,110 @@ std::vector<V> Importer::reduce(const ir::Op &op, Frame &f, const ChunkRange *ra
   if (op.results.size() > 1 && out.k == V::Agg)
     return out.elems;
   return {out};
+}
+
+//===----------------------------------------------------------------------===//
+// The online softmax in blocks of keys
+//===----------------------------------------------------------------------===//
+
+// Folding key by key, every key waits on the last: the running maximum, an
+// exponential, the rescaled accumulator. A block of B keys is instead
+//   scores s_j and their maximum mb        (independent dot products)
+//   m' = max(m, mb), c = e^(m - m')        (the state rescaled once a block)
+//   p_j = e^(s_j - m'), l' = l c + sum p_j, acc' = acc c + sum p_j v_j
+// with the reducer's own guards: an empty state (l == 0) scales by 0, a term
+// at the maximum by exactly 1, so scores of -inf give what the key-by-key
+// fold gives. The scores of a block live in one carried tensor<B>.
+std::optional<SmallVector<Value>> Importer::softmaxBlocks(const ir::Op &op, Frame &f, Value lo,
+                                                          Value hi, ArrayRef<Value> init) {
+  if (init.size() != 3 || op.regions.empty())
+    return std::nullopt;
+  Type t = init[0].getType();
+  auto accT = dyn_cast<RankedTensorType>(init[2].getType());
+  // Half states keep the fold key by key: the language rounds a reducer's
+  // state after each combine there (§8.4), which regrouping would move.
+  if (!isa<Float32Type, Float64Type>(t) || init[1].getType() != t || !accT || accT.getRank() != 1 ||
+      !accT.hasStaticShape() || accT.getElementType() != t)
+    return std::nullopt;
+  const int64_t block = softmaxBlock;
+  const ir::Region &body = op.regions[0];
+  auto contract = arith::FastMathFlagsAttr::get(&ctx_, arith::FastMathFlags::contract);
+  Value zero = constant(t, 0.0), one = constant(t, 1.0);
+  // e^(x - m), exactly 1 where x == m (both -inf included).
+  auto weight = [&](Value x, Value m) -> Value {
+    Value at = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OEQ, x, m);
+    Value e = b_.create<math::ExpOp>(loc_, b_.create<arith::SubFOp>(loc_, x, m, contract));
+    return b_.create<arith::SelectOp>(loc_, at, one, e);
+  };
+  // out[d] = out[d] * c, or out[d] + c * in[d], in place on `out`.
+  auto update = [&](Value out, Value c, Value in) -> Value {
+    SmallVector<Value> ins;
+    if (in)
+      ins.push_back(in);
+    SmallVector<AffineMap> maps(ins.size() + 1, b_.getMultiDimIdentityMap(1));
+    auto g = b_.create<linalg::GenericOp>(
+        loc_, TypeRange{accT}, ins, ValueRange{out}, maps,
+        SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value r = in ? nb.create<arith::AddFOp>(
+                             l, a[1], nb.create<arith::MulFOp>(l, c, a[0], contract), contract)
+                       : nb.create<arith::MulFOp>(l, a[0], c, contract).getResult();
+          nb.create<linalg::YieldOp>(l, r);
+        });
+    return g.getResult(0);
+  };
+
+  Value scores = b_.create<tensor::EmptyOp>(loc_, ArrayRef<int64_t>{block}, t);
+  auto blocks = b_.create<scf::ForOp>(loc_, lo, hi, cIndex(block),
+                                      ValueRange{init[0], init[1], init[2], scores});
+  OpBuilder::InsertionGuard g(b_);
+  b_.setInsertionPointToStart(blocks.getBody());
+  Value first = blocks.getInductionVar();
+  Value m = blocks.getRegionIterArgs()[0], l = blocks.getRegionIterArgs()[1],
+        acc = blocks.getRegionIterArgs()[2];
+  Value n = b_.create<arith::MinSIOp>(loc_, cIndex(block),
+                                      b_.create<arith::SubIOp>(loc_, hi, first));
+  ++nest_;
+  // The block's scores and their maximum.
+  auto scoring = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1),
+                                       ValueRange{blocks.getRegionIterArgs()[3], infinity(t, true)});
+  {
+    OpBuilder::InsertionGuard ig(b_);
+    b_.setInsertionPointToStart(scoring.getBody());
+    Value k = scoring.getInductionVar();
+    Value j = b_.create<arith::AddIOp>(loc_, first, k);
+    V msg = regionPart(body, f, {V::scalar(j)}, 0);
+    Value s = convert(scalarOf(msg).v, t);
+    Value into = b_.create<tensor::InsertOp>(loc_, s, scoring.getRegionIterArgs()[0], ValueRange{k});
+    Value mx = b_.create<arith::MaximumFOp>(loc_, scoring.getRegionIterArgs()[1], s);
+    b_.create<scf::YieldOp>(loc_, ValueRange{into, mx});
+  }
+  Value blockScores = scoring.getResult(0);
+  Value mNew = b_.create<arith::MaximumFOp>(loc_, m, scoring.getResult(1));
+  Value empty = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OEQ, l, zero);
+  Value c = b_.create<arith::SelectOp>(loc_, empty, zero, weight(m, mNew));
+  Value l0 = b_.create<arith::MulFOp>(loc_, l, c, contract);
+  Value acc0 = update(acc, c, Value());
+  // The weights and the weighted values.
+  auto summing = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), ValueRange{l0, acc0});
+  {
+    OpBuilder::InsertionGuard ig(b_);
+    b_.setInsertionPointToStart(summing.getBody());
+    Value k = summing.getInductionVar();
+    Value j = b_.create<arith::AddIOp>(loc_, first, k);
+    Value s = b_.create<tensor::ExtractOp>(loc_, blockScores, ValueRange{k});
+    Value p = weight(s, mNew);
+    V value = regionPart(body, f, {V::scalar(j)}, 1);
+    if (value.k != V::Tensor || value.v.getType() != accT)
+      fail(fmt::format("{}: the online softmax's value is not a {} vector", where_, accT.getShape()[0]));
+    Value lNext = b_.create<arith::AddFOp>(loc_, summing.getRegionIterArgs()[0], p, contract);
+    Value accNext = update(summing.getRegionIterArgs()[1], p, value.v);
+    b_.create<scf::YieldOp>(loc_, ValueRange{lNext, accNext});
+  }
+  --nest_;
+  b_.create<scf::YieldOp>(loc_,
+                          ValueRange{mNew, summing.getResult(0), summing.getResult(1), blockScores});
+  return SmallVector<Value>{blocks.getResult(0), blocks.getResult(1), blocks.getResult(2)};
 }
 
 } // namespace linnet::import::detail

@@ -49,6 +49,10 @@ static cl::opt<unsigned> vectorBits(
 static cl::opt<int64_t> l2Bytes(
     "l2-bytes", cl::desc("L2 bytes per core the linalg schedules assume (0: host)"),
     cl::init(0));
+static cl::opt<int64_t> prefetchRows(
+    "prefetch-rows",
+    cl::desc("rows ahead streamed products prefetch W (0: none; -1: as tuned for the host's CPU)"),
+    cl::init(-1));
 static cl::opt<unsigned> threads(
     "linalg-threads", cl::desc("threads the linalg outer tiles are split over"), cl::init(2));
 static cl::opt<int64_t> minParallelMacs(
@@ -89,6 +93,7 @@ int main(int argc, char **argv) {
   options.linalgTarget.vectorBits = vectorBits;
   options.linalgTarget.l2Bytes = l2Bytes;
   options.linalgTarget.threads = threads;
+  options.linalgTarget.prefetchRows = prefetchRows;
   options.linalgTarget.minParallelMacs = minParallelMacs;
   std::vector<linnet::cpu::ImplementationChoice> choices;
   auto writeChoices = [&]() -> bool {

@@ -64,6 +64,10 @@ cl::opt<unsigned> foldChunks("fold-chunks",
                                       "to N chunks, as a target may (Target::foldChunks); 0: "
                                       "every fold in order, as for the CPU"),
                              cl::init(0), cl::cat(translateCategory));
+cl::opt<unsigned> softmaxBlock("softmax-block",
+                               cl::desc("Fold std.nn's online softmax in blocks of N keys "
+                                        "(Target::softmaxBlock; 64 as for the CPU); 0: key by key"),
+                               cl::init(64), cl::cat(translateCategory));
 cl::list<std::string> presentTensors("present",
                                      cl::desc("Optional tensors present, as weights would provide "
                                               "them (expanded paths, comma separated); default none"),
@@ -138,7 +142,7 @@ int importPlanMain(const std::string &name) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   support::Diag importError;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      import::importPlan(*p, tensors, context, importError, {runtimeChecks, foldChunks});
+      import::importPlan(*p, tensors, context, importError, {runtimeChecks, foldChunks, softmaxBlock});
   if (!module) {
     // Located at the model's source, else about the plan file.
     if (!importError.located())

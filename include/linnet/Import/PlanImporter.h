@@ -83,6 +83,12 @@ struct ImportOptions {
   /// to this many chunks, in parallel, then combines them in order
   /// (flash-decoding; docs/importer.md). 0: every fold runs in order.
   unsigned foldChunks = 0;
+  /// At least 2: a fold with std.nn's online softmax (attention) goes over
+  /// its keys in blocks of this many: the block's scores, their maximum,
+  /// then the weights e^(score - max) and the weighted sum of the values,
+  /// combined into the state once a block (docs/importer.md). Exactly the
+  /// reducer's algebra, regrouped; 0 folds key by key.
+  unsigned softmaxBlock = 0;
   /// A phase plan at run-time extents (docs/planning.md, "Phase plans by
   /// length"): an entry generic (`S`) or an integer scalar input (`pos`)
   /// named here is that constant in every entry that has one, so shapes and

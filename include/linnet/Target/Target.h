@@ -141,6 +141,10 @@ public:
   /// fold into (flash-decoding: ImportOptions::foldChunks); 0 where one
   /// thread walking the axis is the better code (the CPU's).
   virtual unsigned foldChunks() const { return 0; }
+  /// Keys per block of std.nn's online softmax (ImportOptions::softmaxBlock):
+  /// each block's scores first, then their weights and the weighted values;
+  /// 0 folds key by key (where a thread has no room for a block's scores).
+  virtual unsigned softmaxBlock() const { return 0; }
   /// Dialects and external interface models the target's pipeline needs,
   /// registered in a compilation's context before the model is imported.
   virtual void registerDialects(mlir::DialectRegistry &registry) const;

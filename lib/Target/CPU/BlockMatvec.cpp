@@ -43,8 +43,6 @@ namespace {
 /// The most rows of x one kernel takes: one accumulator per (row of W, row
 /// of x).
 constexpr int64_t kMaxRowsOfX = 8;
-/// How many rows ahead of the one being read its blocks are prefetched.
-constexpr int64_t kPrefetchRows = 8;
 
 struct BlockMatvec {
   std::string fmt;        // "q8_0", "q4_0"
@@ -187,7 +185,8 @@ std::optional<BlockMatvec> match(linalg::LinalgOp op) {
 }
 
 /// Emits the kernel in place of the op (see the file comment).
-void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t rowsPerBlock) {
+void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t rowsPerBlock,
+          int64_t prefetchRows) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   const bool q8 = mv.fmt == "q8_0";
@@ -234,10 +233,11 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
           Value k0 = b.create<arith::MulIOp>(loc, kb, cst(b, loc, 32));
           // Rows of a few hundred bytes end before the hardware's stream
           // prefetchers pick them up: fetch the same block of the rows
-          // kPrefetchRows further on (clamped to the last row).
-          for (int64_t r = 0; r < nr; ++r) {
+          // prefetchRows further on (clamped to the last row), where the
+          // CPU needs it (streamPrefetchRows).
+          for (int64_t r = 0; r < nr && prefetchRows > 0; ++r) {
             Value ahead = b.create<arith::MinUIOp>(
-                loc, b.create<arith::AddIOp>(loc, rowsI[r], cst(b, loc, kPrefetchRows)),
+                loc, b.create<arith::AddIOp>(loc, rowsI[r], cst(b, loc, prefetchRows)),
                 b.create<arith::SubIOp>(loc, N, c1));
             b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c0}, /*isWrite=*/false,
                                          /*localityHint=*/3, /*isDataCache=*/true);
@@ -373,7 +373,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
 
 } // namespace
 
-std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigned width, unsigned threads) {
+std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigned width, unsigned threads,
+                                                    int64_t prefetchRows) {
   std::optional<BlockMatvec> mv = match(op);
   if (!mv || width < 4 || width > 16)
     return std::nullopt;
@@ -383,15 +384,15 @@ std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigne
   int64_t rows = mv->rows < 0 ? 64 : std::max<int64_t>(16, (perThread + 15) / 16 * 16);
   BlockMatvecChoice c;
   c.routine = "matvec-stream-" + mv->fmt;
-  c.detail = llvm::formatv("rows_per_block={0} lanes={1} rows_of_x={2}", rows, width,
-                           mv->batch < 0 ? std::string("dynamic") : std::to_string(mv->batch))
+  c.detail = llvm::formatv("rows_per_block={0} lanes={1} rows_of_x={2} prefetch_rows={3}", rows, width,
+                           mv->batch < 0 ? std::string("dynamic") : std::to_string(mv->batch), prefetchRows)
                  .str();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   c.shape.assign(ranges.begin(), ranges.end());
   for (int64_t &d : c.shape)
     if (ShapedType::isDynamic(d))
       d = -1;
-  emit(op, *mv, width, rows);
+  emit(op, *mv, width, rows, prefetchRows);
   return c;
 }
 

@@ -18,8 +18,10 @@ struct BlockMatvecChoice {
 
 /// Rewrites `op` into a streaming kernel when it is a product against a
 /// param stored in a block format, as the importer reads one (BlockMatvec.cpp):
-/// `width` f32 lanes a vector, W's rows split over `threads`.
-std::optional<BlockMatvecChoice> rewriteBlockMatvec(mlir::linalg::LinalgOp op, unsigned width, unsigned threads);
+/// `width` f32 lanes a vector, W's rows split over `threads`, each step
+/// prefetching the rows `prefetchRows` on (0: none).
+std::optional<BlockMatvecChoice> rewriteBlockMatvec(mlir::linalg::LinalgOp op, unsigned width, unsigned threads,
+                                                    int64_t prefetchRows);
 
 } // namespace linnet::cpu
 

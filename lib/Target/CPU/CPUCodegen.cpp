@@ -243,6 +243,10 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
   linalg.l2Bytes = options.linalgTarget.l2Bytes;
   linalg.threads = options.linalgTarget.threads;
   linalg.minParallelMacs = options.linalgTarget.minParallelMacs;
+  // Tuned for the CPU the code is for: the host's, or the one named.
+  linalg.prefetchRows = options.linalgTarget.prefetchRows >= 0 ? options.linalgTarget.prefetchRows
+                        : options.cpu.empty()                  ? -1
+                                                               : streamPrefetchRows(options.cpu);
   if (!options.parallel || !openMPAvailable())
     linalg.threads = 1;
   pm.addPass(createLinnetCPULowerLinalg(linalg));

@@ -2,9 +2,12 @@
 // BlockMatvec.cpp): the importer's read of a q8_0 / q4_0 param (its blocks
 // three times: the scale's two bytes and the quant's byte at k) becomes a
 // streaming kernel that loads each block's quants as a vector, scales each
-// block's sums by its f16 scale and prefetches the rows ahead.
-// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --emit=loops --implementations=%t.json | FileCheck %s
+// block's sums by its f16 scale and prefetches the rows ahead (where the
+// CPU needs it: --prefetch-rows pins the distance; 0 emits no prefetch).
+// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --prefetch-rows=8 --emit=loops --implementations=%t.json | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
+// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --prefetch-rows=0 --emit=loops | FileCheck %s --check-prefix=NOPF
+// NOPF-NOT: memref.prefetch
 
 #x = affine_map<(d0, d1, d2) -> (d0, d2)>
 #s0 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 32, 0)>
@@ -115,4 +118,4 @@ func.func @scaled(%x: memref<1x64xf32>, %w: memref<40x2x34xi8>, %y: memref<1x40x
 
 // JSON-DAG: "routine": "matvec-stream-q8_0"
 // JSON-DAG: "routine": "matvec-stream-q4_0"
-// JSON-DAG: "detail": "rows_per_block={{[0-9]+}} lanes=16 rows_of_x=dynamic"
+// JSON-DAG: "detail": "rows_per_block={{[0-9]+}} lanes=16 rows_of_x=dynamic prefetch_rows=8"

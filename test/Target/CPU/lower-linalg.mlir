@@ -1,6 +1,6 @@
 // -linnet-cpu-lower-linalg through linnet-cpu-compile --emit=loops, with the
 // target pinned (AVX-512, 2 MiB L2, 2 threads) so tile sizes are stable.
-// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --l2-bytes=2097152 --linalg-min-parallel-macs=0 --emit=loops --implementations=%t.gen.json | FileCheck %s --check-prefix=GEN
+// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --l2-bytes=2097152 --linalg-min-parallel-macs=0 --prefetch-rows=8 --emit=loops --implementations=%t.gen.json | FileCheck %s --check-prefix=GEN
 // RUN: FileCheck %s --check-prefix=GENJSON < %t.gen.json
 // RUN: linnet-cpu-compile %s --impl=blas --vector-bits=512 --l2-bytes=2097152 --linalg-min-parallel-macs=0 --emit=loops --implementations=%t.blas.json | FileCheck %s --check-prefix=BLAS
 // RUN: FileCheck %s --check-prefix=BLASJSON < %t.blas.json

@@ -22,6 +22,7 @@ public:
   llvm::StringRef scheduleContract() const override { return kScheduleContract; }
   llvm::StringRef runtimeAbi() const override { return kRuntimeAbi; }
   std::string codeIdentity() const override { return hostCodeIdentity(); }
+  unsigned softmaxBlock() const override { return 64; }
   void registerDialects(mlir::DialectRegistry &registry) const override;
   llvm::Expected<target::GeneratedLibrary> generateCode(mlir::ModuleOp module,
                                                         const target::CodegenRequest &request) const override;

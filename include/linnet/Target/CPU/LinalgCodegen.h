@@ -55,9 +55,16 @@ struct LinalgTarget {
   /// A contraction of fewer multiply-adds runs on one thread: starting a
   /// parallel region costs about what 2^22 of them take on one core.
   int64_t minParallelMacs = int64_t(1) << 22;
+  /// How many rows ahead a streamed product (matvec-stream*) prefetches W;
+  /// 0: none; -1: streamPrefetchRows of the host.
+  int64_t prefetchRows = -1;
   /// Fills zeros from the host (CPU features, sysconf cache sizes).
   LinalgTarget resolved() const;
 };
+
+/// The prefetch distance in rows of W that streamed products use on `cpu`
+/// (an LLVM CPU name, "znver4", "sapphirerapids", "x86-64-v3").
+int64_t streamPrefetchRows(llvm::StringRef cpu);
 
 /// True when libopenblas is installed (cblas_sgemm can be linked).
 bool openBLASAvailable();

@@ -120,6 +120,8 @@ def LinnetCPULowerLinalg : Pass<"linnet-cpu-lower-linalg", "::mlir::ModuleOp"> {
     Option<"threads", "threads", "unsigned", "2", "threads the outer tiles are split over">,
     Option<"minParallelMacs", "min-parallel-macs", "int64_t", "4194304",
            "multiply-adds under which a contraction runs on one thread">,
+    Option<"prefetchRows", "prefetch-rows", "int64_t", "-1",
+           "rows ahead streamed products prefetch W (0: none; -1: as tuned for the host's CPU)">,
     Option<"remarks", "remarks", "bool", "false", "emit a remark per implementation choice">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
