@@ -5,7 +5,7 @@ reference interpreter is available, against `linnet run --interpret`).
 usage: agree.py LINNET MODEL.ln WORKDIR [-D N=V]... --entry E
                 [--in NAME=DTYPE:SHAPE[:LO..HI]]... [--weight PATH=DTYPE:SHAPE]...
                 [--rel NAME=NSRC,NDST,EDGES] [--repeat K] [--ref EXPR] [--tol T]
-                [--results N] [--target cpu|cuda-emulate]
+                [--results N] [--target cpu|cuda-emulate] [--impl auto|generated|blas]
 
 SHAPE is `4x8` (or `-` for a scalar). Integer inputs take values in [LO, HI).
 A relation NAME becomes inputs NAME.row_ptr/NAME.col_idx (a random CSR graph
@@ -91,6 +91,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--results", type=int)
     ap.add_argument("--target", default="cpu", choices=["cpu", "cuda-emulate"])
+    ap.add_argument("--impl", help="linnet build --impl (auto, generated, blas)")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     os.makedirs(a.work, exist_ok=True)
@@ -130,7 +131,8 @@ def main():
 
     art = os.path.join(a.work, "artifact")
     target = ["--target", "cuda", "--emulate"] if a.target == "cuda-emulate" else ["--target", "cpu"]
-    build = subprocess.run([a.linnet, "build", a.model, *target, *defs, "-o", art],
+    impl = ["--impl", a.impl] if a.impl else []
+    build = subprocess.run([a.linnet, "build", a.model, *target, *impl, *defs, "-o", art],
                            capture_output=True, text=True)
     if build.returncode != 0:
         sys.stdout.write(build.stdout + build.stderr)
