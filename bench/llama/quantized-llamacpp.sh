@@ -15,7 +15,10 @@
 # tokens/s, the ratio, the weight bytes read per token and the GB/s that
 # implies, and whether the two sides' greedy tokens are the same.
 #
-# usage: bench/llama/quantized-llamacpp.sh [BUILD_DIR] [TYPES="f32 bf16 q8_0 q4_0"] [NEW=128] [REPEATS=5]
+# PRODUCTS=int8 builds the quantized types with --block-products int8 (x
+# quantized to q8_0 and integer block sums, as llama.cpp computes them).
+#
+# usage: [PRODUCTS=exact|int8] bench/llama/quantized-llamacpp.sh [BUILD_DIR] [TYPES="f32 bf16 q8_0 q4_0"] [NEW=128] [REPEATS=5]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -38,7 +41,8 @@ for t in $types; do
     g=$pwork/w-seed0-$t.gguf
     [[ -f "$g" && "$g" -nt "$gguf" ]] || "$linnet" quantize "$gguf" -o "$g" --type "$t" > /dev/null
   fi
-  "$linnet" build "$root/examples/llama.ln" $([[ $t != f32 ]] && echo "-D W=$t") --target cpu-native \
+  "$linnet" build "$root/examples/llama.ln" $([[ $t != f32 ]] && echo "-D W=$t") \
+      $([[ $t == q8_0 || $t == q4_0 ]] && echo "--block-products ${PRODUCTS:-exact}") --target cpu-native \
       -o "$work/llama-$t" > /dev/null
   : > "$work/l-$t.tps"; : > "$work/c-$t.tps"
   for r in $(seq "$repeats"); do

@@ -278,10 +278,10 @@ std::optional<std::string> artifactCacheKey(const Options &o, support::DiagSink 
     key += "include " + fs::absolute(d).lexically_normal().string() + "\n";
   key += fmt::format("stdlib {}\n", o.sema.stdlibDir);
   key += fmt::format("variants {} serial {} runtime-checks {} impl {} emit-mlir {} profile {} ranks {} "
-                     "emulate {} host-kernels {} numerics {} matmul-precision {}\n",
+                     "emulate {} host-kernels {} numerics {} matmul-precision {} block-products {}\n",
                      o.variants, o.serial, o.runtimeChecks, o.impl, o.emitMlir, o.profile, o.ranks,
                      o.emulate, o.hostKernels, support::toString(o.numerics),
-                     support::toString(o.matmulPrecision));
+                     support::toString(o.matmulPrecision), support::toString(o.blockProducts));
   // A configuration's constants are checked by the build: a key of its own,
   // so no entry built without the check answers for one with it.
   for (const plan::ConstantExpectation &c : o.constants)

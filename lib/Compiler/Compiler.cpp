@@ -251,6 +251,8 @@ struct Compiler::Impl {
       f.push_back(std::string("--numerics=") + support::toString(o.numerics));
     if (o.matmulPrecision != support::MatmulPrecision::Highest)
       f.push_back(std::string("--matmul-precision=") + support::toString(o.matmulPrecision));
+    if (o.blockProducts != support::BlockProducts::Exact)
+      f.push_back(std::string("--block-products=") + support::toString(o.blockProducts));
     return f;
   }
 
@@ -396,6 +398,9 @@ bool Compiler::Impl::importPresence(ImportedModel &m, const std::set<std::string
   if (o.matmulPrecision != support::MatmulPrecision::Highest)
     (*module)->setAttr("linnet.matmul_precision",
                        mlir::StringAttr::get(module->getContext(), support::toString(o.matmulPrecision)));
+  if (o.blockProducts != support::BlockProducts::Exact)
+    (*module)->setAttr("linnet.block_products",
+                       mlir::StringAttr::get(module->getContext(), support::toString(o.blockProducts)));
   m.tensors = std::move(tensors);
   m.module = std::move(module);
   return true;
@@ -746,6 +751,7 @@ int Compiler::buildArtifact() {
   request.cpu = in.target.abi.cpu == "native" ? "" : in.target.abi.cpu;
   request.implementation = o.impl;
   request.matmulPrecision = support::toString(o.matmulPrecision);
+  request.blockProducts = support::toString(o.blockProducts);
   request.profile = o.profile;
   request.distributed = o.ranks > 0;
   request.emulate = o.emulate;

@@ -44,6 +44,7 @@ ProgramManifest artifactManifest(const ArtifactInputs &in) {
   m.dtypes = in.portable.requirements.dtypes;
   m.numerics = in.portable.numerics;
   m.matmulPrecision = in.portable.matmulPrecision;
+  m.blockProducts = in.portable.blockProducts;
   m.collectives = in.portable.requirements.collectives;
   m.memoryBytesPerRank = in.portable.requirements.memoryBytesPerRank;
   m.deploymentId = in.deployment.id;
@@ -87,6 +88,7 @@ Json toJson(const ProgramManifest &m) {
           {"numerics", m.numerics},
           {"lineage", lineage}};
   if (m.matmulPrecision != "highest") doc["matmul_precision"] = m.matmulPrecision;
+  if (m.blockProducts != "exact") doc["block_products"] = m.blockProducts;
   if (m.libraryFile) doc["library"] = *m.libraryFile;
   if (!m.files.empty()) {
     Json files = Json::array();
@@ -149,6 +151,7 @@ ProgramManifest manifestFromJson(const Json &j) {
   m.runtimeLibraries = r.strs("runtime_libraries");
   if (r.has("numerics")) m.numerics = r.str("numerics");
   if (r.has("matmul_precision")) m.matmulPrecision = r.str("matmul_precision");
+  if (r.has("block_products")) m.blockProducts = r.str("block_products");
   if (r.has("library")) m.libraryFile = r.str("library");
   if (r.has("files"))
     r.each("files", [&](const Json &e, const std::string &p) {

@@ -191,6 +191,8 @@ Json toJson(const PortablePlan &p) {
     doc["phases"] = phases;
   if (p.matmulPrecision != "highest")
     doc["matmul_precision"] = p.matmulPrecision;
+  if (p.blockProducts != "exact")
+    doc["block_products"] = p.blockProducts;
   return doc;
 }
 
@@ -212,6 +214,8 @@ PortablePlan portableFromJson(const Json &j) {
     p.numerics = r.str("numerics");
   if (r.opt("matmul_precision"))
     p.matmulPrecision = r.str("matmul_precision");
+  if (r.opt("block_products"))
+    p.blockProducts = r.str("block_products");
   {
     ObjReader s = r.obj("partitioning");
     p.partitioning = {s.str("scheme"), s.i64s("mesh_shape"), s.i64("mesh_axis"), s.i64("parts")};

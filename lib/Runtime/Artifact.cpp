@@ -327,6 +327,13 @@ bool parseArtifactManifest(std::string_view text, ArtifactManifest &out, std::st
       return o.fail(o.at("matmul_precision"),
                     fmt::format("unknown matmul precision '{}' (this runtime knows highest, tf32)", out.matmulPrecision));
   }
+  if (o.get("block_products", false)) {
+    if (!o.str("block_products", out.blockProducts))
+      return false;
+    if (out.blockProducts != "exact" && out.blockProducts != "int8")
+      return o.fail(o.at("block_products"),
+                    fmt::format("unknown block products '{}' (this runtime knows exact, int8)", out.blockProducts));
+  }
   const bool listsFiles = o.get("files", false) != nullptr;
   const json *files = o.ok() ? o.array("files") : nullptr;
   if (!files) {

@@ -53,6 +53,9 @@ static cl::opt<int64_t> prefetchRows(
     "prefetch-rows",
     cl::desc("rows ahead streamed products prefetch W (0: none; -1: as tuned for the host's CPU)"),
     cl::init(-1));
+static cl::opt<std::string> blockProducts(
+    "block-products", cl::desc("exact | int8: products against q8_0 / q4_0 weights may quantize x to q8_0"),
+    cl::init("exact"));
 static cl::opt<unsigned> threads(
     "linalg-threads", cl::desc("threads the linalg outer tiles are split over"), cl::init(2));
 static cl::opt<int64_t> minParallelMacs(
@@ -94,6 +97,7 @@ int main(int argc, char **argv) {
   options.linalgTarget.l2Bytes = l2Bytes;
   options.linalgTarget.threads = threads;
   options.linalgTarget.prefetchRows = prefetchRows;
+  options.linalgTarget.int8BlockProducts = blockProducts == "int8";
   options.linalgTarget.minParallelMacs = minParallelMacs;
   std::vector<linnet::cpu::ImplementationChoice> choices;
   auto writeChoices = [&]() -> bool {

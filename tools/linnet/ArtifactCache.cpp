@@ -37,6 +37,7 @@ void tool::addSourceOptions(CLI::App *cmd, SourceOptions &opts) {
                 "(kernels.host.so; tests of the CUDA runtime without a GPU)");
   addNumericsOption(cmd, opts.numerics);
   addMatmulPrecisionOption(cmd, opts.matmulPrecision);
+  addBlockProductsOption(cmd, opts.blockProducts);
   cmd->add_option("--config", opts.config, "For a .ln model: ""A checkpoint's configuration (a Hugging Face config.json): the generics the --binding manifest's config section maps become -D values (an explicit -D wins)");
 }
 
@@ -54,6 +55,15 @@ void tool::addMatmulPrecisionOption(CLI::App *cmd, std::string &precision) {
                   "product bound to tensor cores may round its operands to TF32; the CPU and the "
                   "interpreter still compute in f32); an artifact records it")
       ->check(CLI::IsMember({"highest", "tf32"}));
+}
+
+void tool::addBlockProductsOption(CLI::App *cmd, std::string &products) {
+  cmd->add_option("--block-products", products,
+                  "How products against q8_0 / q4_0 weights compute (docs/language/08): exact "
+                  "(dequantized weight times f32 activation) or int8 (the CPU may round each 32 "
+                  "activations along the sum to q8_0 and sum integer products, as llama.cpp does; "
+                  "the interpreter still computes exactly); an artifact records it")
+      ->check(CLI::IsMember({"exact", "int8"}));
 }
 
 std::optional<std::string> tool::resolveArtifact(const std::string &model, const SourceOptions &opts,
@@ -78,6 +88,7 @@ std::optional<std::string> tool::resolveArtifact(const std::string &model, const
   b.hostKernels = opts.hostKernels;
   b.numerics = opts.numerics;
   b.matmulPrecision = opts.matmulPrecision;
+  b.blockProducts = opts.blockProducts;
   b.config = opts.config;
   b.profile = profile;
   std::optional<compiler::Options> o = compilerOptions(b, opts.target);

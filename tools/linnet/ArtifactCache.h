@@ -19,6 +19,7 @@ struct SourceOptions {
   bool hostKernels = false;   // with cuda: kernels.host.so for the driver emulator
   std::string numerics = "as-written"; // how f16/bf16 compute (--numerics)
   std::string matmulPrecision = "highest"; // what f32 products may round to (--matmul-precision)
+  std::string blockProducts = "exact";     // how products against q8_0 / q4_0 weights compute
   std::string config;                  // --config: a checkpoint's configuration
 };
 void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
@@ -26,6 +27,8 @@ void addSourceOptions(CLI::App *cmd, SourceOptions &opts);
 void addNumericsOption(CLI::App *cmd, std::string &numerics);
 /// --matmul-precision NAME (highest | tf32), checked.
 void addMatmulPrecisionOption(CLI::App *cmd, std::string &precision);
+/// --block-products NAME (exact | int8), checked.
+void addBlockProductsOption(CLI::App *cmd, std::string &products);
 
 /// `model` itself if it is an artifact directory; for a .ln file, the
 /// artifact built from it (with `weights` deciding optional tensors, and

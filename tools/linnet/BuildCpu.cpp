@@ -54,6 +54,7 @@ void addBuildCpuOptions(CLI::App *c, BuildCpuOptions &o) {
       ->check(CLI::IsMember({"auto", "generated", "blas"}));
   addNumericsOption(c, o.numerics);
   addMatmulPrecisionOption(c, o.matmulPrecision);
+  addBlockProductsOption(c, o.blockProducts);
   c->add_option("--config", o.config, "A checkpoint's configuration (a Hugging Face config.json): the generics the --binding manifest's config section maps become -D values (an explicit -D wins)");
   c->add_option("--variants", o.variants,
                 "Without --weights, which presences of the optional tensors get a library (the "
@@ -87,6 +88,7 @@ std::optional<compiler::Options> compilerOptions(const BuildCpuOptions &b, const
   o.impl = b.impl;
   o.numerics = *support::parseNumericsPolicy(b.numerics); // CLI11 checked the name
   o.matmulPrecision = *support::parseMatmulPrecision(b.matmulPrecision);
+  o.blockProducts = *support::parseBlockProducts(b.blockProducts);
   o.constants = std::move(constants);
   o.emitMlir = b.emitMlir;
   o.dumpIR = b.dumpIR;

@@ -32,6 +32,7 @@ struct BuildCpuOptions {
   std::string variants = "auto";
   std::string numerics = "as-written"; // --numerics: as-written | f32-compute
   std::string matmulPrecision = "highest"; // --matmul-precision: highest | tf32
+  std::string blockProducts = "exact";     // --block-products: exact | int8
 };
 
 /// Adds --root, -D, -I, --weights, --binding, --serial, --emit-mlir,

@@ -290,7 +290,7 @@ std::vector<std::string> commandInputs(const CLI::App *cmd) {
   // happens to share one (an artifact built into `cpu`, an output `main`)
   // is not an input of the command.
   static const std::set<std::string> names = {
-      "--diagnostics", "--emit", "--entry", "--error-limit", "--impl", "--iterations", "--matmul-precision",
+      "--diagnostics", "--emit", "--entry", "--error-limit", "--impl", "--iterations", "--matmul-precision", "--block-products",
       "--max-new-tokens", "--numerics", "--prompt", "--ranks", "--repeat", "--root", "--runtime-checks",
       "--seed", "--source-name", "--timeout", "--variants", "--warmup", "-D", "query"};
   for (const CLI::Option *opt : cmd->get_options()) {

@@ -61,6 +61,7 @@ struct Options {
   std::string impl = "auto";  // contractions: auto | generated | blas
   support::NumericsPolicy numerics = support::NumericsPolicy::AsWritten; // --numerics
   support::MatmulPrecision matmulPrecision = support::MatmulPrecision::Highest; // --matmul-precision
+  support::BlockProducts blockProducts = support::BlockProducts::Exact;         // --block-products
   /// Module constants a checkpoint's configuration must agree with
   /// (--config through a binding's `constants`), checked against the plan.
   std::vector<plan::ConstantExpectation> constants;

@@ -294,6 +294,7 @@ struct ProgramManifest {
   /// What f32 products may round to (the portable plan's; written only
   /// when it is not "highest").
   std::string matmulPrecision = "highest";
+  std::string blockProducts = "exact";
   std::vector<LineageEntry> lineage;
   /// A built artifact: its code library (`model.so`) and the SHA-256 of its
   /// bytes, which the runtime checks before loading it; absent for a plan

@@ -46,6 +46,7 @@ struct ArtifactManifest {
   std::string numerics = "as-written";
   /// What its f32 products may round to ("highest", "tf32").
   std::string matmulPrecision = "highest";
+  std::string blockProducts = "exact"; // --block-products: exact | int8
   std::vector<ArtifactFileEntry> files;
   const ArtifactFileEntry *find(std::string_view path) const;
 };

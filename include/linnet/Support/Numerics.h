@@ -55,6 +55,25 @@ inline std::optional<MatmulPrecision> parseMatmulPrecision(std::string_view s) {
   return std::nullopt;
 }
 
+/// How products against block-quantized weights (q8_0, q4_0) compute
+/// (docs/language/08 §8.4): `exact` takes each dequantized weight times the
+/// f32 activation; `int8` permits a target to round each run of 32
+/// activations along the sum to q8_0 (one f16 scale, 8-bit values) and sum
+/// the integer products a block, as ggml's CPU back end computes. A
+/// permission with a stated bound, not a rounding rule: the interpreter and
+/// a target without such kernels compute exactly.
+enum class BlockProducts { Exact, Int8 };
+
+inline const char *toString(BlockProducts p) { return p == BlockProducts::Int8 ? "int8" : "exact"; }
+
+inline std::optional<BlockProducts> parseBlockProducts(std::string_view s) {
+  if (s == "exact")
+    return BlockProducts::Exact;
+  if (s == "int8")
+    return BlockProducts::Int8;
+  return std::nullopt;
+}
+
 /// The dtype a tensor of dtype `storage` computes in under `p`.
 inline std::string computeDtype(NumericsPolicy p, const std::string &storage) {
   if (p == NumericsPolicy::F32Compute && (storage == "bf16" || storage == "f16"))

@@ -174,6 +174,8 @@ struct Builder {
     // --matmul-precision (the compiler marks the module): recorded as asked.
     if (auto p = module->getAttrOfType<StringAttr>("linnet.matmul_precision"))
       plan.matmulPrecision = p.str();
+    if (auto p = module->getAttrOfType<StringAttr>("linnet.block_products"))
+      plan.blockProducts = p.str();
   }
 
   Buffer &buffer(const std::string &id) { return plan.buffers[bufferIndex.at(id)]; }

@@ -19,9 +19,11 @@ struct BlockMatvecChoice {
 /// Rewrites `op` into a streaming kernel when it is a product against a
 /// param stored in a block format, as the importer reads one (BlockMatvec.cpp):
 /// `width` f32 lanes a vector, W's rows split over `threads`, each step
-/// prefetching the rows `prefetchRows` on (0: none).
+/// prefetching the rows `prefetchRows` on (0: none). With `int8`
+/// (--block-products int8), x is quantized to q8_0 once a call and each
+/// block's products are summed as integers (AVX2 targets).
 std::optional<BlockMatvecChoice> rewriteBlockMatvec(mlir::linalg::LinalgOp op, unsigned width, unsigned threads,
-                                                    int64_t prefetchRows);
+                                                    int64_t prefetchRows, bool int8);
 
 } // namespace linnet::cpu
 

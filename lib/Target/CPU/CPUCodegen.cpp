@@ -247,6 +247,7 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
   linalg.prefetchRows = options.linalgTarget.prefetchRows >= 0 ? options.linalgTarget.prefetchRows
                         : options.cpu.empty()                  ? -1
                                                                : streamPrefetchRows(options.cpu);
+  linalg.blockProducts = options.linalgTarget.int8BlockProducts ? "int8" : "exact";
   if (!options.parallel || !openMPAvailable())
     linalg.threads = 1;
   pm.addPass(createLinnetCPULowerLinalg(linalg));

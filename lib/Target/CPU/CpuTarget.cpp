@@ -24,6 +24,7 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
                                        request.implementation + "'");
   options.runTaskPipeline = false; // the compilation ran it
   options.profile = request.profile;
+  options.linalgTarget.int8BlockProducts = request.blockProducts == "int8";
   options.distributed = request.distributed;
   options.dumpIRDir = request.dumpIRDir;
   options.firstDumpStage = request.firstDumpStage + 1;

@@ -972,6 +972,13 @@ bool scheduleElementwise(Schedule &s, linalg::LinalgOp op, int64_t tag,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return false;
+  // Tiling re-evaluates each operand's map on the tile's own indices, which
+  // holds for projected permutations only: a block-quantized param read
+  // through (i floordiv 32, i mod 32 + 2) read the wrong bytes in every
+  // tile but the first. Such ops run as loops over the original maps.
+  if (!llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isProjectedPermutation(/*allowZeroInResults=*/false); }))
+    return false;
   int64_t lanes = t.vectorBits / 32;
   int64_t inner = std::min<int64_t>(ranges.back(), 4 * lanes);
   SmallVector<int64_t> sizes(ranges.size(), 1);
@@ -1117,7 +1124,8 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
   // may absorb the zero fill before it.
   for (linalg::LinalgOp op : ops) {
     // A product against a param stored in a block format (q8_0, q4_0).
-    if (std::optional<BlockMatvecChoice> q = rewriteBlockMatvec(op, t.vectorBits / 32, t.threads, t.prefetchRows)) {
+    if (std::optional<BlockMatvecChoice> q = rewriteBlockMatvec(op, t.vectorBits / 32, t.threads, t.prefetchRows,
+                                                                       t.int8BlockProducts)) {
       ImplementationChoice choice;
       choice.function = fname;
       choice.op = "linalg.generic";
@@ -1296,6 +1304,11 @@ struct LowerLinalgPass
     t.threads = threads;
     t.minParallelMacs = minParallelMacs;
     t.prefetchRows = prefetchRows;
+    if (blockProducts != "exact" && blockProducts != "int8") {
+      getOperation().emitError("unknown block products '") << blockProducts << "' (exact | int8)";
+      return signalPassFailure();
+    }
+    t.int8BlockProducts = blockProducts == "int8";
     t = t.resolved();
     std::vector<ImplementationChoice> choices;
     for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))

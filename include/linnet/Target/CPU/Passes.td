@@ -122,9 +122,13 @@ def LinnetCPULowerLinalg : Pass<"linnet-cpu-lower-linalg", "::mlir::ModuleOp"> {
            "multiply-adds under which a contraction runs on one thread">,
     Option<"prefetchRows", "prefetch-rows", "int64_t", "-1",
            "rows ahead streamed products prefetch W (0: none; -1: as tuned for the host's CPU)">,
+    Option<"blockProducts", "block-products", "std::string", "\"exact\"",
+           "exact | int8: products against q8_0 / q4_0 weights may quantize x to q8_0 (--block-products)">,
     Option<"remarks", "remarks", "bool", "false", "emit a remark per implementation choice">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
