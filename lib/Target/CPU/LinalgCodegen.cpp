@@ -1042,6 +1042,10 @@ DictionaryAttr choiceAttr(MLIRContext *ctx, const ImplementationChoice &c) {
   return b.getDictionaryAttr(a);
 }
 
+/// On the op of a dispatch's else branch: what its branch for few rows runs
+/// (dispatchOnRows), appended to the choice recorded for it.
+constexpr llvm::StringLiteral kStreamedBelow = "linnet.streamed_below";
+
 /// An f32 product against a run-time number of rows of x (prefill's
 /// projections): `scf.if rows <= kMaxStreamedRows` runs the streamed product
 /// (W read once per 8 rows: a short prompt costs about what decode does),
@@ -1071,32 +1075,31 @@ bool dispatchOnRows(const Contraction &c, const LinalgTarget &t, bool blas, cons
   auto other = cast<linalg::LinalgOp>(b.clone(*op));
   op->erase();
 
-  ImplementationChoice choice;
-  choice.function = fname;
-  choice.op = opName(streamed);
-  choice.kind = "generated";
   std::optional<Contraction> cs = matchContraction(streamed);
   std::optional<Matvec> ms = matchMatvec(*cs, /*anyRows=*/true);
-  choice.shape = shapeOf(*cs);
-  choice.role = "matvec";
-  choice.routine = "matvec-stream";
   int64_t perBlock = ms->rows < 0 ? 64 : std::max<int64_t>(16, roundUp(ceilDiv(ms->rows, t.threads), 16));
-  choice.detail = llvm::formatv("rows_per_block={0} lanes={1} batch=dynamic rows<={2} prefetch_rows={3}",
-                                perBlock, t.vectorBits / 32, kMaxStreamedRows, t.prefetchRows)
-                      .str();
   emitMatvec(*cs, *ms, t.vectorBits / 32, perBlock, t.prefetchRows);
-  choices.push_back(choice);
-  // More rows: BLAS where it is linked, else the tiled contraction
-  // (scheduled with every other op that is left).
+  // One choice per op (the plan binds the contraction tasks of a function
+  // to its choices in order): the implementation of more rows, BLAS where
+  // it is linked, else the tiled contraction scheduled with the ops that
+  // are left, its detail naming the streamed branch.
+  std::string streamedNote =
+      llvm::formatv(" (matvec-stream at rows<={0}: rows_per_block={1} lanes={2} prefetch_rows={3})",
+                    kMaxStreamedRows, perBlock, t.vectorBits / 32, t.prefetchRows)
+          .str();
   std::optional<Contraction> co = matchContraction(other);
-  ImplementationChoice lib = choice;
+  ImplementationChoice lib;
+  lib.function = fname;
   lib.op = opName(other);
   lib.role = "matmul";
-  lib.detail.clear();
+  lib.shape = shapeOf(*cs);
   if (blas && co && rewriteToSgemm(*co, lib.detail)) {
     lib.kind = "library";
     lib.routine = "cblas_sgemm";
+    lib.detail += streamedNote;
     choices.push_back(lib);
+  } else {
+    other->setAttr(kStreamedBelow, StringAttr::get(other->getContext(), streamedNote));
   }
   return true;
 }
@@ -1195,6 +1198,10 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
                                                : "batch-matmul";
       choice.routine = "contraction-tiled";
       scheduleContraction(s, *c, tag++, t, choice.detail);
+      if (auto note = op->getAttrOfType<StringAttr>(kStreamedBelow)) {
+        choice.detail += note.str();
+        op->removeAttr(kStreamedBelow);
+      }
       scheduled = true;
       choices.push_back(choice);
       continue;
