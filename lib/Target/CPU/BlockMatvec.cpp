@@ -20,6 +20,11 @@
 // with the interpreter's sequential sums to rounding, as the f32 streamed
 // product does.
 //
+// Under --block-products int8 (a permission, docs/language/08 §8.4), a
+// product with one row of x quantizes x to q8_0 once a call and sums each
+// block's products as integers (pmaddubsw, pmaddwd), as ggml's CPU back end
+// does; results then differ from the exact ones within the stated bound.
+//
 //===----------------------------------------------------------------------===//
 #include "BlockMatvec.h"
 
