@@ -312,28 +312,20 @@ bool parseArtifactManifest(std::string_view text, ArtifactManifest &out, std::st
       return a.fail(a.at("runtime_abi"), fmt::format("unsupported runtime ABI '{}' (this runtime implements {})",
                                                      runtimeAbi, knownRuntimeAbis()));
   }
-  if (o.get("numerics", false)) {
-    if (!o.str("numerics", out.numerics))
+  // The build's policies: optional names, each one of the two this runtime knows.
+  auto policy = [&](const char *key, const char *what, std::string &value, const char *a, const char *b) {
+    if (!o.get(key, false))
+      return true;
+    if (!o.str(key, value))
       return false;
-    if (out.numerics != "as-written" && out.numerics != "f32-compute")
-      return o.fail(o.at("numerics"), fmt::format("unknown numerics policy '{}' (this runtime knows as-written, "
-                                                  "f32-compute)",
-                                                  out.numerics));
-  }
-  if (o.get("matmul_precision", false)) {
-    if (!o.str("matmul_precision", out.matmulPrecision))
-      return false;
-    if (out.matmulPrecision != "highest" && out.matmulPrecision != "tf32")
-      return o.fail(o.at("matmul_precision"),
-                    fmt::format("unknown matmul precision '{}' (this runtime knows highest, tf32)", out.matmulPrecision));
-  }
-  if (o.get("block_products", false)) {
-    if (!o.str("block_products", out.blockProducts))
-      return false;
-    if (out.blockProducts != "exact" && out.blockProducts != "int8")
-      return o.fail(o.at("block_products"),
-                    fmt::format("unknown block products '{}' (this runtime knows exact, int8)", out.blockProducts));
-  }
+    if (value != a && value != b)
+      return o.fail(o.at(key), fmt::format("unknown {} '{}' (this runtime knows {}, {})", what, value, a, b));
+    return true;
+  };
+  if (!policy("numerics", "numerics policy", out.numerics, "as-written", "f32-compute") ||
+      !policy("matmul_precision", "matmul precision", out.matmulPrecision, "highest", "tf32") ||
+      !policy("block_products", "block products", out.blockProducts, "exact", "int8"))
+    return false;
   const bool listsFiles = o.get("files", false) != nullptr;
   const json *files = o.ok() ? o.array("files") : nullptr;
   if (!files) {

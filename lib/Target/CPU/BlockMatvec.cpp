@@ -195,6 +195,52 @@ std::optional<BlockMatvec> match(linalg::LinalgOp op) {
 // --block-products int8: activations quantized to q8_0, integer block sums
 //===----------------------------------------------------------------------===//
 
+/// x's indices at row m of x and k; y's at row i of W and row m of x.
+SmallVector<Value> xIndices(const BlockMatvec &mv, Value m, Value k) {
+  SmallVector<Value> ix;
+  for (AffineExpr e : mv.xm.getResults())
+    ix.push_back(cast<AffineDimExpr>(e).getPosition() == mv.k ? k : m);
+  return ix;
+}
+SmallVector<Value> yIndices(const BlockMatvec &mv, Value i, Value m) {
+  SmallVector<Value> ix;
+  for (AffineExpr e : mv.ym.getResults())
+    ix.push_back(cast<AffineDimExpr>(e).getPosition() == mv.row ? i : m);
+  return ix;
+}
+
+/// Rows of a few hundred bytes end before the hardware's stream
+/// prefetchers pick them up: fetch block kb of each row `prefetchRows`
+/// further on (clamped to the last of N), where the CPU needs it
+/// (streamPrefetchRows; 0: nothing).
+void prefetchAhead(OpBuilder &b, Location loc, const BlockMatvec &mv, ArrayRef<Value> rows, Value kb, Value N,
+                   int64_t prefetchRows) {
+  if (prefetchRows <= 0)
+    return;
+  Value last = b.create<arith::SubIOp>(loc, N, b.create<arith::ConstantIndexOp>(loc, 1));
+  for (Value row : rows) {
+    Value ahead = b.create<arith::MinUIOp>(
+        loc, b.create<arith::AddIOp>(loc, row, b.create<arith::ConstantIndexOp>(loc, prefetchRows)), last);
+    b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, b.create<arith::ConstantIndexOp>(loc, 0)},
+                                 /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+  }
+}
+
+/// Block kb's f16 scale of a row: its two bytes as one f16.
+Value blockScale(OpBuilder &b, Location loc, const BlockMatvec &mv, Value row, Value kb) {
+  Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, b.getI8Type()), mv.blocks,
+                                         ValueRange{row, kb, b.create<arith::ConstantIndexOp>(loc, 0)});
+  return b.create<vector::ExtractOp>(
+      loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
+}
+
+/// y[i, m] += sum.
+void addInto(OpBuilder &b, Location loc, const BlockMatvec &mv, Value sum, Value i, Value m) {
+  SmallVector<Value> at = yIndices(mv, i, m);
+  Value old = b.create<memref::LoadOp>(loc, mv.y, at);
+  b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, sum), mv.y, at);
+}
+
 Value constI8(OpBuilder &b, Location loc, VectorType t, int64_t v) {
   return b.create<arith::ConstantOp>(loc, t, DenseElementsAttr::get(t, b.getI8IntegerAttr(v)));
 }
@@ -211,10 +257,7 @@ void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Va
   b.create<scf::ForOp>(loc, c(0), M, c(1), ValueRange{}, [&](OpBuilder &b, Location loc, Value m, ValueRange) {
     b.create<scf::ForOp>(loc, c(0), KB, c(1), ValueRange{}, [&](OpBuilder &b, Location loc, Value kb, ValueRange) {
       Value k0 = b.create<arith::MulIOp>(loc, kb, b.create<arith::ConstantIndexOp>(loc, 32));
-      SmallVector<Value> at;
-      for (AffineExpr e : mv.xm.getResults())
-        at.push_back(cast<AffineDimExpr>(e).getPosition() == mv.k ? k0 : m);
-      Value xv = b.create<vector::LoadOp>(loc, v32, mv.x, at);
+      Value xv = b.create<vector::LoadOp>(loc, v32, mv.x, xIndices(mv, m, k0));
       Value amax = b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXNUMF,
                                                  b.create<math::AbsFOp>(loc, xv));
       Value zero = b.create<arith::ConstantFloatOp>(loc, APFloat(0.0f), b.getF32Type());
@@ -272,19 +315,10 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
     init.append(nr * nb, zeroS);
   // One block's update of one set of accumulators.
   auto step = [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
-        for (int64_t r = 0; r < nr && prefetchRows > 0; ++r) {
-          Value ahead = b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, rowsI[r], c(b, prefetchRows)),
-                                                 b.create<arith::SubIOp>(loc, N, c(b, 1)));
-          b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c(b, 0)}, /*isWrite=*/false,
-                                       /*localityHint=*/3, /*isDataCache=*/true);
-        }
+        prefetchAhead(b, loc, mv, rowsI, kb, N, prefetchRows);
         SmallVector<Value> wq, aw, dw;
         for (int64_t r = 0; r < nr; ++r) {
-          Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, i8), mv.blocks,
-                                                 ValueRange{rowsI[r], kb, c(b, 0)});
-          Value h = b.create<vector::ExtractOp>(
-              loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
-          dw.push_back(b.create<arith::ExtFOp>(loc, f32, h));
+          dw.push_back(b.create<arith::ExtFOp>(loc, f32, blockScale(b, loc, mv, rowsI[r], kb)));
           if (q8) {
             // Signed quants: |w| against x with w's sign.
             Value q = b.create<vector::LoadOp>(loc, vb, mv.blocks, ValueRange{rowsI[r], kb, c(b, 2)});
@@ -348,11 +382,7 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
                                                 arith::FastMathFlags::reassoc);
       if (!q8)
         sum = b.create<arith::SubFOp>(loc, sum, result(nr * nb + r * nb + m));
-      SmallVector<Value> at;
-      for (AffineExpr e : mv.ym.getResults())
-        at.push_back(cast<AffineDimExpr>(e).getPosition() == mv.row ? rowsI[r] : rowsM[m]);
-      Value old = b.create<memref::LoadOp>(loc, mv.y, at);
-      b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, sum), mv.y, at);
+      addInto(b, loc, mv, sum, rowsI[r], rowsM[m]);
     }
 }
 
@@ -377,18 +407,7 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   if (mv.unit != ~0u)
     M = mv.batch > 0 ? cst(b, loc, mv.batch) : b.create<memref::DimOp>(loc, mv.x, 0).getResult();
   Value zeroV = b.create<arith::ConstantOp>(loc, vf, DenseElementsAttr::get(vf, b.getFloatAttr(f32, 0.0)));
-  auto xIdx = [&](Value m, Value k) {
-    SmallVector<Value> ix;
-    for (AffineExpr e : mv.xm.getResults())
-      ix.push_back(cast<AffineDimExpr>(e).getPosition() == mv.k ? k : m);
-    return ix;
-  };
-  auto yIdx = [&](Value i, Value m) {
-    SmallVector<Value> ix;
-    for (AffineExpr e : mv.ym.getResults())
-      ix.push_back(cast<AffineDimExpr>(e).getPosition() == mv.row ? i : m);
-    return ix;
-  };
+  auto xIdx = [&](Value m, Value k) { return xIndices(mv, m, k); };
 
   // Rows i0 .. i0+nr-1 of W against rows m0 .. m0+nb-1 of x (both static
   // counts): per block, each row's quants widened a vector at a time, the
@@ -403,25 +422,12 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
         loc, c0, KB, c1, SmallVector<Value>(nr * nb, zeroV),
         [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
           Value k0 = b.create<arith::MulIOp>(loc, kb, cst(b, loc, 32));
-          // Rows of a few hundred bytes end before the hardware's stream
-          // prefetchers pick them up: fetch the same block of the rows
-          // prefetchRows further on (clamped to the last row), where the
-          // CPU needs it (streamPrefetchRows).
-          for (int64_t r = 0; r < nr && prefetchRows > 0; ++r) {
-            Value ahead = b.create<arith::MinUIOp>(
-                loc, b.create<arith::AddIOp>(loc, rowsI[r], cst(b, loc, prefetchRows)),
-                b.create<arith::SubIOp>(loc, N, c1));
-            b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c0}, /*isWrite=*/false,
-                                         /*localityHint=*/3, /*isDataCache=*/true);
-          }
-          // Each row's f16 scale: its two bytes as one f16, widened in
-          // every lane (a broadcast load and one conversion).
+          prefetchAhead(b, loc, mv, rowsI, kb, N, prefetchRows);
+          // Each row's f16 scale, widened in every lane (a broadcast load
+          // and one conversion).
           SmallVector<Value> dv;
           for (int64_t r = 0; r < nr; ++r) {
-            Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, i8), mv.blocks,
-                                                   ValueRange{rowsI[r], kb, c0});
-            Value h = b.create<vector::ExtractOp>(
-                loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
+            Value h = blockScale(b, loc, mv, rowsI[r], kb);
             dv.push_back(b.create<arith::ExtFOp>(
                 loc, vf, b.create<vector::BroadcastOp>(loc, VectorType::get({w}, b.getF16Type()), h).getResult()));
           }
@@ -485,9 +491,7 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
       for (int64_t m = 0; m < nb; ++m) {
         Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, loop.getResult(r * nb + m),
                                                   Value(), arith::FastMathFlags::reassoc);
-        SmallVector<Value> at = yIdx(rowsI[r], rowsM[m]);
-        Value old = b.create<memref::LoadOp>(loc, mv.y, at);
-        b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, sum), mv.y, at);
+        addInto(b, loc, mv, sum, rowsI[r], rowsM[m]);
       }
   };
 
