@@ -7,15 +7,18 @@
 # prefill_slot and decode_batch), and `linnet generate --prompt` of the
 # first prompt alone (batch 1 through decode); prints the median decode
 # tokens/s of each, their ratio, and whether every sequence's tokens equal
-# its batch-1 tokens. 2 threads.
+# its batch-1 tokens. 2 threads. KV=paged runs the batch over the paged
+# KV cache (prefill_paged, decode_paged: one pool of pages), KV=slots (the
+# default) over the cache slots.
 #
-# usage: bench/llama/batched.sh [BUILD_DIR] [N=8] [NEW=64] [REPEATS=3]
+# usage: [KV=slots|paged] bench/llama/batched.sh [BUILD_DIR] [N=8] [NEW=64] [REPEATS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 slots=${2:-8}
 new=${3:-64}
 repeats=${4:-3}
+kv=${KV:-slots}
 linnet=$build/bin/linnet
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,7 +30,7 @@ export OMP_NUM_THREADS=2
 for i in range($slots): print(','.join(str((i * 7919 + k * 31 + 11) % 32000) for k in range(8 + i)))" > "$work/prompts.txt"
 for r in $(seq "$repeats"); do
   "$linnet" generate "$work/llama" --weights "$work/w.safetensors" --prompts "$work/prompts.txt" \
-      --max-new-tokens "$new" 2>&1 >"$work/batched.txt" | sed -E 's/.* ([0-9.]+) tokens\/s$/\1/' >> "$work/batched-tps.txt"
+      --kv-cache "$kv" --max-new-tokens "$new" 2>&1 >"$work/batched.txt" | sed -E 's/.* ([0-9.]+) tokens\/s$/\1/' >> "$work/batched-tps.txt"
   "$linnet" generate "$work/llama" --weights "$work/w.safetensors" --prompt "$(head -1 "$work/prompts.txt")" \
       --max-new-tokens "$new" 2>&1 >/dev/null | sed -E 's/.* ([0-9.]+) tokens\/s$/\1/' >> "$work/single-tps.txt"
 done
@@ -41,6 +44,6 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 b=$(median < "$work/batched-tps.txt")
 s=$(median < "$work/single-tps.txt")
 printf "batch-1 decode:           %s tokens/s\n" "$s"
-printf "%s sequences (batched):    %s tokens/s (%.2fx batch 1)\n" "$slots" "$b" "$(echo "$b / $s" | bc -l)"
+printf "%s sequences (%s):     %s tokens/s (%.2fx batch 1)\n" "$slots" "$kv" "$b" "$(echo "$b / $s" | bc -l)"
 printf "same tokens per sequence: %s\n" "$same"
 echo "target: >= 4x batch-1 tokens/s at 8 sequences (median of $repeats runs, $new new tokens each, 2 threads)"

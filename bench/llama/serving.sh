@@ -6,7 +6,8 @@
 #     calls): prefill_slot at 8, 16 and 32 tokens; decode_batch (one step
 #     of all 8 slots) with every slot at context 8, 48 and 96. Written as
 #     linnet.phase-costs/1.
-#  2. For each scenario, `linnet generate --prompts` measured, and
+#  2. For each scenario, `linnet generate --prompts --kv-cache slots` (the
+#     engine the simulation models) measured, and
 #     `linnet simulate-serving` from the costs with the same prompts
 #     (list:...) and new tokens: prefill, decode and total time, decode
 #     tokens/s, each simulated against measured.
@@ -63,7 +64,7 @@ for n in 8 16 24; do
 for i in range($n): print(','.join(str((i * 7919 + k * 31 + 11) % 32000) for k in range(8 + i % 8)))" > "$work/prompts.txt"
   lens=$($py -c "print(','.join(str(8 + i % 8) for i in range($n)))")
   "$linnet" generate "$work/llama" --weights "$work/w.safetensors" --prompts "$work/prompts.txt" \
-      --max-new-tokens "$new" 2>"$work/gen.err" > /dev/null
+      --kv-cache slots --max-new-tokens "$new" 2>"$work/gen.err" > /dev/null
   "$linnet" simulate-serving --costs "$work/costs.json" --requests "$n" --prompt-tokens "list:$lens" \
       --new-tokens "fixed:$new" -o "$work/sim.json" > /dev/null
   $py - "$work/gen.err" "$work/sim.json" "$n" <<'PY'

@@ -601,6 +601,10 @@ private:
   /// docs/importer.md, "Relations built from coordinates") into row offsets
   /// and column indices, then read like a relation input.
   V builtRelation(const ir::Op &op, Frame &f, bool radius);
+  /// `__builtin_paged` (std.graph.paged): a paged gf.relation over the
+  /// block table and row lengths, which -gf-expand-paged-relations makes
+  /// compressed rows; read like a relation input.
+  V pagedRelation(const ir::Op &op, Frame &f);
 
   std::optional<V> relationApply(const ir::Op &op, Frame &f, const std::vector<DimV> &ds,
                                  RankedTensorType resT);

@@ -132,6 +132,8 @@ std::vector<V> Importer::operation(const ir::Op &op, Frame &f) {
   }
   if (k == ir::kind::Builtin && (op.attrs["name"] == "knn" || op.attrs["name"] == "radius"))
     return {builtRelation(op, f, op.attrs["name"] == "radius")};
+  if (k == ir::kind::Builtin && op.attrs["name"] == "paged")
+    return {pagedRelation(op, f)};
   if (k == ir::kind::Builtin)
     return {builtin(op.attrs["name"], op, f)};
   if (k == ir::kind::Tuple || k == ir::kind::Struct) {

@@ -475,4 +475,50 @@ V Importer::builtRelation(const ir::Op &op, Frame &f, bool radius) {
   return rel;
 }
 
+V Importer::pagedRelation(const ir::Op &op, Frame &f) {
+  if (op.operands.size() != 4)
+    fail(fmt::format("{}: __builtin_paged: wrong number of arguments", where_));
+  auto integers = [&](size_t i, int64_t rank) {
+    V p = get(f, op.operands[i]);
+    auto tt = p.k == V::Tensor ? dyn_cast<RankedTensorType>(p.v.getType()) : RankedTensorType();
+    if (!tt || tt.getRank() != rank || !tt.getElementType().isSignlessInteger())
+      fail(fmt::format("{}: __builtin_paged takes an integer block table and row lengths", where_));
+    return p.v;
+  };
+  Value table = integers(0, 2), lengths = integers(1, 1);
+  V page = scalarOf(get(f, op.operands[2])), pool = scalarOf(get(f, op.operands[3]));
+  if (!page.c || !pool.c)
+    fail(fmt::format("{}: __builtin_paged: the page size and the pool's slots must be known when the model is "
+                     "built",
+                     where_));
+  if (*page.c <= 0 || *pool.c < 0)
+    fail(fmt::format("{}: __builtin_paged: pages of {} slots in a pool of {}", where_, *page.c, *pool.c));
+  auto tableT = cast<RankedTensorType>(table.getType());
+  std::optional<int64_t> rows;
+  if (!tableT.isDynamicDim(0))
+    rows = tableT.getDimSize(0);
+  // At the user's call, as a built relation: every target expands it.
+  auto relOp = b_.create<gf::RelationOp>(
+      userLoc_, gf::RelationType::get(&ctx_), ValueRange{table, lengths}, "paged", /*version=*/0, *pool.c,
+      rows ? *rows : -1, /*degree_min=*/IntegerAttr(), /*degree_max=*/IntegerAttr(), "paged", "derived", "frozen",
+      DenseI64ArrayAttr(), IntegerAttr(), StringAttr(), IntegerAttr(), FloatAttr(), IntegerAttr(),
+      b_.getI64IntegerAttr(*page.c), false);
+  Type i64 = b_.getI64Type();
+  auto vec = [&](std::optional<int64_t> size) {
+    return RankedTensorType::get({size ? *size : ShapedType::kDynamic}, i64);
+  };
+  // The edges are as many as the slots in the pool (fewer than the cap).
+  auto edges = b_.create<gf::EdgesOp>(userLoc_, vec(rows ? std::optional<int64_t>(*rows + 1) : std::nullopt),
+                                      vec(std::nullopt), relOp.getResult());
+  V rel;
+  rel.k = V::Rel;
+  rel.rowPtr = edges.getRowPtr();
+  rel.colIdx = edges.getColIdx();
+  rel.relation = relOp.getResult();
+  rel.numDst = rows ? DimV{*rows, cIndex(*rows)} : DimV{std::nullopt, b_.create<tensor::DimOp>(loc_, table, 0)};
+  rel.numSrc = {*pool.c, cIndex(*pool.c)};
+  rel.relName = "paged";
+  return rel;
+}
+
 } // namespace linnet::import::detail

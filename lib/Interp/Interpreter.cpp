@@ -808,10 +808,54 @@ struct Interpreter::Impl {
     return v;
   }
 
+  /// `__builtin_paged(table, lengths, P, N)` (std.graph.paged): row d has
+  /// min(max(lengths[d], 0), B * P) edges, the j-th from slot
+  /// table[d, j / P] * P + j % P of a pool of N; an edge whose slot is
+  /// outside [0, N) is not related (the compiled expansion skips it too).
+  Val pagedBuiltin(const ir::Op &op, Frame &f) {
+    if (op.operands.size() != 4)
+      throw EvalError("__builtin_paged: wrong number of arguments");
+    const Val &table = f.vals[op.operands[0]], &lengths = f.vals[op.operands[1]];
+    if (table.k != Val::Tensor || table.shape.size() != 2 || isFloat(table.dt) ||
+        lengths.k != Val::Tensor || lengths.shape.size() != 1 || isFloat(lengths.dt) ||
+        lengths.shape[0] != table.shape[0])
+      throw EvalError("__builtin_paged takes an integer block table [rows, blocks] and row lengths [rows]");
+    auto scalarAt = [&](size_t i) {
+      const Val &v = f.vals[op.operands[i]];
+      if (v.k != Val::Scalar)
+        throw EvalError(fmt::format("__builtin_paged: argument {} is not a scalar", i));
+      return v.s.i;
+    };
+    int64_t page = scalarAt(2), pool = scalarAt(3);
+    if (page <= 0 || pool < 0)
+      throw EvalError(fmt::format("__builtin_paged: pages of {} slots in a pool of {}", page, pool));
+    int64_t m = table.shape[0], blocks = table.shape[1];
+    auto rel = std::make_shared<Relation>();
+    rel->numSrc = pool;
+    rel->numDst = m;
+    rel->rowPtr.push_back(0);
+    for (int64_t d = 0; d < m; ++d) {
+      int64_t n = std::clamp<int64_t>((*lengths.data)[d].i, 0, blocks * page);
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t pg = (*table.data)[d * blocks + j / page].i;
+        // pg * page + j % page < pool, without overflow.
+        if (pg >= 0 && pg <= (pool - 1 - j % page) / page && pool > j % page)
+          rel->colIdx.push_back(pg * page + j % page);
+      }
+      rel->rowPtr.push_back(static_cast<int64_t>(rel->colIdx.size()));
+    }
+    Val v;
+    v.k = Val::Rel;
+    v.rel = std::move(rel);
+    return v;
+  }
+
   Val builtinOp(const ir::Op &op, Frame &f) {
     std::string n = op.attrs["name"];
     if (n == "knn" || n == "radius")
       return relationBuiltin(op, f, n == "radius");
+    if (n == "paged")
+      return pagedBuiltin(op, f);
     std::optional<DT> rt = elemDtype(op.results[0].type, f.env);
     DT t = rt ? *rt : DT::LitFloat;
     if ((t == DT::LitFloat || t == DT::LitInt) && !op.operands.empty()) {

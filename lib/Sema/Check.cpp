@@ -1347,10 +1347,64 @@ private:
     return r;
   }
 
+  /// `__builtin_paged(table, lengths, P, N)` (std.graph.paged): the
+  /// relation of a paged KV cache, `Csr[N, M, M * B * P]` from an integer
+  /// block table `[M, B]` and row lengths `[M]`, pages of `P` slots in a
+  /// pool of `N`.
+  TypeRef checkPagedBuiltin(const ast::CallExpr &c) {
+    std::vector<TypeRef> args;
+    for (const ast::ExprPtr &x : c.args)
+      args.push_back(check(*x));
+    if (args.size() != 4) {
+      diag_.error(c.loc, fmt::format("'__builtin_paged' takes 4 arguments, found {}", args.size()));
+      return Type::unknown();
+    }
+    auto isIntClass = [&](const Dtype &d) {
+      if (const GenericParam *g = d.isVar() ? env_.find(d.name) : nullptr)
+        return g->dtypeClass == "int";
+      return dtypeClassOf(d.name) == "int";
+    };
+    const char *what[2] = {"a block table as an integer Tensor[Rows, Blocks]",
+                           "row lengths as an integer Tensor[Rows]"};
+    for (size_t i = 0; i < 2; ++i) {
+      const Type &t = *args[i];
+      if (t.kind == Type::Kind::Unknown)
+        return Type::unknown();
+      bool packed = false;
+      for (const Unit &u : t.shape)
+        packed = packed || u.isPack();
+      if (t.kind != Type::Kind::Tensor || t.shape.size() != 2 - i || packed || !isIntClass(t.dtype)) {
+        diag_.error(c.args[i]->loc,
+                    fmt::format("'__builtin_paged' takes {}, found {}", what[i], t.str()));
+        return Type::unknown();
+      }
+    }
+    if (!(norm(args[0]->shape[0].dim) == norm(args[1]->shape[0].dim))) {
+      diag_.error(c.args[1]->loc,
+                  fmt::format("'__builtin_paged': the block table has {} rows and the lengths {}",
+                              args[0]->shape[0].dim.str(), args[1]->shape[0].dim.str()));
+      return Type::unknown();
+    }
+    std::optional<Dim> page = asDim(*c.args[2], false), pool = asDim(*c.args[3], false);
+    if (!page || !pool) {
+      diag_.error(c.args[page ? 3 : 2]->loc,
+                  fmt::format("'__builtin_paged' takes its {} as a dim", page ? "pool's slots" : "page size"));
+      return Type::unknown();
+    }
+    auto r = std::make_shared<Type>();
+    r->kind = Type::Kind::Relation;
+    r->dtype = Dtype{"Csr", ""};
+    r->shape = {Unit{*pool, "", ""}, args[0]->shape[0],
+                Unit{args[0]->shape[0].dim * args[0]->shape[1].dim * *page, "", ""}};
+    return r;
+  }
+
   TypeRef checkCall(const ast::CallExpr &c) {
     if (auto *n = llvm::dyn_cast<ast::NameExpr>(c.callee.get())) {
       if (n->name == "__builtin_knn" || n->name == "__builtin_radius")
         return checkRelationBuiltin(c, n->name == "__builtin_radius");
+      if (n->name == "__builtin_paged")
+        return checkPagedBuiltin(c);
       if (n->name.starts_with("__builtin_")) {
         TypeRef first = Type::unknown();
         for (const ast::ExprPtr &x : c.args) {

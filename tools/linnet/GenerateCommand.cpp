@@ -37,7 +37,7 @@ using namespace linnet;
 
 namespace {
 struct Options {
-  std::string model, weights, binding, prompt, prompts;
+  std::string model, weights, binding, prompt, prompts, kvCache = "auto";
   unsigned maxNewTokens = 16;
   bool interpret = false;
   tool::SourceOptions source;
@@ -105,8 +105,19 @@ using CheckEntry = std::function<bool(const std::string &, const std::vector<rt:
 /// leaves its slot, which the next prompt takes at once. A slot without a
 /// sequence decodes on what it holds and its row is not read. Greedy, as
 /// `--prompt`: each sequence gets the tokens it gets alone.
+int generatePaged(const std::vector<std::vector<int64_t>> &prompts, const CallEntry &call,
+                  const CheckEntry &check);
+
 int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasEntry &hasEntry,
                     const CallEntry &call, const CheckEntry &check) {
+  bool paged = hasEntry("prefill_paged") && hasEntry("decode_paged");
+  if (gOpts.kvCache == "paged" && !paged) {
+    std::cerr << "linnet generate: error: --kv-cache paged needs the model's 'prefill_paged' and 'decode_paged' "
+                 "entries (examples/llama.ln has them)\n";
+    return 1;
+  }
+  if (paged && gOpts.kvCache != "slots")
+    return generatePaged(prompts, call, check);
   for (const char *e : {"prefill_slot", "decode_batch", "decode"})
     if (!hasEntry(e)) {
       std::cerr << fmt::format("linnet generate: error: --prompts needs the model's '{}' entry (continuous "
@@ -221,6 +232,164 @@ int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasE
                            decodeS > 0 ? double(decodeTokens) / decodeS : 0.0);
   return 0;
 }
+
+/// The largest value in [lo, hi] that `fits` accepts, `fits` monotone and
+/// true at lo; lo - 1 when it is not.
+int64_t largestFitting(int64_t lo, int64_t hi, const std::function<bool(int64_t)> &fits) {
+  if (!fits(lo))
+    return lo - 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/// `--prompts` over a paged KV cache (`prefill_paged`, `decode_paged`):
+/// the cache is one pool of pages, and row c of the block table names the
+/// pages of the sequence in row c. A prompt joins when a row is free and
+/// the pool has the pages its prompt and new tokens need (taken lowest
+/// first, in prompt order); a sequence that has its tokens frees them. A
+/// row without a sequence has no pages (-1) and writes nothing.
+int generatePaged(const std::vector<std::vector<int64_t>> &prompts, const CallEntry &call,
+                  const CheckEntry &check) {
+  std::string why;
+  // The geometry, from what the entries accept: rows (the batch), the
+  // page size (positions one block of the table holds) and the pages.
+  auto probe = [&](int64_t rows, int64_t pos, int64_t page) {
+    rt::OwnedTensor t = i64Tensor({rows}, std::vector<int64_t>(rows, 0));
+    rt::OwnedTensor p = i64Tensor({rows}, std::vector<int64_t>(rows, pos));
+    rt::OwnedTensor tb = i64Tensor({rows, 1}, std::vector<int64_t>(rows, page));
+    return check("decode_paged", {t.view(), p.view(), tb.view()}, why);
+  };
+  int64_t rows = 0;
+  for (int64_t n = 1; n <= 4096 && !rows; ++n)
+    if (probe(n, 0, 0))
+      rows = n;
+  if (!rows) {
+    std::cerr << "linnet generate: error: entry 'decode_paged' takes no batch of 1 to 4096 rows with a block "
+                 "table of one page: "
+              << why << "\n";
+    return 1;
+  }
+  const int64_t page = largestFitting(0, int64_t(1) << 40, [&](int64_t pos) { return probe(rows, pos, 0); }) + 1;
+  const int64_t pages = largestFitting(0, int64_t(1) << 40, [&](int64_t pg) { return probe(rows, 0, pg); }) + 1;
+  if (page > (int64_t(1) << 40) || pages > (int64_t(1) << 40)) {
+    std::cerr << "linnet generate: error: entry 'decode_paged' declares no bound on its positions "
+                 "(`where pos < B * Page`) or its pages (`where table < Pages`)\n";
+    return 1;
+  }
+  const int64_t maxNew = gOpts.maxNewTokens;
+  // The positions a sequence holds: its prompt and every token fed back.
+  auto need = [&](size_t i) {
+    int64_t positions = int64_t(prompts[i].size()) + std::max<int64_t>(maxNew - 1, 0);
+    return (positions + page - 1) / page;
+  };
+  int64_t width = 1;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    if (need(i) > pages) {
+      std::cerr << fmt::format("linnet generate: error: {}:{}: the prompt's {} tokens and --max-new-tokens {} "
+                               "need {} pages of {} positions; the KV cache's pool has {}\n",
+                               gOpts.prompts, i + 1, prompts[i].size(), maxNew, need(i), page, pages);
+      return 1;
+    }
+    width = std::max(width, need(i));
+  }
+
+  using clock = std::chrono::steady_clock;
+  std::vector<std::vector<int64_t>> outputs(prompts.size());
+  std::vector<int64_t> owner(rows, -1), pos(rows, 0), last(rows, 0), table(rows * width, -1);
+  std::vector<std::vector<int64_t>> held(rows);
+  std::vector<int64_t> freePages; // a stack: the lowest page on top
+  for (int64_t p = pages - 1; p >= 0; --p)
+    freePages.push_back(p);
+  size_t next = 0, done = 0;
+  double prefillS = 0, decodeS = 0;
+  int64_t prefillTokens = 0, decodeTokens = 0, steps = 0, peakPages = 0;
+  std::vector<rt::OwnedTensor> out;
+  std::string error;
+  auto release = [&](int64_t c) {
+    freePages.insert(freePages.end(), held[c].begin(), held[c].end());
+    std::sort(freePages.begin(), freePages.end(), std::greater<int64_t>());
+    held[c].clear();
+    std::fill(table.begin() + c * width, table.begin() + (c + 1) * width, -1);
+    owner[c] = -1;
+    pos[c] = 0;
+    last[c] = 0;
+  };
+  // Admits prompts in order while a row is free and the pool has their pages.
+  auto fill = [&]() -> bool {
+    for (int64_t c = 0; c < rows; ++c)
+      while (owner[c] < 0 && next < prompts.size() && need(next) <= int64_t(freePages.size())) {
+        size_t i = next++;
+        for (int64_t b = 0; b < need(i); ++b) {
+          held[c].push_back(freePages.back());
+          table[c * width + b] = freePages.back();
+          freePages.pop_back();
+        }
+        peakPages = std::max(peakPages, pages - int64_t(freePages.size()));
+        rt::OwnedTensor t = i64Tensor({int64_t(prompts[i].size())}, prompts[i]);
+        rt::OwnedTensor tb = i64Tensor({rows, width}, table), s = i64Tensor({}, {c});
+        auto t0 = clock::now();
+        if (!call("prefill_paged", {t.view(), tb.view(), s.view()}, out, error)) {
+          std::cerr << fmt::format("linnet generate: error: prefill_paged of prompt {} into row {}: {}\n", i + 1,
+                                   c, error);
+          return false;
+        }
+        prefillS += std::chrono::duration<double>(clock::now() - t0).count();
+        prefillTokens += int64_t(prompts[i].size());
+        if (maxNew > 0)
+          outputs[i].push_back(argmaxRow(out[0], 0));
+        owner[c] = int64_t(i);
+        if (int64_t(outputs[i].size()) >= maxNew) {
+          ++done;
+          release(c);
+          continue;
+        }
+        pos[c] = int64_t(prompts[i].size());
+        last[c] = outputs[i].back();
+      }
+    return true;
+  };
+  if (!fill())
+    return 1;
+  while (done < prompts.size()) {
+    rt::OwnedTensor t = i64Tensor({rows}, last), p = i64Tensor({rows}, pos), tb = i64Tensor({rows, width}, table);
+    auto t0 = clock::now();
+    if (!call("decode_paged", {t.view(), p.view(), tb.view()}, out, error)) {
+      std::cerr << "linnet generate: error: decode_paged: " << error << "\n";
+      return 1;
+    }
+    decodeS += std::chrono::duration<double>(clock::now() - t0).count();
+    ++steps;
+    for (int64_t c = 0; c < rows; ++c) {
+      if (owner[c] < 0)
+        continue;
+      std::vector<int64_t> &o = outputs[owner[c]];
+      o.push_back(argmaxRow(out[0], c));
+      ++decodeTokens;
+      ++pos[c];
+      last[c] = o.back();
+      if (int64_t(o.size()) >= maxNew) {
+        ++done;
+        release(c);
+      }
+    }
+    if (!fill())
+      return 1;
+  }
+  for (const std::vector<int64_t> &o : outputs)
+    std::cout << fmt::format("{}\n", fmt::join(o, ","));
+  std::cerr << fmt::format("prompts: {} over {} rows, paged KV cache: {} pages of {} positions, at most {} in use; "
+                           "prefill: {} tokens in {:.3f} s; decode: {} tokens in {} steps, {:.3f} s, {:.1f} "
+                           "tokens/s\n",
+                           prompts.size(), rows, pages, page, peakPages, prefillTokens, prefillS, decodeTokens,
+                           steps, decodeS, decodeS > 0 ? double(decodeTokens) / decodeS : 0.0);
+  return 0;
+}
 } // namespace
 
 CLI::App *tool::addGenerateCommand(CLI::App &app) {
@@ -239,6 +408,12 @@ CLI::App *tool::addGenerateCommand(CLI::App &app) {
       "model's prefill_slot and decode_batch entries (-D Slots=N), one line of tokens per prompt, in order");
   one->excludes(many);
   many->excludes(one);
+  c->add_option("--kv-cache", gOpts.kvCache,
+                "How --prompts holds its sequences' keys and values: paged (one pool of pages, through the model's "
+                "prefill_paged and decode_paged), slots (a cache slot a sequence: prefill_slot, decode_batch), or "
+                "auto (paged where the model has it)")
+      ->check(CLI::IsMember({"auto", "paged", "slots"}))
+      ->default_val("auto");
   c->add_option("--max-new-tokens", gOpts.maxNewTokens, "Tokens to generate")->default_val(16);
   c->add_flag("--interpret", gOpts.interpret,
               "Run prefill and decode with the reference interpreter (nothing is compiled)");

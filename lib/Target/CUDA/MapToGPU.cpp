@@ -41,6 +41,14 @@ bool containsParallel(Operation *op) {
   return found;
 }
 
+/// True when an op nested in `op` frees a buffer: the host's work (the
+/// runtime's device allocations), so `op` is host control flow. Ownership-
+/// based deallocation guards a free with a flag it computes (`scf.if %owned
+/// { memref.dealloc }`).
+bool containsDealloc(Operation *op) {
+  return op->walk([](memref::DeallocOp) { return WalkResult::interrupt(); }).wasInterrupted();
+}
+
 /// True when `op` (or an op nested in it) reads or writes memory: device
 /// work. Allocation and deallocation alone are host work (they become
 /// device allocations through the runtime); so are calls, whose callees are
@@ -352,11 +360,12 @@ struct MapToGPUPass : public impl::LinnetCUDAMapToGPUBase<MapToGPUPass> {
       // results) the host can hold: buffers (allocated on the host) and
       // scalars (a kernel computing one hands it back: flush). So does
       // control flow carrying a buffer, which only the host allocates (a
-      // loop whose one-element comprehension became scalar code). Carrying
-      // anything else (a vector), it runs whole in one kernel.
+      // loop whose one-element comprehension became scalar code), and control
+      // flow around a deallocation. Carrying anything else (a vector), it runs
+      // whole in one kernel.
       auto hostHeld = [](Type t) { return isa<MemRefType>(t) || t.isIntOrIndexOrFloat(); };
       bool carriesBuffer = llvm::any_of(op.getResultTypes(), [](Type t) { return isa<MemRefType>(t); });
-      if (op.getNumRegions() > 0 && (carriesBuffer || containsParallel(&op)) &&
+      if (op.getNumRegions() > 0 && (carriesBuffer || containsParallel(&op) || containsDealloc(&op)) &&
           llvm::all_of(op.getResultTypes(), hostHeld) && llvm::all_of(op.getRegions(), [&](Region &r) {
             return llvm::all_of(r.getArgumentTypes(), hostHeld);
           })) {

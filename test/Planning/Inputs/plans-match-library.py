@@ -78,6 +78,10 @@ for s in defined:
         continue
     if s.startswith(("get_available_features", "has_cpu_feature", "set_cpu_feature")):
         continue
+    # MLIR's ownership-based deallocation: the helper that decides which of
+    # several buffers a loop iteration replaced to free (-lower-deallocations).
+    if s == "dealloc_helper":
+        continue
     # An entry's C interface is its entry point's body: glue where the
     # entry has no work of its own (a relation kernel call, say).
     if s.startswith("_mlir_ciface_") and "linnet_entry_" + s[len("_mlir_ciface_"):] in \

@@ -5,6 +5,8 @@
 // pool. Expanding the block table into row offsets and column indices costs
 // one index per edge, against the rows of data each edge reads, and lets
 // every reduction over it use the compressed-row kernels of every target.
+// With a known pool (`num_src`), a slot outside it is no edge: the table is
+// run-time data, and a bad entry must not read outside the pool.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,14 +62,57 @@ void expand(gf::RelationOp rel) {
   Value zero = b.create<arith::ConstantIntOp>(loc, 0, 64);
   auto vector = MemRefType::get({ShapedType::kDynamic}, i64);
 
-  // Row offsets: the prefix sum of the lengths, each clamped to [0, B * P].
+  // The slot of edge j of row d, and whether the pool holds it: with a
+  // known pool of N slots, an edge whose slot is outside [0, N) is not
+  // related (a hostile block table reads nothing outside the pool).
+  int64_t pool = rel.getNumSrc();
+  Value pageV = b.create<arith::ConstantIntOp>(loc, page, 64);
+  auto slotOf = [&](OpBuilder &ib, Location il, Value d, Value j) -> std::pair<Value, Value> {
+    Value blk = ib.create<arith::DivUIOp>(il, j, index(ib, il, page));
+    Value off = ib.create<arith::IndexCastOp>(il, i64, ib.create<arith::RemUIOp>(il, j, index(ib, il, page)));
+    Value pg = toI64(ib, il, ib.create<memref::LoadOp>(il, tableM, ValueRange{d, blk}));
+    Value slot = ib.create<arith::AddIOp>(il, ib.create<arith::MulIOp>(il, pg, pageV), off);
+    if (pool < 0)
+      return {slot, Value()};
+    // pg * P + off < N without overflow: pg <= (N - 1 - off) / P, N > off.
+    Value poolV = ib.create<arith::ConstantIntOp>(il, pool, 64);
+    Value room = ib.create<arith::SubIOp>(il, poolV, off);
+    Value ok = ib.create<arith::AndIOp>(
+        il, ib.create<arith::CmpIOp>(il, arith::CmpIPredicate::sgt, room, zero),
+        ib.create<arith::AndIOp>(
+            il, ib.create<arith::CmpIOp>(il, arith::CmpIPredicate::sge, pg, zero),
+            ib.create<arith::CmpIOp>(
+                il, arith::CmpIPredicate::sle, pg,
+                ib.create<arith::DivSIOp>(il, ib.create<arith::SubIOp>(il, room, ib.create<arith::ConstantIntOp>(il, 1, 64)),
+                                          pageV))));
+    return {slot, ok};
+  };
+  auto lengthOf = [&](OpBuilder &lb, Location l, Value d) {
+    Value n = toI64(lb, l, lb.create<memref::LoadOp>(l, lengthsM, ValueRange{d}));
+    n = lb.create<arith::MinSIOp>(l, lb.create<arith::MaxSIOp>(l, n, zero), cap);
+    return lb.create<arith::IndexCastOp>(l, lb.getIndexType(), n).getResult();
+  };
+
+  // Row offsets: the prefix sum of each row's edges in the pool, its length
+  // clamped to [0, B * P].
   Value rowPtr = b.create<memref::AllocOp>(loc, vector, ValueRange{b.create<arith::AddIOp>(loc, rows, c1)});
   b.create<memref::StoreOp>(loc, zero, rowPtr, ValueRange{c0});
   auto prefix = b.create<scf::ForOp>(
       loc, c0, rows, c1, ValueRange{zero}, [&](OpBuilder &lb, Location l, Value d, ValueRange carried) {
-        Value n = toI64(lb, l, lb.create<memref::LoadOp>(l, lengthsM, ValueRange{d}));
-        n = lb.create<arith::MinSIOp>(l, lb.create<arith::MaxSIOp>(l, n, zero), cap);
-        Value total = lb.create<arith::AddIOp>(l, carried[0], n);
+        Value n = lengthOf(lb, l, d);
+        Value total;
+        if (pool < 0) {
+          total = lb.create<arith::AddIOp>(l, carried[0], lb.create<arith::IndexCastOp>(l, i64, n));
+        } else {
+          auto count = lb.create<scf::ForOp>(
+              l, index(lb, l, 0), n, index(lb, l, 1), ValueRange{carried[0]},
+              [&](OpBuilder &ib, Location il, Value j, ValueRange acc) {
+                Value ok = slotOf(ib, il, d, j).second;
+                Value one = ib.create<arith::ExtUIOp>(il, i64, ok);
+                ib.create<scf::YieldOp>(il, ValueRange{ib.create<arith::AddIOp>(il, acc[0], one)});
+              });
+          total = count.getResult(0);
+        }
         lb.create<memref::StoreOp>(l, total, rowPtr, ValueRange{lb.create<arith::AddIOp>(l, d, index(lb, l, 1))});
         lb.create<scf::YieldOp>(l, ValueRange{total});
       });
@@ -75,22 +120,26 @@ void expand(gf::RelationOp rel) {
 
   // Column indices: row by row, the slot of each of the row's edges.
   Value cols = b.create<memref::AllocOp>(loc, vector, ValueRange{edges});
-  Value pageV = b.create<arith::ConstantIntOp>(loc, page, 64);
   b.create<scf::ForOp>(loc, c0, rows, c1, ValueRange{}, [&](OpBuilder &ob, Location l, Value d, ValueRange) {
-    auto offset = [&](Value i) {
-      return ob.create<arith::IndexCastOp>(l, ob.getIndexType(), ob.create<memref::LoadOp>(l, rowPtr, ValueRange{i}));
-    };
-    Value begin = offset(d), end = offset(ob.create<arith::AddIOp>(l, d, index(ob, l, 1)));
+    Value begin = ob.create<arith::IndexCastOp>(l, ob.getIndexType(),
+                                                ob.create<memref::LoadOp>(l, rowPtr, ValueRange{d}));
     ob.create<scf::ForOp>(
-        l, index(ob, l, 0), ob.create<arith::SubIOp>(l, end, begin), index(ob, l, 1), ValueRange{},
-        [&](OpBuilder &ib, Location il, Value j, ValueRange) {
-          Value blk = ib.create<arith::DivUIOp>(il, j, index(ib, il, page));
-          Value off = ib.create<arith::RemUIOp>(il, j, index(ib, il, page));
-          Value pg = toI64(ib, il, ib.create<memref::LoadOp>(il, tableM, ValueRange{d, blk}));
-          Value slot = ib.create<arith::AddIOp>(il, ib.create<arith::MulIOp>(il, pg, pageV),
-                                                ib.create<arith::IndexCastOp>(il, i64, off));
-          ib.create<memref::StoreOp>(il, slot, cols, ValueRange{ib.create<arith::AddIOp>(il, begin, j)});
-          ib.create<scf::YieldOp>(il);
+        l, index(ob, l, 0), lengthOf(ob, l, d), index(ob, l, 1), ValueRange{begin},
+        [&](OpBuilder &ib, Location il, Value j, ValueRange at) {
+          auto [slot, ok] = slotOf(ib, il, d, j);
+          if (!ok) {
+            ib.create<memref::StoreOp>(il, slot, cols, ValueRange{at[0]});
+            ib.create<scf::YieldOp>(il, ValueRange{ib.create<arith::AddIOp>(il, at[0], index(ib, il, 1))});
+            return;
+          }
+          auto write = ib.create<scf::IfOp>(
+              il, ok,
+              [&](OpBuilder &tb, Location tl) {
+                tb.create<memref::StoreOp>(tl, slot, cols, ValueRange{at[0]});
+                tb.create<scf::YieldOp>(tl, ValueRange{tb.create<arith::AddIOp>(tl, at[0], index(tb, tl, 1))});
+              },
+              [&](OpBuilder &eb, Location el) { eb.create<scf::YieldOp>(el, ValueRange{at[0]}); });
+          ib.create<scf::YieldOp>(il, write.getResults());
         });
     ob.create<scf::YieldOp>(l);
   });
