@@ -1213,8 +1213,8 @@ private:
         continue;
       if (g.kind == ast::GenericKind::Dtype && !g.dtypeClass.empty() && g.dtypeClass != "any" &&
           !it->second.dtype.isVar() && !dtypeInClass(it->second.dtype.name, g.dtypeClass))
-        diag_.error(c.loc, fmt::format("'{}' needs {} to be a {} dtype, found {}", callee, g.name,
-                                       g.dtypeClass, it->second.dtype.name));
+        diag_.error(c.loc, fmt::format("'{}' needs {} to be {} {} dtype, found {}", callee, g.name,
+                                       g.dtypeClass == "int" ? "an" : "a", g.dtypeClass, it->second.dtype.name));
     }
     for (const Constraint &k : f.constraints) {
       Constraint s{substDim(k.lhs, b), substDim(k.rhs, b), k.op, k.loc};

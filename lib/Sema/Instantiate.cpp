@@ -319,7 +319,8 @@ std::optional<GenericValue> parseDefine(const GenericParam &g, const std::string
       return std::nullopt;
     }
     if (!dtypeInClass(v, g.dtypeClass)) {
-      err = fmt::format("dtype generic '{}' needs a {} dtype, found '{}'", g.name, g.dtypeClass, v);
+      err = fmt::format("dtype generic '{}' needs {} {} dtype, found '{}'", g.name, g.dtypeClass == "int" ? "an" : "a",
+                        g.dtypeClass, v);
       return std::nullopt;
     }
     r.dtype = Dtype{v, ""};
