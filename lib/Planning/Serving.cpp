@@ -2,8 +2,9 @@
 //
 // A discrete-event simulation of continuous batching (Serving.h). It runs
 // the engine loop `linnet generate --prompts` runs: fill the free slots
-// with waiting requests (one prefill each), then one decode step for all
-// slots; so a simulation with measured phase costs is checked against a
+// with waiting requests (one prefill each; with a paged cache, while the
+// pool has the next one's pages), then one decode step for all slots; so a
+// simulation with measured phase costs is checked against a
 // measured generate run (bench/llama/serving.sh).
 //
 //===----------------------------------------------------------------------===//
@@ -142,6 +143,16 @@ bool simulateServing(const PhaseCosts &costs, const ServingScenario &s, ServingR
     }
     return 1;
   };
+  if ((s.pages > 0) != (s.pageSize > 0) || s.pages < 0 || s.pageSize < 0) {
+    why = "a paged cache takes both its pages and their size (positive)";
+    return false;
+  }
+  // The pages a request holds from its prefill to its end: its prompt and
+  // every token fed back (as generate --prompts reserves them).
+  auto pagesOf = [&](const RequestTiming &r) {
+    int64_t positions = r.prompt + std::max<int64_t>(r.generated - 1, 0);
+    return s.pageSize > 0 ? (positions + s.pageSize - 1) / s.pageSize : 0;
+  };
   // Arrivals first (exponential gaps at the rate), then the lengths.
   std::vector<RequestTiming> reqs(size_t(s.requests));
   double t = 0;
@@ -155,7 +166,13 @@ bool simulateServing(const PhaseCosts &costs, const ServingScenario &s, ServingR
     RequestTiming &r = reqs[size_t(i)];
     r.prompt = draw(s.promptTokens, i);
     r.generated = draw(s.newTokens, i);
-    if (s.maxSeq > 0 && r.prompt + r.generated - 1 > s.maxSeq) {
+    if (s.pages > 0 && pagesOf(r) > s.pages) {
+      why = "request " + std::to_string(i) + ": " + std::to_string(r.prompt) + " prompt tokens and " +
+            std::to_string(r.generated) + " new ones need " + std::to_string(pagesOf(r)) + " pages of " +
+            std::to_string(s.pageSize) + " positions; the pool has " + std::to_string(s.pages);
+      return false;
+    }
+    if (s.pages == 0 && s.maxSeq > 0 && r.prompt + r.generated - 1 > s.maxSeq) {
       why = "request " + std::to_string(i) + ": " + std::to_string(r.prompt) + " prompt tokens and " +
             std::to_string(r.generated) + " new ones do not fit the cache of " + std::to_string(s.maxSeq);
       return false;
@@ -167,6 +184,7 @@ bool simulateServing(const PhaseCosts &costs, const ServingScenario &s, ServingR
     int64_t req = -1, held = 0, made = 0;
   };
   std::vector<Slot> slots(size_t(costs.slots));
+  int64_t freePages = s.pages;
   size_t next = 0, done = 0;
   double now = 0;
   std::deque<size_t> waiting;
@@ -179,9 +197,11 @@ bool simulateServing(const PhaseCosts &costs, const ServingScenario &s, ServingR
     // Every free slot takes a waiting request: its prefill gives its first
     // token (a request of one token is done at once).
     for (Slot &sl : slots)
-      while (sl.req < 0 && !waiting.empty()) {
+      while (sl.req < 0 && !waiting.empty() && pagesOf(reqs[waiting.front()]) <= freePages) {
         RequestTiming &r = reqs[waiting.front()];
         waiting.pop_front();
+        freePages -= pagesOf(r);
+        out.peakPages = std::max(out.peakPages, s.pages - freePages);
         double dt = interpolate(costs.prefill, double(r.prompt)) * 1e-9;
         now += dt;
         out.prefillS += dt;
@@ -190,6 +210,7 @@ bool simulateServing(const PhaseCosts &costs, const ServingScenario &s, ServingR
         if (r.generated <= 1) {
           r.doneS = now;
           ++done;
+          freePages += pagesOf(r);
           admit();
           continue;
         }
@@ -224,6 +245,7 @@ bool simulateServing(const PhaseCosts &costs, const ServingScenario &s, ServingR
       if (sl.made >= r.generated) {
         r.doneS = now;
         ++done;
+        freePages += pagesOf(r);
         sl = {};
       }
     }
@@ -245,7 +267,7 @@ Json toJson(const PhaseCosts &c, const ServingScenario &s, const ServingResult &
     return Json{{"p50_ms", percentile(v, 50) * 1e3}, {"p90_ms", percentile(v, 90) * 1e3},
                 {"p99_ms", percentile(v, 99) * 1e3}, {"max_ms", percentile(v, 100) * 1e3}};
   };
-  return {{"schema", kSimulationSchema},
+  Json doc = {{"schema", kSimulationSchema},
           {"costs", c.source},
           {"scenario",
            {{"requests", s.requests},
@@ -265,6 +287,12 @@ Json toJson(const PhaseCosts &c, const ServingScenario &s, const ServingResult &
           {"time_to_first_token", pcts(ttft)},
           {"time_per_output_token", pcts(tpot)},
           {"request_latency", pcts(latency)}};
+  if (s.pages > 0) {
+    doc["scenario"]["pages"] = s.pages;
+    doc["scenario"]["page_size"] = s.pageSize;
+    doc["peak_pages"] = r.peakPages;
+  }
+  return doc;
 }
 
 } // namespace linnet::planning

@@ -21,7 +21,7 @@ namespace {
 
 struct Options {
   std::string costs, output, promptTokens = "fixed:16", newTokens = "fixed:64";
-  int64_t requests = 8, maxSeq = 0;
+  int64_t requests = 8, maxSeq = 0, pages = 0, pageSize = 0;
   double arrivalRate = 0;
   uint64_t seed = 0;
 } gOpts;
@@ -47,6 +47,15 @@ CLI::App *tool::addSimulateServingCommand(CLI::App &app) {
       ->default_val("fixed:64");
   c->add_option("--max-seq", gOpts.maxSeq, "The model's cache length: a request that does not fit is an error")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+  CLI::Option *pages = c->add_option(
+      "--pages", gOpts.pages,
+      "A paged KV cache of this many pages (as generate --prompts runs one): a request joins when a slot is free "
+      "and the pool has the pages its prompt and new tokens need, in arrival order")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+  CLI::Option *pageSize = c->add_option("--page-size", gOpts.pageSize, "Positions a page holds (with --pages)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+  pages->needs(pageSize);
+  pageSize->needs(pages);
   c->add_option("--seed", gOpts.seed, "Seed of the arrivals and the uniform lengths")->default_val(0);
   c->add_option("-o", gOpts.output, "Also write the result as JSON (linnet.serving-simulation/1)");
   return c;
@@ -66,6 +75,8 @@ int tool::runSimulateServing() {
   s.arrivalRate = gOpts.arrivalRate;
   s.seed = gOpts.seed;
   s.maxSeq = gOpts.maxSeq;
+  s.pages = gOpts.pages;
+  s.pageSize = gOpts.pageSize;
   std::string why;
   if (!planning::parseLengthDist(gOpts.promptTokens, s.promptTokens, why) ||
       !planning::parseLengthDist(gOpts.newTokens, s.newTokens, why)) {
@@ -90,8 +101,11 @@ int tool::runSimulateServing() {
     return fmt::format("p50 {:.1f} ms, p90 {:.1f} ms, p99 {:.1f} ms", p["p50_ms"].get<double>(),
                        p["p90_ms"].get<double>(), p["p99_ms"].get<double>());
   };
-  std::cout << fmt::format("{} requests over {} slots ({}), prompts {}, new tokens {}; costs: {}\n", s.requests,
+  std::cout << fmt::format("{} requests over {} slots{} ({}), prompts {}, new tokens {}; costs: {}\n", s.requests,
                            costs.slots,
+                           s.pages > 0 ? fmt::format(", paged KV cache: {} pages of {} positions, at most {} in use",
+                                                     s.pages, s.pageSize, r.peakPages)
+                                       : "",
                            s.arrivalRate > 0 ? fmt::format("{} requests/s", s.arrivalRate) : "all waiting at 0",
                            s.promptTokens.text, s.newTokens.text, costs.source);
   std::cout << fmt::format("  makespan {:.3f} s: prefill {:.3f} s, decode {:.3f} s ({} steps, {} tokens)\n",

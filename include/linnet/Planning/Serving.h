@@ -2,8 +2,8 @@
 //
 // Seed 002's serving simulation: requests arrive, each runs its prompt
 // through a prefill phase and then decodes one token a step with the other
-// live requests (continuous batching over a model's cache slots, as
-// `linnet generate --prompts` runs them), and the simulation says what a
+// live requests (continuous batching over a model's cache slots or a paged
+// KV cache, as `linnet generate --prompts` runs them), and the simulation says what a
 // deployment gives: throughput, and time to first token and time per token
 // by percentile. The time of each phase comes from a phase-cost table
 // (`linnet.phase-costs/1`): points of the prefill entry's call time by
@@ -59,6 +59,11 @@ struct ServingScenario {
   /// The model's cache length: a request whose prompt and new tokens do
   /// not fit is refused.
   int64_t maxSeq = 0;
+  /// A paged KV cache (`generate --prompts --kv-cache paged`): a pool of
+  /// `pages` pages of `pageSize` positions (0: cache slots). A request joins
+  /// when a slot is free and the pool has the pages its positions need, in
+  /// arrival order, and gives them back when it ends.
+  int64_t pages = 0, pageSize = 0;
 };
 
 struct RequestTiming {
@@ -70,10 +75,12 @@ struct ServingResult {
   std::vector<RequestTiming> requests;
   double makespanS = 0, prefillS = 0, decodeS = 0;
   int64_t decodeSteps = 0, decodeTokens = 0, tokens = 0;
+  int64_t peakPages = 0; // a paged cache: the most pages held at once
 };
 
 /// Runs the scenario: arrivals in order; whenever a slot is free and a
-/// request waits, its prefill runs (the engine does one thing at a time)
+/// request waits (and, with a paged cache, the pool has its pages), its
+/// prefill runs (the engine does one thing at a time)
 /// and gives its first token; otherwise one decode step advances every live
 /// request one token, and a request that has its tokens frees its slot at
 /// once. False with `why` when a request cannot be served.

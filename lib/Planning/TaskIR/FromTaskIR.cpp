@@ -1049,6 +1049,11 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
         parallel = satMul(parallel, n);
       dims.push_back(ShapedType::isDynamic(ranges[i]) ? "?" : std::to_string(n));
     }
+    // No iteration at all, whatever the run-time extents (an axis of
+    // static extent 0): no work, and the lowering folds the op away, so no
+    // command of the plan stands for code that does not exist.
+    if (llvm::is_contained(ranges, 0))
+      return;
     // Arithmetic per iteration (linalg.index and constants are free).
     int64_t bodyOps = 0;
     if (op->getNumRegions())

@@ -1,7 +1,8 @@
 //===- Bufferize.cpp - Task IR on tensors to memrefs ----------------------===//
 //
 // -linnet-bufferize, the CPU target's first stage after the task pipeline:
-// scheduled relation kernels outlined into private functions, one-shot
+// scheduled relation kernels outlined into private functions, counted
+// while loops as scf.for (which bufferization carries in place), one-shot
 // bufferization of the entries (their arguments are already memrefs, so no
 // function-boundary bufferization; copies as linalg.copy), and
 // ownership-based buffer deallocation so that no call leaks its
@@ -59,6 +60,7 @@ void buildBufferizePipeline(OpPassManager &pm, bool laneSplit) {
   pm.addPass(createLinnetCPUOutlineRelationKernels(outline));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createLinnetUpliftCountedWhile());
   bufferization::OneShotBufferizationOptions opts;
   opts.bufferizeFunctionBoundaries = false;
   opts.allowReturnAllocsFromLoops = true;

@@ -328,6 +328,23 @@ def LinnetCPUDropUnreadAliasedInputs
   }];
 }
 
+def LinnetUpliftCountedWhile
+    : Pass<"linnet-uplift-counted-while", "::mlir::ModuleOp"> {
+  let summary = "A counted scf.while (i < n; i + step) on tensors becomes an scf.for";
+  let description = [{
+    The importer makes a `while` whose condition is known only at run time
+    an `scf.while` (`while s < S { ...; s = s + 1 }` over a prompt's tokens).
+    One-shot bufferization copies every tensor an `scf.while` carries in its
+    condition region, once an iteration: a loop writing a KV cache row by row
+    copied the whole cache per row. An `scf.for` carries its tensors in
+    place. A loop whose condition region is one `arith.cmpi` of the counter
+    against a bound defined outside, and whose body adds a loop-invariant step
+    to the counter, is that `scf.for` (upstream `upliftWhileToForLoop`); any
+    other `scf.while` stays as it is.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
 def LinnetCPUInstrumentCommands
     : Pass<"linnet-cpu-instrument-commands", "::mlir::ModuleOp"> {
   let summary = "Time every planned command: timer calls around the ops the plan names";
