@@ -421,9 +421,13 @@ std::vector<V> Importer::ifOp(const ir::Op &op, Frame &f) {
     OpBuilder::InsertionGuard g(b_);
     Block *blk = side == 0 ? shell.thenBlock() : shell.elseBlock();
     b_.setInsertionPoint(blk->getTerminator());
-    ++nest_;
+    // A branch of host control flow builds its work as the function body
+    // does (structured ops, in-place updates); inside an element's body
+    // it stays element code.
+    const bool inElements = nest_ > 0;
+    nest_ += inElements;
     std::vector<V> ys = region(op.regions[side], f, {});
-    --nest_;
+    nest_ -= inElements;
     if (ys.size() != op.results.size())
       fail(fmt::format("{}: a branch yields {} values, the `if` has {}", where_, ys.size(),
                        op.results.size()));
@@ -537,7 +541,10 @@ std::vector<V> Importer::runtimeWhile(const ir::Op &op, Frame &f, std::vector<V>
     std::vector<std::string> written;
     {
       OpBuilder::InsertionGuard g(b_);
-      ++nest_;
+      // As a branch: a loop of host control flow builds its body as the
+      // function body does; inside an element's body it stays element code.
+      const bool inElements = nest_ > 0;
+      nest_ += inElements;
       Block *before = b_.createBlock(&loop.getBefore(), {}, types, locs);
       std::vector<V> c = region(op.regions[0], f, bind(before));
       if (c.size() != 1 || c[0].k != V::Scalar)
@@ -561,7 +568,7 @@ std::vector<V> Importer::runtimeWhile(const ir::Op &op, Frame &f, std::vector<V>
       for (const std::string &p : states)
         yielded.push_back(convert(stateVal_[p], types[yielded.size()]));
       b_.create<scf::YieldOp>(loc_, yielded);
-      --nest_;
+      nest_ -= inElements;
     }
     stateVal_ = stateBefore;
     std::vector<std::string> all = states;
