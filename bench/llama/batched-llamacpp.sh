@@ -5,8 +5,9 @@
 # The weights are ../shared/peers/llamacpp's (PyTorch reference init, seed 0,
 # the default Llama's config: safetensors for linnet, the same tensors as an
 # F32 GGUF for llama.cpp). linnet: the default Llama built with -D Slots=N
-# (--target cpu-native), `linnet generate --prompts` (prefill_slot, then
-# decode_batch over every slot). llama.cpp: llamacpp_batched.cpp, the same
+# (--target cpu-native), `linnet generate --prompts` (its default paged KV
+# cache: prefill_paged, then decode_paged over every row; KV=slots:
+# prefill_slot and decode_batch). llama.cpp: llamacpp_batched.cpp, the same
 # continuous batching through its C API (one sequence id a slot in one
 # llama_batch; F32 KV cache, flash attention off, persistent threadpool, as
 # the batch-1 comparison). Each side runs REPEATS times, alternating; prints
@@ -17,7 +18,7 @@
 # default ${TMPDIR:-/tmp}/linnet-peers; g++, git, torch); weights, GGUF and
 # the driver are made once under $PEERS/work and reused.
 #
-# usage: bench/llama/batched-llamacpp.sh [BUILD_DIR] [N=8] [NEW=64] [REPEATS=3]
+# usage: [KV=paged|slots] bench/llama/batched-llamacpp.sh [BUILD_DIR] [N=8] [NEW=64] [REPEATS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -33,7 +34,7 @@ for i in range($slots): print(','.join(str((i * 7919 + k * 31 + 11) % 32000) for
 tps() { sed -nE 's/.* ([0-9.]+) tokens\/s$/\1/p'; }
 for r in $(seq "$repeats"); do
   OMP_NUM_THREADS=2 "$linnet" generate "$work/llama" --weights "$wts" --prompts "$work/prompts.txt" \
-      --max-new-tokens "$new" 2>"$work/l.err" >"$work/linnet.txt"
+      --kv-cache "${KV:-paged}" --max-new-tokens "$new" 2>"$work/l.err" >"$work/linnet.txt"
   tps < "$work/l.err" >> "$work/linnet-tps.txt"
   "$drv" "$gguf" --backends "$bins" --prompts "$work/prompts.txt" --slots "$slots" --max-new-tokens "$new" \
       --threads 2 2>"$work/c.err" >"$work/llamacpp.txt"
