@@ -99,86 +99,63 @@ using CallEntry = std::function<bool(const std::string &, const std::vector<rt::
                                      std::vector<rt::OwnedTensor> &, std::string &)>;
 using CheckEntry = std::function<bool(const std::string &, const std::vector<rt::TensorView> &, std::string &)>;
 
-/// `--prompts`: continuous batching over the model's cache slots. Each
-/// prompt runs `prefill_slot` into a free slot; `decode_batch` then
-/// advances every slot by one token a call; a sequence that has its tokens
-/// leaves its slot, which the next prompt takes at once. A slot without a
-/// sequence decodes on what it holds and its row is not read. Greedy, as
-/// `--prompt`: each sequence gets the tokens it gets alone.
-int generatePaged(const std::vector<std::vector<int64_t>> &prompts, const CallEntry &call,
-                  const CheckEntry &check);
+/// How a continuous batch holds its sequences' keys and values (cache
+/// slots, or a paged pool): its rows, its entries and their inputs beside
+/// the tokens, and what a sequence takes when it joins and gives back when
+/// it ends. runBatch is the engine loop either way.
+struct BatchCache {
+  int64_t rows = 0;
+  std::string prefillEntry, decodeEntry, rowWord;
+  /// Takes what prompt i needs in row c; false: it waits.
+  std::function<bool(size_t i, int64_t c)> admit = [](size_t, int64_t) { return true; };
+  std::function<void(int64_t c)> release = [](int64_t) {};
+  /// The prefill's inputs after the tokens (into row c); the decode's after
+  /// the tokens and the positions.
+  std::function<std::vector<rt::OwnedTensor>(int64_t c)> prefillInputs;
+  std::function<std::vector<rt::OwnedTensor>()> decodeInputs = [] { return std::vector<rt::OwnedTensor>{}; };
+  /// "3 slots", "3 rows, paged KV cache: ...", for the summary line.
+  std::function<std::string()> describe;
+};
 
-int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasEntry &hasEntry,
-                    const CallEntry &call, const CheckEntry &check) {
-  bool paged = hasEntry("prefill_paged") && hasEntry("decode_paged");
-  if (gOpts.kvCache == "paged" && !paged) {
-    std::cerr << "linnet generate: error: --kv-cache paged needs the model's 'prefill_paged' and 'decode_paged' "
-                 "entries (examples/llama.ln has them)\n";
-    return 1;
-  }
-  if (paged && gOpts.kvCache != "slots")
-    return generatePaged(prompts, call, check);
-  for (const char *e : {"prefill_slot", "decode_batch", "decode"})
-    if (!hasEntry(e)) {
-      std::cerr << fmt::format("linnet generate: error: --prompts needs the model's '{}' entry (continuous "
-                               "batching runs prefill_slot and decode_batch over the KV cache's slots, and "
-                               "checks positions against decode's bound; examples/llama.ln has them)\n",
-                               e);
-      return 1;
-    }
-  // The slot count: the one batch decode_batch takes.
-  std::string why;
-  int64_t slots = 0;
-  for (int64_t n = 1; n <= 4096 && !slots; ++n) {
-    rt::OwnedTensor t = i64Tensor({n}, std::vector<int64_t>(n, 0)), p = i64Tensor({n}, std::vector<int64_t>(n, 0));
-    if (check("decode_batch", {t.view(), p.view()}, why))
-      slots = n;
-  }
-  if (!slots) {
-    std::cerr << "linnet generate: error: entry 'decode_batch' takes no batch of 1 to 4096 tokens and positions\n";
-    return 1;
-  }
-  const int64_t maxNew = gOpts.maxNewTokens;
-  // Every prompt and every position it decodes fit the cache: refused
-  // before anything runs, naming the prompt.
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    rt::OwnedTensor t = i64Tensor({int64_t(prompts[i].size())}, prompts[i]), s = i64Tensor({}, {0});
-    std::string error;
-    if (!check("prefill_slot", {t.view(), s.view()}, error)) {
-      std::cerr << fmt::format("linnet generate: error: {}:{}: the prompt's {} tokens do not fit the model: {}\n",
-                               gOpts.prompts, i + 1, prompts[i].size(), error);
-      return 1;
-    }
-    int64_t last = int64_t(prompts[i].size()) + maxNew - 2;
-    rt::OwnedTensor tok = i64Tensor({1}, {0}), p = i64Tensor({}, {last});
-    if (maxNew > 1 && !check("decode", {tok.view(), p.view()}, error)) {
-      std::cerr << fmt::format("linnet generate: error: {}:{}: --max-new-tokens {} after a prompt of {} tokens "
-                               "decodes up to position {}, past the model's KV cache: {}\n",
-                               gOpts.prompts, i + 1, maxNew, prompts[i].size(), last, error);
-      return 1;
-    }
-  }
-
+/// `--prompts`: continuous batching. Each prompt runs the prefill entry
+/// into a free row; the decode entry then advances every row by one token
+/// a call; a sequence that has its tokens leaves its row, which the next
+/// prompt takes at once (when the cache admits it). A row without a
+/// sequence decodes on what it holds and its logits are not read. Greedy,
+/// as `--prompt`: each sequence gets the tokens it gets alone.
+int runBatch(const std::vector<std::vector<int64_t>> &prompts, BatchCache &cache, const CallEntry &call) {
   using clock = std::chrono::steady_clock;
+  const int64_t rows = cache.rows, maxNew = gOpts.maxNewTokens;
   std::vector<std::vector<int64_t>> outputs(prompts.size());
-  std::vector<int64_t> owner(slots, -1), pos(slots, 0), last(slots, 0);
+  std::vector<int64_t> owner(rows, -1), pos(rows, 0), last(rows, 0);
   size_t next = 0, done = 0;
   double prefillS = 0, decodeS = 0;
   int64_t prefillTokens = 0, decodeTokens = 0, steps = 0;
   std::vector<rt::OwnedTensor> out;
   std::string error;
-  // Runs prompts into free slots until the slots or the prompts run out;
-  // a sequence that is done after its prompt (--max-new-tokens 0 or 1)
-  // frees its slot at once.
+  auto leave = [&](int64_t c) {
+    cache.release(c);
+    owner[c] = -1;
+    pos[c] = 0;
+    last[c] = 0;
+  };
+  // Runs prompts into free rows, in order, until the rows or the prompts
+  // run out or the next prompt must wait; a sequence that is done after its
+  // prompt (--max-new-tokens 0 or 1) frees its row at once.
   auto fill = [&]() -> bool {
-    for (int64_t c = 0; c < slots; ++c)
-      while (owner[c] < 0 && next < prompts.size()) {
+    for (int64_t c = 0; c < rows; ++c)
+      while (owner[c] < 0 && next < prompts.size() && cache.admit(next, c)) {
         size_t i = next++;
-        rt::OwnedTensor t = i64Tensor({int64_t(prompts[i].size())}, prompts[i]), s = i64Tensor({}, {c});
+        std::vector<rt::OwnedTensor> in{i64Tensor({int64_t(prompts[i].size())}, prompts[i])};
+        for (rt::OwnedTensor &t : cache.prefillInputs(c))
+          in.push_back(std::move(t));
+        std::vector<rt::TensorView> views;
+        for (const rt::OwnedTensor &t : in)
+          views.push_back(t.view());
         auto t0 = clock::now();
-        if (!call("prefill_slot", {t.view(), s.view()}, out, error)) {
-          std::cerr << fmt::format("linnet generate: error: prefill_slot of prompt {} into slot {}: {}\n", i + 1,
-                                   c, error);
+        if (!call(cache.prefillEntry, views, out, error)) {
+          std::cerr << fmt::format("linnet generate: error: {} of prompt {} into {} {}: {}\n", cache.prefillEntry,
+                                   i + 1, cache.rowWord, c, error);
           return false;
         }
         prefillS += std::chrono::duration<double>(clock::now() - t0).count();
@@ -187,6 +164,7 @@ int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasE
           outputs[i].push_back(argmaxRow(out[0], 0));
         if (int64_t(outputs[i].size()) >= maxNew) {
           ++done;
+          leave(c);
           continue;
         }
         owner[c] = int64_t(i);
@@ -198,15 +176,20 @@ int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasE
   if (!fill())
     return 1;
   while (done < prompts.size()) {
-    rt::OwnedTensor t = i64Tensor({slots}, last), p = i64Tensor({slots}, pos);
+    std::vector<rt::OwnedTensor> in{i64Tensor({rows}, last), i64Tensor({rows}, pos)};
+    for (rt::OwnedTensor &t : cache.decodeInputs())
+      in.push_back(std::move(t));
+    std::vector<rt::TensorView> views;
+    for (const rt::OwnedTensor &t : in)
+      views.push_back(t.view());
     auto t0 = clock::now();
-    if (!call("decode_batch", {t.view(), p.view()}, out, error)) {
-      std::cerr << "linnet generate: error: decode_batch: " << error << "\n";
+    if (!call(cache.decodeEntry, views, out, error)) {
+      std::cerr << "linnet generate: error: " << cache.decodeEntry << ": " << error << "\n";
       return 1;
     }
     decodeS += std::chrono::duration<double>(clock::now() - t0).count();
     ++steps;
-    for (int64_t c = 0; c < slots; ++c) {
+    for (int64_t c = 0; c < rows; ++c) {
       if (owner[c] < 0)
         continue;
       std::vector<int64_t> &o = outputs[owner[c]];
@@ -216,9 +199,7 @@ int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasE
       last[c] = o.back();
       if (int64_t(o.size()) >= maxNew) {
         ++done;
-        owner[c] = -1;
-        pos[c] = 0;
-        last[c] = 0;
+        leave(c);
       }
     }
     if (!fill())
@@ -226,9 +207,9 @@ int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasE
   }
   for (const std::vector<int64_t> &o : outputs)
     std::cout << fmt::format("{}\n", fmt::join(o, ","));
-  std::cerr << fmt::format("prompts: {} over {} slots; prefill: {} tokens in {:.3f} s; decode: {} tokens in {} "
+  std::cerr << fmt::format("prompts: {} over {}; prefill: {} tokens in {:.3f} s; decode: {} tokens in {} "
                            "steps, {:.3f} s, {:.1f} tokens/s\n",
-                           prompts.size(), slots, prefillTokens, prefillS, decodeTokens, steps, decodeS,
+                           prompts.size(), cache.describe(), prefillTokens, prefillS, decodeTokens, steps, decodeS,
                            decodeS > 0 ? double(decodeTokens) / decodeS : 0.0);
   return 0;
 }
@@ -299,96 +280,117 @@ int generatePaged(const std::vector<std::vector<int64_t>> &prompts, const CallEn
     width = std::max(width, need(i));
   }
 
-  using clock = std::chrono::steady_clock;
-  std::vector<std::vector<int64_t>> outputs(prompts.size());
-  std::vector<int64_t> owner(rows, -1), pos(rows, 0), last(rows, 0), table(rows * width, -1);
+  std::vector<int64_t> table(rows * width, -1);
   std::vector<std::vector<int64_t>> held(rows);
   std::vector<int64_t> freePages; // a stack: the lowest page on top
   for (int64_t p = pages - 1; p >= 0; --p)
     freePages.push_back(p);
-  size_t next = 0, done = 0;
-  double prefillS = 0, decodeS = 0;
-  int64_t prefillTokens = 0, decodeTokens = 0, steps = 0, peakPages = 0;
-  std::vector<rt::OwnedTensor> out;
-  std::string error;
-  auto release = [&](int64_t c) {
+  int64_t peakPages = 0;
+  BatchCache cache;
+  cache.rows = rows;
+  cache.prefillEntry = "prefill_paged";
+  cache.decodeEntry = "decode_paged";
+  cache.rowWord = "row";
+  cache.admit = [&](size_t i, int64_t c) {
+    if (need(i) > int64_t(freePages.size()))
+      return false;
+    for (int64_t b = 0; b < need(i); ++b) {
+      held[c].push_back(freePages.back());
+      table[c * width + b] = freePages.back();
+      freePages.pop_back();
+    }
+    peakPages = std::max(peakPages, pages - int64_t(freePages.size()));
+    return true;
+  };
+  cache.release = [&](int64_t c) {
     freePages.insert(freePages.end(), held[c].begin(), held[c].end());
     std::sort(freePages.begin(), freePages.end(), std::greater<int64_t>());
     held[c].clear();
     std::fill(table.begin() + c * width, table.begin() + (c + 1) * width, -1);
-    owner[c] = -1;
-    pos[c] = 0;
-    last[c] = 0;
   };
-  // Admits prompts in order while a row is free and the pool has their pages.
-  auto fill = [&]() -> bool {
-    for (int64_t c = 0; c < rows; ++c)
-      while (owner[c] < 0 && next < prompts.size() && need(next) <= int64_t(freePages.size())) {
-        size_t i = next++;
-        for (int64_t b = 0; b < need(i); ++b) {
-          held[c].push_back(freePages.back());
-          table[c * width + b] = freePages.back();
-          freePages.pop_back();
-        }
-        peakPages = std::max(peakPages, pages - int64_t(freePages.size()));
-        rt::OwnedTensor t = i64Tensor({int64_t(prompts[i].size())}, prompts[i]);
-        rt::OwnedTensor tb = i64Tensor({rows, width}, table), s = i64Tensor({}, {c});
-        auto t0 = clock::now();
-        if (!call("prefill_paged", {t.view(), tb.view(), s.view()}, out, error)) {
-          std::cerr << fmt::format("linnet generate: error: prefill_paged of prompt {} into row {}: {}\n", i + 1,
-                                   c, error);
-          return false;
-        }
-        prefillS += std::chrono::duration<double>(clock::now() - t0).count();
-        prefillTokens += int64_t(prompts[i].size());
-        if (maxNew > 0)
-          outputs[i].push_back(argmaxRow(out[0], 0));
-        owner[c] = int64_t(i);
-        if (int64_t(outputs[i].size()) >= maxNew) {
-          ++done;
-          release(c);
-          continue;
-        }
-        pos[c] = int64_t(prompts[i].size());
-        last[c] = outputs[i].back();
-      }
-    return true;
+  cache.prefillInputs = [&](int64_t c) {
+    std::vector<rt::OwnedTensor> in;
+    in.push_back(i64Tensor({rows, width}, table));
+    in.push_back(i64Tensor({}, {c}));
+    return in;
   };
-  if (!fill())
+  cache.decodeInputs = [&] {
+    std::vector<rt::OwnedTensor> in;
+    in.push_back(i64Tensor({rows, width}, table));
+    return in;
+  };
+  cache.describe = [&] {
+    return fmt::format("{} rows, paged KV cache: {} pages of {} positions, at most {} in use", rows, pages, page,
+                       peakPages);
+  };
+  return runBatch(prompts, cache, call);
+}
+
+/// `--prompts` over the model's cache slots (`prefill_slot`,
+/// `decode_batch`), or its paged KV cache where it has one (generatePaged).
+int generateBatched(const std::vector<std::vector<int64_t>> &prompts, const HasEntry &hasEntry,
+                    const CallEntry &call, const CheckEntry &check) {
+  bool paged = hasEntry("prefill_paged") && hasEntry("decode_paged");
+  if (gOpts.kvCache == "paged" && !paged) {
+    std::cerr << "linnet generate: error: --kv-cache paged needs the model's 'prefill_paged' and 'decode_paged' "
+                 "entries (examples/llama.ln has them)\n";
     return 1;
-  while (done < prompts.size()) {
-    rt::OwnedTensor t = i64Tensor({rows}, last), p = i64Tensor({rows}, pos), tb = i64Tensor({rows, width}, table);
-    auto t0 = clock::now();
-    if (!call("decode_paged", {t.view(), p.view(), tb.view()}, out, error)) {
-      std::cerr << "linnet generate: error: decode_paged: " << error << "\n";
-      return 1;
-    }
-    decodeS += std::chrono::duration<double>(clock::now() - t0).count();
-    ++steps;
-    for (int64_t c = 0; c < rows; ++c) {
-      if (owner[c] < 0)
-        continue;
-      std::vector<int64_t> &o = outputs[owner[c]];
-      o.push_back(argmaxRow(out[0], c));
-      ++decodeTokens;
-      ++pos[c];
-      last[c] = o.back();
-      if (int64_t(o.size()) >= maxNew) {
-        ++done;
-        release(c);
-      }
-    }
-    if (!fill())
-      return 1;
   }
-  for (const std::vector<int64_t> &o : outputs)
-    std::cout << fmt::format("{}\n", fmt::join(o, ","));
-  std::cerr << fmt::format("prompts: {} over {} rows, paged KV cache: {} pages of {} positions, at most {} in use; "
-                           "prefill: {} tokens in {:.3f} s; decode: {} tokens in {} steps, {:.3f} s, {:.1f} "
-                           "tokens/s\n",
-                           prompts.size(), rows, pages, page, peakPages, prefillTokens, prefillS, decodeTokens,
-                           steps, decodeS, decodeS > 0 ? double(decodeTokens) / decodeS : 0.0);
-  return 0;
+  if (paged && gOpts.kvCache != "slots")
+    return generatePaged(prompts, call, check);
+  for (const char *e : {"prefill_slot", "decode_batch", "decode"})
+    if (!hasEntry(e)) {
+      std::cerr << fmt::format("linnet generate: error: --prompts needs the model's '{}' entry (continuous "
+                               "batching runs prefill_slot and decode_batch over the KV cache's slots, and "
+                               "checks positions against decode's bound; examples/llama.ln has them)\n",
+                               e);
+      return 1;
+    }
+  // The slot count: the one batch decode_batch takes.
+  std::string why;
+  int64_t slots = 0;
+  for (int64_t n = 1; n <= 4096 && !slots; ++n) {
+    rt::OwnedTensor t = i64Tensor({n}, std::vector<int64_t>(n, 0)), p = i64Tensor({n}, std::vector<int64_t>(n, 0));
+    if (check("decode_batch", {t.view(), p.view()}, why))
+      slots = n;
+  }
+  if (!slots) {
+    std::cerr << "linnet generate: error: entry 'decode_batch' takes no batch of 1 to 4096 tokens and positions\n";
+    return 1;
+  }
+  const int64_t maxNew = gOpts.maxNewTokens;
+  // Every prompt and every position it decodes fit the cache: refused
+  // before anything runs, naming the prompt.
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    rt::OwnedTensor t = i64Tensor({int64_t(prompts[i].size())}, prompts[i]), s = i64Tensor({}, {0});
+    std::string error;
+    if (!check("prefill_slot", {t.view(), s.view()}, error)) {
+      std::cerr << fmt::format("linnet generate: error: {}:{}: the prompt's {} tokens do not fit the model: {}\n",
+                               gOpts.prompts, i + 1, prompts[i].size(), error);
+      return 1;
+    }
+    int64_t last = int64_t(prompts[i].size()) + maxNew - 2;
+    rt::OwnedTensor tok = i64Tensor({1}, {0}), p = i64Tensor({}, {last});
+    if (maxNew > 1 && !check("decode", {tok.view(), p.view()}, error)) {
+      std::cerr << fmt::format("linnet generate: error: {}:{}: --max-new-tokens {} after a prompt of {} tokens "
+                               "decodes up to position {}, past the model's KV cache: {}\n",
+                               gOpts.prompts, i + 1, maxNew, prompts[i].size(), last, error);
+      return 1;
+    }
+  }
+
+  BatchCache cache;
+  cache.rows = slots;
+  cache.prefillEntry = "prefill_slot";
+  cache.decodeEntry = "decode_batch";
+  cache.rowWord = "slot";
+  cache.prefillInputs = [](int64_t c) {
+    std::vector<rt::OwnedTensor> in;
+    in.push_back(i64Tensor({}, {c}));
+    return in;
+  };
+  cache.describe = [&] { return fmt::format("{} slots", slots); };
+  return runBatch(prompts, cache, call);
 }
 } // namespace
 
