@@ -131,6 +131,11 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (rank - double(lo));
 }
 
+int64_t pagesForRequest(int64_t promptTokens, int64_t newTokens, int64_t pageSize) {
+  int64_t positions = promptTokens + std::max<int64_t>(newTokens - 1, 0);
+  return (positions + pageSize - 1) / pageSize;
+}
+
 bool simulateServing(const PhaseCosts &costs, const ServingScenario &s, ServingResult &out, std::string &why) {
   out = {};
   std::mt19937_64 rng(s.seed);
@@ -147,11 +152,8 @@ bool simulateServing(const PhaseCosts &costs, const ServingScenario &s, ServingR
     why = "a paged cache takes both its pages and their size (positive)";
     return false;
   }
-  // The pages a request holds from its prefill to its end: its prompt and
-  // every token fed back (as generate --prompts reserves them).
   auto pagesOf = [&](const RequestTiming &r) {
-    int64_t positions = r.prompt + std::max<int64_t>(r.generated - 1, 0);
-    return s.pageSize > 0 ? (positions + s.pageSize - 1) / s.pageSize : 0;
+    return s.pageSize > 0 ? pagesForRequest(r.prompt, r.generated, s.pageSize) : 0;
   };
   // Arrivals first (exponential gaps at the rate), then the lengths.
   std::vector<RequestTiming> reqs(size_t(s.requests));

@@ -19,6 +19,7 @@
 
 #include "linnet/Interp/Interpreter.h"
 
+#include "linnet/Planning/Serving.h"
 #include "linnet/Runtime/Binding.h"
 #include "linnet/Runtime/Runtime.h"
 
@@ -264,11 +265,7 @@ int generatePaged(const std::vector<std::vector<int64_t>> &prompts, const CallEn
     return 1;
   }
   const int64_t maxNew = gOpts.maxNewTokens;
-  // The positions a sequence holds: its prompt and every token fed back.
-  auto need = [&](size_t i) {
-    int64_t positions = int64_t(prompts[i].size()) + std::max<int64_t>(maxNew - 1, 0);
-    return (positions + page - 1) / page;
-  };
+  auto need = [&](size_t i) { return planning::pagesForRequest(int64_t(prompts[i].size()), maxNew, page); };
   int64_t width = 1;
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (need(i) > pages) {

@@ -78,6 +78,11 @@ struct ServingResult {
   int64_t peakPages = 0; // a paged cache: the most pages held at once
 };
 
+/// The pages of `pageSize` positions a request holds in a paged KV cache
+/// from its prefill to its end: its prompt and every token fed back
+/// (`linnet generate --prompts` reserves them so, and the simulation).
+int64_t pagesForRequest(int64_t promptTokens, int64_t newTokens, int64_t pageSize);
+
 /// Runs the scenario: arrivals in order; whenever a slot is free and a
 /// request waits (and, with a paged cache, the pool has its pages), its
 /// prefill runs (the engine does one thing at a time)
