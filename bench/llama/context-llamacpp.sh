@@ -15,17 +15,21 @@
 # as a fraction of its context-8 figure, the ratios, and how many of the
 # tokens the two sides agree on.
 #
-# usage: bench/llama/context-llamacpp.sh [BUILD_DIR] [NEW=64] [REPEATS=3] [LENGTHS=512,1500]
+# KV=f16 keeps both sides' KV caches in f16 (linnet: -D KV=f16; llama.cpp:
+# type_k = type_v = F16, its own default); f32 by default.
+#
+# usage: [KV=f16] bench/llama/context-llamacpp.sh [BUILD_DIR] [NEW=64] [REPEATS=3] [LENGTHS=512,1500]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 new=${2:-64}
 repeats=${3:-3}
 lengths=8,${4:-512,1500}
+kv=${KV:-f32}
 linnet=$build/bin/linnet
 source "$root/bench/llama/llamacpp-peer.sh"
 
-"$linnet" build "$root/examples/llama.ln" -D MaxSeq=2048 --target cpu-native -o "$work/llama" > /dev/null
+"$linnet" build "$root/examples/llama.ln" -D MaxSeq=2048 -D KV="$kv" --target cpu-native -o "$work/llama" > /dev/null
 prompt() { /usr/bin/python3 -c "print(','.join(str((i * 7919 + 11) % 32000) for i in range($1)))"; }
 # "prefill: P tokens in S s; decode: ... T tokens/s" -> "S T"
 summary() { sed -nE 's/.*prefill: [0-9]+ tokens in ([0-9.]+) s; decode: .* ([0-9.]+) tokens\/s$/\1 \2/p'; }
@@ -35,7 +39,7 @@ for r in $(seq "$repeats"); do
     OMP_NUM_THREADS=2 "$linnet" generate "$work/llama" --weights "$wts" --prompt "$(cat "$work/p$len.txt")" \
         --max-new-tokens "$new" 2>"$work/l.err" >"$work/l$len.txt"
     echo "$len $(summary < "$work/l.err")" >> "$work/linnet.txt"
-    "$drv" "$gguf" --backends "$bins" --prompts "$work/p$len.txt" --slots 1 --ctx-per-seq 2048 \
+    "$drv" "$gguf" --backends "$bins" --prompts "$work/p$len.txt" --slots 1 --ctx-per-seq 2048 --kv-type "$kv" \
         --max-new-tokens "$new" --threads 2 2>"$work/c.err" >"$work/c$len.txt"
     echo "$len $(summary < "$work/c.err")" >> "$work/llamacpp.txt"
   done
@@ -52,4 +56,5 @@ for len in ${lengths//,/ }; do
             l, lp, cp, cp / lp, ld, 100 * ld / lb, cd, 100 * cd / cb, s, n}'
 done
 echo "decode linnet / llama.cpp at the longest context: $(echo "$(col linnet "${lengths##*,}" 3) / $(col llamacpp "${lengths##*,}" 3)" | bc -l | cut -c1-4)x"
+echo "KV cache: $kv on both sides"
 echo "targets: linnet decode at 1500 >= 85% of its context-8 figure; prefill of 1500 >= llama.cpp's (median of $repeats runs, $new new tokens, 2 threads)"

@@ -9,7 +9,9 @@
 # prompt. The KV cache read per token at 1,500 is ~25 MB (8 layers, 4 KV
 # heads of 64, K and V), against 158 MB of weights.
 #
-# usage: bench/llama/context.sh [BUILD_DIR] [N=64] [REPEATS=3] [LENGTHS=128,512,1500]
+# KV=f16 builds the cache in f16 (-D KV=f16).
+#
+# usage: [KV=f16] bench/llama/context.sh [BUILD_DIR] [N=64] [REPEATS=3] [LENGTHS=128,512,1500]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -21,8 +23,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=2
 
-"$linnet" build "$root/examples/llama.ln" -D MaxSeq=2048 --target cpu-native -o "$work/llama" > /dev/null
-"$linnet" init-weights "$root/examples/llama.ln" -D MaxSeq=2048 -o "$work/w.safetensors" > /dev/null
+"$linnet" build "$root/examples/llama.ln" -D MaxSeq=2048 -D KV="${KV:-f32}" --target cpu-native -o "$work/llama" > /dev/null
+"$linnet" init-weights "$root/examples/llama.ln" -D MaxSeq=2048 -D KV="${KV:-f32}" -o "$work/w.safetensors" > /dev/null
 prompt() { /usr/bin/python3 -c "import sys; print(','.join(str((i * 7919 + 11) % 32000) for i in range($1)))"; }
 all="8,$lengths"
 for r in $(seq "$repeats"); do

@@ -39,6 +39,7 @@ static void quiet_log(ggml_log_level, const char *, void *) {}
 int main(int argc, char ** argv) {
     std::string model_path, backends, prompts_path;
     int slots = 8, n_new = 64, threads = 2, ctx_per_seq = 256;
+    ggml_type kv_type = GGML_TYPE_F32;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto next = [&]() -> std::string {
@@ -51,6 +52,12 @@ int main(int argc, char ** argv) {
         else if (a == "--max-new-tokens") n_new = std::atoi(next().c_str());
         else if (a == "--threads") threads = std::atoi(next().c_str());
         else if (a == "--ctx-per-seq") ctx_per_seq = std::atoi(next().c_str());
+        else if (a == "--kv-type") {
+            std::string t = next();
+            if (t == "f32") kv_type = GGML_TYPE_F32;
+            else if (t == "f16") kv_type = GGML_TYPE_F16;
+            else { fprintf(stderr, "--kv-type: f32 or f16, not %s\n", t.c_str()); return 2; }
+        }
         else if (model_path.empty()) model_path = a;
         else { fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
     }
@@ -82,7 +89,8 @@ int main(int argc, char ** argv) {
     if (!model) { fprintf(stderr, "failed to load %s\n", model_path.c_str()); return 1; }
     const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
 
-    // The configuration of the batch-1 comparison (../shared/peers/llamacpp: F32 KV cache,
+    // The configuration of the batch-1 comparison (../shared/peers/llamacpp: F32 KV cache
+    // unless --kv-type f16, as linnet's -D KV=f16,
     // flash attention off, a persistent threadpool), with one KV stream per sequence
     // (kv_unified off: the sequences share no prefix).
     llama_context_params cp = llama_context_default_params();
@@ -93,8 +101,8 @@ int main(int argc, char ** argv) {
     cp.kv_unified = false;
     cp.n_threads = threads;
     cp.n_threads_batch = threads;
-    cp.type_k = GGML_TYPE_F32;
-    cp.type_v = GGML_TYPE_F32;
+    cp.type_k = kv_type;
+    cp.type_v = kv_type;
     cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
     llama_context * ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "failed to create the context\n"); return 1; }

@@ -345,6 +345,7 @@ private:
   /// `yield`/`return` yields.
   /// Evaluates `r` with `args` and returns what it yields; with `until`,
   /// stops before that op (its operands evaluated) and returns nothing.
+  void bindArgs(const ir::Region &r, Frame &f, const std::vector<V> &args);
   std::vector<V> region(const ir::Region &r, Frame &f, const std::vector<V> &args,
                         const ir::Op *until = nullptr);
   /// The k-th value `r` yields, evaluating only the ops it depends on (a

@@ -115,20 +115,35 @@ std::vector<V> Importer::operation(const ir::Op &op, Frame &f) {
     return {V::scalar(b_.create<arith::SelectOp>(loc_, c.v, convert(x.v, t), convert(y.v, t)))};
   }
   if (k == ir::kind::Cast) {
-    V x = scalarOf(operand(0));
     Type t = type(rt, f);
-    Type from = x.v.getType();
     bool toUns = isUnsigned(rt, f);
-    // Unsigned sources widen and convert by value, not by sign bit.
-    if (x.uns && isa<IntegerType>(from) && !from.isInteger(1)) {
-      if (isFloat(t))
-        return {V::scalar(b_.create<arith::UIToFPOp>(loc_, t, x.v))};
-      if (isa<IntegerType>(t) && from.getIntOrFloatBitWidth() < t.getIntOrFloatBitWidth())
-        return {V::scalar(b_.create<arith::ExtUIOp>(loc_, t, x.v))};
+    // One element's conversion (unsigned sources widen and convert by
+    // value, not by sign bit).
+    auto castOne = [&](Value x, bool fromUns, Type to) -> Value {
+      Type from = x.getType();
+      if (fromUns && isa<IntegerType>(from) && !from.isInteger(1)) {
+        if (isFloat(to))
+          return b_.create<arith::UIToFPOp>(loc_, to, x);
+        if (isa<IntegerType>(to) && from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+          return b_.create<arith::ExtUIOp>(loc_, to, x);
+      }
+      if (toUns && isFloat(from) && isa<IntegerType>(to))
+        return floatToUnsigned(x, cast<IntegerType>(to));
+      return convert(x, to);
+    };
+    // A whole tensor (`v_cache[c, g, j, ...] as T`, which check types as a
+    // tensor of the new dtype): the conversion at every element.
+    if (auto tt = dyn_cast<RankedTensorType>(t); tt && tt.getRank() > 0) {
+      V x = operand(0);
+      // To its own dtype (`v[j, ...] as T` with a cache of dtype T): the
+      // tensor itself, no copy.
+      if (auto xt = dyn_cast<RankedTensorType>(x.v.getType());
+          xt && xt.getElementType() == tt.getElementType() && x.uns == toUns)
+        return {x};
+      return {elementwise(tt, {x}, [&](ArrayRef<Value> e) { return castOne(e[0], x.uns, tt.getElementType()); })};
     }
-    if (toUns && isFloat(from) && isa<IntegerType>(t))
-      return {V::scalar(floatToUnsigned(x.v, cast<IntegerType>(t)))};
-    return {V::scalar(convert(x.v, t), isFloat(t) || x.uns || toUns ? std::nullopt : x.c)};
+    V x = scalarOf(operand(0));
+    return {V::scalar(castOne(x.v, x.uns, t), isFloat(t) || x.uns || toUns ? std::nullopt : x.c)};
   }
   if (k == ir::kind::Builtin && (op.attrs["name"] == "knn" || op.attrs["name"] == "radius"))
     return {builtRelation(op, f, op.attrs["name"] == "radius")};

@@ -62,13 +62,24 @@ OwningOpRef<ModuleOp> Importer::run() {
 // Regions and calls
 //===----------------------------------------------------------------------===//
 
+/// Binds a region's arguments. An unsigned integer (u8, ...) is signless
+/// bits in MLIR: its dtype says how it converts and compares, so a value
+/// given to a region as an argument of such a type is marked unsigned.
+void Importer::bindArgs(const ir::Region &r, Frame &f, const std::vector<V> &args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    V v = args[i];
+    if ((v.k == V::Scalar || v.k == V::Tensor) && !v.uns)
+      v.uns = isUnsigned(r.args[i].type, f);
+    f.env[r.args[i].id] = v;
+  }
+}
+
 std::vector<V> Importer::region(const ir::Region &r, Frame &f, const std::vector<V> &args,
                                 const ir::Op *until) {
   if (args.size() != r.args.size())
     fail(fmt::format("{}: a region takes {} arguments, {} given", where_, r.args.size(),
                      args.size()));
-  for (size_t i = 0; i < args.size(); ++i)
-    f.env[r.args[i].id] = args[i];
+  bindArgs(r, f, args);
   for (const ir::Value &a : r.args)
     if (!a.name.empty())
       names_[a.id] = a.name;
@@ -120,8 +131,7 @@ V Importer::regionPart(const ir::Region &r, Frame &f, const std::vector<V> &args
   if (args.size() != r.args.size())
     fail(fmt::format("{}: a region takes {} arguments, {} given", where_, r.args.size(),
                      args.size()));
-  for (size_t i = 0; i < args.size(); ++i)
-    f.env[r.args[i].id] = args[i];
+  bindArgs(r, f, args);
   for (size_t i = 0; i + 1 < r.ops.size(); ++i)
     if (keep[i])
       bindOrEvaluate(r.ops[i], f);

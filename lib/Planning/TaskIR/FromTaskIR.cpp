@@ -40,6 +40,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -935,6 +936,30 @@ void relationBuildTask(func::CallOp call, AddTask &addTask) {
   addTask(call.getOperation(), "relation-build " + what, std::move(f), ins, outs, m, false);
 }
 
+/// The tensor whose buffer `v` is: a slice, reshape or cast of a tensor is
+/// a view of its buffer, and an insertion updates its destination's in
+/// place (what bufferization makes of them), so a task reading any of them
+/// reads the buffer of the task that produced the root.
+static Value bufferRoot(Value v) {
+  while (Operation *d = v.getDefiningOp()) {
+    if (auto s = dyn_cast<tensor::ExtractSliceOp>(d))
+      v = s.getSource();
+    else if (auto e = dyn_cast<tensor::ExpandShapeOp>(d))
+      v = e.getSrc();
+    else if (auto c = dyn_cast<tensor::CollapseShapeOp>(d))
+      v = c.getSrc();
+    else if (auto c = dyn_cast<tensor::CastOp>(d))
+      v = c.getSource();
+    else if (auto r = dyn_cast<tensor::ReshapeOp>(d))
+      v = r.getSource();
+    else if (auto i = dyn_cast<tensor::InsertSliceOp>(d))
+      v = i.getDest();
+    else
+      break;
+  }
+  return v;
+}
+
 /// A function imported from a plan (func/linalg/tensor/scf on tensors):
 /// every linalg op (a contraction, a reduction, elementwise work, a copy or
 /// a fill) is a compute task with exact work facts (loop trip counts x body
@@ -948,6 +973,10 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
   int count = 0;
   auto argBuffer = [&](Value v) -> std::string {
     auto it = b.valueBuffer.find(v.getAsOpaquePointer());
+    if (it != b.valueBuffer.end())
+      return it->second;
+    v = bufferRoot(v);
+    it = b.valueBuffer.find(v.getAsOpaquePointer());
     if (it != b.valueBuffer.end())
       return it->second;
     if (std::string m = b.modelTensorBuffer(v); !m.empty())
@@ -992,7 +1021,18 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
       t.dependsOn.push_back(prev);
     Task &added = b.addTask(std::move(t), op);
     std::string id = added.id;
-    for (Value v : ins)
+    // Reads: the operands, and the tensors its body reads from above
+    // (element code indexes a tensor it captures, `x[b, d]` in a
+    // comprehension): each keeps its producer's buffer live until here.
+    // The work facts count operands only; a captured tensor may be read in
+    // part (a window of a cache).
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    std::vector<Value> reads = ins;
+    for (Value v : captured)
+      if (isa<RankedTensorType>(v.getType()) && !llvm::is_contained(reads, v))
+        reads.push_back(v);
+    for (Value v : reads)
       if (std::string bid = argBuffer(v); !bid.empty())
         b.use(b.plan.tasks.back(), bid, false);
     int r = 0;
