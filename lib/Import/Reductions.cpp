@@ -628,15 +628,32 @@ std::optional<SmallVector<Value>> Importer::softmaxBlocks(const ir::Op &op, Fram
   Value c = b_.create<arith::SelectOp>(loc_, empty, zero, weight(m, mNew));
   Value l0 = b_.create<arith::MulFOp>(loc_, l, c, contract);
   Value acc0 = update(acc, c, Value());
-  // The weights and the weighted values.
+  // The block's weights, in place of its scores: a loop of elementwise
+  // work a target can vectorize (its exponentials permitted approximate,
+  // `afn`: an approximation within a few ulps, as the blocks' regrouping
+  // already departs from the interpreter by rounding).
+  auto weighing = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), ValueRange{blockScores});
+  {
+    OpBuilder::InsertionGuard ig(b_);
+    b_.setInsertionPointToStart(weighing.getBody());
+    Value k = weighing.getInductionVar();
+    Value w = weighing.getRegionIterArgs()[0];
+    Value s = b_.create<tensor::ExtractOp>(loc_, w, ValueRange{k});
+    Value at = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OEQ, s, mNew);
+    auto approx = arith::FastMathFlagsAttr::get(&ctx_, arith::FastMathFlags::contract | arith::FastMathFlags::afn);
+    Value e = b_.create<math::ExpOp>(loc_, b_.create<arith::SubFOp>(loc_, s, mNew, contract), approx);
+    Value p = b_.create<arith::SelectOp>(loc_, at, one, e);
+    b_.create<scf::YieldOp>(loc_, ValueRange{b_.create<tensor::InsertOp>(loc_, p, w, ValueRange{k})});
+  }
+  Value weights = weighing.getResult(0);
+  // The weighted values.
   auto summing = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), ValueRange{l0, acc0});
   {
     OpBuilder::InsertionGuard ig(b_);
     b_.setInsertionPointToStart(summing.getBody());
     Value k = summing.getInductionVar();
     Value j = b_.create<arith::AddIOp>(loc_, first, k);
-    Value s = b_.create<tensor::ExtractOp>(loc_, blockScores, ValueRange{k});
-    Value p = weight(s, mNew);
+    Value p = b_.create<tensor::ExtractOp>(loc_, weights, ValueRange{k});
     V value = regionPart(body, f, {V::scalar(j)}, 1);
     if (value.k != V::Tensor || value.v.getType() != accT)
       fail(fmt::format("{}: the online softmax's value is not a {} vector", where_, accT.getShape()[0]));
@@ -646,7 +663,7 @@ std::optional<SmallVector<Value>> Importer::softmaxBlocks(const ir::Op &op, Fram
   }
   --nest_;
   b_.create<scf::YieldOp>(loc_,
-                          ValueRange{mNew, summing.getResult(0), summing.getResult(1), blockScores});
+                          ValueRange{mNew, summing.getResult(0), summing.getResult(1), weights});
   return SmallVector<Value>{blocks.getResult(0), blocks.getResult(1), blocks.getResult(2)};
 }
 

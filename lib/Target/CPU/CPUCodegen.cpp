@@ -275,6 +275,9 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) 
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createLinnetCPUOpenMPSchedule());
   }
+  // Before the math ops lower: an exponential permitted approximate is
+  // arithmetic that vectorizes.
+  pm.addPass(createLinnetCPUApproximateMath());
   pm.addPass(createLinnetCPUMathToLibm());
   // arith.floordivsi (integer `/` floors) and friends have no LLVM lowering.
   pm.addPass(arith::createArithExpandOpsPass());
