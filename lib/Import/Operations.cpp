@@ -390,34 +390,52 @@ Value Importer::compare(const std::string &p, Value a, Value c, bool uns) {
 }
 
 V Importer::builtin(const std::string &name, const ir::Op &op, Frame &f) {
-  Type t = type(op.results[0].type, f);
+  Type rt = type(op.results[0].type, f);
+  bool uns = isUnsigned(op.results[0].type, f);
+  // The builtin at one element (scalars of the result's element type).
+  auto at = [&](ArrayRef<Value> xs, Type t) -> Value {
+    auto unary = [&](auto tag) -> Value {
+      using OpT = decltype(tag);
+      if (xs.size() != 1 || !isFloat(t))
+        fail(fmt::format("{}: __builtin_{} takes one float", where_, name));
+      return b_.create<OpT>(loc_, xs[0]);
+    };
+    if (name == "exp") return unary(math::ExpOp());
+    if (name == "log") return unary(math::LogOp());
+    if (name == "sqrt") return unary(math::SqrtOp());
+    if (name == "rsqrt") return unary(math::RsqrtOp());
+    if (name == "tanh") return unary(math::TanhOp());
+    if (name == "erf") return unary(math::ErfOp());
+    if (name == "sin") return unary(math::SinOp());
+    if (name == "cos") return unary(math::CosOp());
+    if (name == "abs" && xs.size() == 1)
+      return isFloat(t) ? Value(b_.create<math::AbsFOp>(loc_, xs[0])) : Value(b_.create<math::AbsIOp>(loc_, xs[0]));
+    if (name == "pow" && xs.size() == 2)
+      return b_.create<math::PowFOp>(loc_, xs[0], xs[1]);
+    if ((name == "max" || name == "min") && xs.size() == 2)
+      return binary(name, xs[0], xs[1], t, false, uns);
+    if (name == "inf" && xs.empty() && isFloat(t))
+      return infinity(t, false);
+    fail(fmt::format("{}: builtin '{}' is not supported by the CPU backend yet", where_, name));
+  };
+  // On whole tensors (`max(x, y)`, which check types elementwise): the
+  // builtin at every element, a scalar operand broadcast.
+  if (auto tt = dyn_cast<RankedTensorType>(rt); tt && tt.getRank() > 0) {
+    std::vector<V> xs;
+    for (ir::ValueId id : op.operands)
+      xs.push_back(get(f, id));
+    Type et = tt.getElementType();
+    return elementwise(tt, xs, [&](ArrayRef<Value> e) {
+      SmallVector<Value> cs;
+      for (Value v : e)
+        cs.push_back(convert(v, et));
+      return at(cs, et);
+    });
+  }
   std::vector<Value> xs;
   for (ir::ValueId id : op.operands)
-    xs.push_back(convert(scalarOf(get(f, id)).v, t));
-  auto unary = [&](auto tag) -> V {
-    using OpT = decltype(tag);
-    if (xs.size() != 1 || !isFloat(t))
-      fail(fmt::format("{}: __builtin_{} takes one float", where_, name));
-    return V::scalar(b_.create<OpT>(loc_, xs[0]));
-  };
-  if (name == "exp") return unary(math::ExpOp());
-  if (name == "log") return unary(math::LogOp());
-  if (name == "sqrt") return unary(math::SqrtOp());
-  if (name == "rsqrt") return unary(math::RsqrtOp());
-  if (name == "tanh") return unary(math::TanhOp());
-  if (name == "erf") return unary(math::ErfOp());
-  if (name == "sin") return unary(math::SinOp());
-  if (name == "cos") return unary(math::CosOp());
-  if (name == "abs")
-    return isFloat(t) ? V::scalar(b_.create<math::AbsFOp>(loc_, xs[0]))
-                      : V::scalar(b_.create<math::AbsIOp>(loc_, xs[0]));
-  if (name == "pow" && xs.size() == 2)
-    return V::scalar(b_.create<math::PowFOp>(loc_, xs[0], xs[1]));
-  if ((name == "max" || name == "min") && xs.size() == 2)
-    return V::scalar(binary(name, xs[0], xs[1], t, false, isUnsigned(op.results[0].type, f)));
-  if (name == "inf" && xs.empty() && isFloat(t))
-    return V::scalar(infinity(t, false));
-  fail(fmt::format("{}: builtin '{}' is not supported by the CPU backend yet", where_, name));
+    xs.push_back(convert(scalarOf(get(f, id)).v, rt));
+  return V::scalar(at(xs, rt));
 }
 
 std::vector<V> Importer::ifOp(const ir::Op &op, Frame &f) {

@@ -13,7 +13,7 @@ import numpy as np
 
 from lnast import (BuiltRel, NP, FLOATS, INTS, Dim, Var, Lit, Ref, Access, Bin, Un, Cast, Call, If,
                    Binder, Reduce, UserReduce, Tuple, Block, MATH, cast_scalar)
-from tensors import TNode, VarT, Comp, SliceT, CallT, TupleT, Let, Assign, Loop, IfState
+from tensors import TNode, VarT, Comp, SliceT, CallT, TupleT, Let, Assign, Loop, IfState, Whole
 
 ALL_FEATURES = [
     "idxarith",     # i + 1, 2 * i, N - 1 - i, (i + c) % N in indices
@@ -73,8 +73,10 @@ ALL_FEATURES = [
     "dimeq",        # Grid: dim = Image / Patch, where Grid * Patch == Image
     "featrel",      # a GNN aggregation of feature rows: [n: Dst, f: F] red(s, e: fg[n]) h[s, f] ...
     "builtrel",     # the same over a relation built from positions: knn_graph<K>(pos), radius(...)
+    "wholeT",       # work on whole tensors: x as f64, max(x, y), x + y, -x
 ]
-FORMS = ["tuple", "runwhile", "sharedfn", "guarded", "castint", "emptyrel", "dimeq", "featrel", "builtrel"]
+FORMS = ["tuple", "runwhile", "sharedfn", "guarded", "castint", "emptyrel", "dimeq", "featrel", "builtrel",
+         "wholeT"]
 
 # What agrees today; each feature left out is a known gap in docs/difftest.md.
 CI_FEATURES = {"idxarith", "casts", "literals", "math", "reduce", "scalarlet", "nested", "slices",
@@ -835,6 +837,30 @@ class Gen:
         body = self.typed(body, s2) if not body.typed else body
         return Comp(binders, body)
 
+    def whole(self, sc, rng):
+        """Work on whole tensors (check types it elementwise): a cast to
+        another dtype, max/min, +, * or - of tensors of one shape and dtype.
+        Drawn from `rng`, the feature's own stream."""
+        vs = [v for v in self.readable(sc) if v.dims and v.dtype in FLOATS + INTS]
+        if not vs:
+            return None
+        v = rng.choice(vs)
+        x = VarT(v)
+        same = [w for w in vs if w.dtype == v.dtype and [d.text for d in w.dims] == [d.text for d in v.dims]]
+        y = VarT(rng.choice(same))
+        op = rng.choice(["cast", "cast", "max", "min", "+", "*", "neg"])
+        if op == "cast":
+            to = [d for d in self.dtypes() if d != v.dtype and (v.dtype in INTS or d in FLOATS)]
+            if not to:
+                return None
+            dt = rng.choice(to)
+            n = Whole("cast", [x], dt, sc.tn(dt))
+        elif op == "neg":
+            n = Whole("neg", [x], v.dtype, v.tname)
+        else:
+            n = Whole(op, [x, y], v.dtype, v.tname)
+        return n if n.mag <= MAGCAP[n.dtype] else None
+
     def slice_of(self, sc):
         vs = [v for v in self.readable(sc) if v.dims and v.dtype != "rel"]
         if not vs:
@@ -1462,6 +1488,18 @@ def _program(g):
     for e, esc in zip(prog.entries, [sc] + [getattr(prog, "aux_scope", None)]):
         if g.has("tuple") and g.chance(0.3):
             add_results(g, esc, e)
+    # Work on whole tensors, an extra result; its own random stream too.
+    wrng = random.Random(g.seed * 1000003 + 13)
+    if g.has("wholeT") and wrng.random() < 0.3:
+        w = g.whole(sc, wrng)
+        if w is not None:
+            v = Var(g.name("w"), list(w.dims), w.dtype, w.tname, mag=w.mag, bits=w.bits)
+            entry.stmts.append(Let(v, w))
+            prog.forms.add("wholeT")
+            item, typ = VarT(v), (list(v.dims), v.dtype, v.tname)
+            if not isinstance(entry.result, TupleT):
+                entry.result = TupleT([entry.result], [(list(entry.rdims), entry.rdtype, entry.rtname)])
+            entry.result = TupleT(entry.result.items + [item], entry.result.types + [typ])
     for agg in (featrel, builtrel):
         if agg is None:
             continue

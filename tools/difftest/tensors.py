@@ -70,6 +70,60 @@ class Comp(TNode):
         return out
 
 
+class Whole(TNode):
+    """Work on whole tensors of one shape (language §6.9; check types these
+    elementwise): `x as T`, `max(x, y)`, `min(x, y)`, `x + y`, `x * y`, `-x`."""
+
+    def __init__(self, op, args, dtype, tname):
+        self.op, self.args, self.dtype, self.tname = op, list(args), dtype, tname
+        self.dims = list(args[0].dims)
+        m = max(a.mag for a in args)
+        self.mag = m * m if op == "*" else 2 * m if op == "+" else m
+        bits = [a.bits for a in args]
+        self.bits = None if any(b is None for b in bits) else \
+            (sum(bits) if op == "*" else max(bits))
+        if op == "cast" and args[0].dtype != dtype:
+            self.bits = None if (args[0].dtype in ("f32", "f64") and dtype not in ("f32", "f64")) else self.bits
+        self.prec = P_PRIM
+
+    def kids(self):
+        return list(self.args)
+
+    def set_kid(self, i, n):
+        self.args[i] = n
+
+    def free(self):
+        s = set()
+        for a in self.args:
+            s |= a.free()
+        return s
+
+    def render(self):
+        a = [x.render() for x in self.args]
+        if self.op == "cast":
+            return "(%s as %s)" % (a[0], self.tname)
+        if self.op in ("max", "min"):
+            return "%s(%s, %s)" % (self.op, a[0], a[1])
+        if self.op == "neg":
+            return "(-%s)" % a[0]
+        return "(%s %s %s)" % (a[0], self.op, a[1])
+
+    def ev(self, env):
+        v = [np.asarray(x.ev(env)) for x in self.args]
+        t = NP[self.dtype]
+        if self.op == "cast":
+            return v[0].astype(t)
+        if self.op == "max":
+            return np.maximum(v[0], v[1]).astype(t)
+        if self.op == "min":
+            return np.minimum(v[0], v[1]).astype(t)
+        if self.op == "neg":
+            return (-v[0]).astype(t)
+        if self.op == "+":
+            return (v[0] + v[1]).astype(t)
+        return (v[0] * v[1]).astype(t)
+
+
 class SliceT(TNode):
     """`x[i, 1:, ...]`: items are ('idx', node), ('slice', lo, hi, step) or ('all',)."""
 
