@@ -614,6 +614,11 @@ private:
   /// is the branch of an `if`; a plain one is combined with `and`/`or`.
   ValueId logical(const ast::BinaryExpr &b) {
     bool isAnd = b.op == ast::BinaryOp::And;
+    // Tensors of bools combine element by element: both sides evaluated.
+    if (json t = typeOf(b); t.value("kind", "") == "tensor") {
+      ValueId l = expr(*b.lhs, t), r = expr(*b.rhs, t);
+      return emit(kind::Arith, {l, r}, {{"op", isAnd ? "and" : "or"}}, t);
+    }
     json bt = scalarType("bool");
     ValueId l = expr(*b.lhs, bt);
     Region rhs;

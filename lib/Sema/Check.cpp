@@ -640,8 +640,13 @@ private:
         return indexType();
       }
       TypeRef t = check(*u.operand);
-      if (u.op == ast::UnaryOp::Not)
-        return Type::scalar(Dtype{"bool", ""});
+      if (u.op == ast::UnaryOp::Not) {
+        // `!` takes a bool, or a tensor of bools element by element (as
+        // comparisons of tensors give them).
+        if (!logicalOperand(*u.operand, *t, "!"))
+          return Type::unknown();
+        return t->kind == Type::Kind::Tensor ? t : Type::scalar(Dtype{"bool", ""});
+      }
       return t;
     }
     case ast::Expr::Kind::Binary:
@@ -831,8 +836,19 @@ private:
     TypeRef l = check(*b.lhs), r = check(*b.rhs);
     switch (b.op) {
     case ast::BinaryOp::And:
-    case ast::BinaryOp::Or:
+    case ast::BinaryOp::Or: {
+      // bools, or tensors of bools of one shape element by element (a
+      // tensor and a bool: the bool at every element).
+      bool ok = logicalOperand(*b.lhs, *l, ast::spelling(b.op));
+      ok = logicalOperand(*b.rhs, *r, ast::spelling(b.op)) && ok;
+      if (!ok)
+        return Type::unknown();
+      if (l->kind == Type::Kind::Tensor || r->kind == Type::Kind::Tensor) {
+        TypeRef t = arith(l, r, b);
+        return t->kind == Type::Kind::Tensor ? Type::tensor(t->shape, Dtype{"bool", ""}) : Type::unknown();
+      }
       return Type::scalar(Dtype{"bool", ""});
+    }
     case ast::BinaryOp::Eq: case ast::BinaryOp::Ne: case ast::BinaryOp::Lt:
     case ast::BinaryOp::Le: case ast::BinaryOp::Gt: case ast::BinaryOp::Ge: {
       TypeRef t = arith(l, r, b);
@@ -843,6 +859,17 @@ private:
     default:
       return arith(l, r, b);
     }
+  }
+
+  /// An operand of `!`, `&&` or `||`: a bool or a tensor of bools (or
+  /// not known yet); anything else is reported at the operand.
+  bool logicalOperand(const ast::Expr &e, const Type &t, const std::string &op) {
+    if (t.kind == Type::Kind::Unknown)
+      return true;
+    if ((t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Tensor) && t.dtype.name == "bool")
+      return true;
+    diag_.error(e.loc, fmt::format("'{}' takes a bool or a tensor of bools, found {}", op, describe(t)));
+    return false;
   }
 
   TypeRef arith(TypeRef l, TypeRef r, const ast::BinaryExpr &b) {

@@ -839,15 +839,19 @@ class Gen:
 
     def whole(self, sc, rng):
         """Work on whole tensors (check types it elementwise): a cast to
-        another dtype, max/min, +, * or - of tensors of one shape and dtype.
+        another dtype, max/min, +, * or - of tensors of one shape and dtype;
+        !, && or || of tensors of bools.
         Drawn from `rng`, the feature's own stream."""
-        vs = [v for v in self.readable(sc) if v.dims and v.dtype in FLOATS + INTS]
+        vs = [v for v in self.readable(sc) if v.dims and v.dtype in FLOATS + INTS + ("bool",)]
         if not vs:
             return None
         v = rng.choice(vs)
         x = VarT(v)
         same = [w for w in vs if w.dtype == v.dtype and [d.text for d in w.dims] == [d.text for d in v.dims]]
         y = VarT(rng.choice(same))
+        if v.dtype == "bool":
+            op = rng.choice(["!", "&&", "||"])
+            return Whole(op, [x] if op == "!" else [x, y], "bool", v.tname)
         op = rng.choice(["cast", "cast", "max", "min", "+", "*", "neg"])
         if op == "cast":
             to = [d for d in self.dtypes() if d != v.dtype and (v.dtype in INTS or d in FLOATS)]

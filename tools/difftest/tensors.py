@@ -72,7 +72,8 @@ class Comp(TNode):
 
 class Whole(TNode):
     """Work on whole tensors of one shape (language §6.9; check types these
-    elementwise): `x as T`, `max(x, y)`, `min(x, y)`, `x + y`, `x * y`, `-x`."""
+    elementwise): `x as T`, `max(x, y)`, `min(x, y)`, `x + y`, `x * y`, `-x`,
+    and `!x`, `x && y`, `x || y` of tensors of bools."""
 
     def __init__(self, op, args, dtype, tname):
         self.op, self.args, self.dtype, self.tname = op, list(args), dtype, tname
@@ -106,6 +107,8 @@ class Whole(TNode):
             return "%s(%s, %s)" % (self.op, a[0], a[1])
         if self.op == "neg":
             return "(-%s)" % a[0]
+        if self.op == "!":
+            return "(!%s)" % a[0]
         return "(%s %s %s)" % (a[0], self.op, a[1])
 
     def ev(self, env):
@@ -119,6 +122,12 @@ class Whole(TNode):
             return np.minimum(v[0], v[1]).astype(t)
         if self.op == "neg":
             return (-v[0]).astype(t)
+        if self.op == "!":
+            return np.logical_not(v[0])
+        if self.op == "&&":
+            return np.logical_and(v[0], v[1])
+        if self.op == "||":
+            return np.logical_or(v[0], v[1])
         if self.op == "+":
             return (v[0] + v[1]).astype(t)
         return (v[0] * v[1]).astype(t)
