@@ -10,7 +10,8 @@
 #include "ImporterImpl.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/IR/IRMapping.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -581,52 +582,36 @@ std::optional<SmallVector<Value>> Importer::softmaxBlocks(const ir::Op &op, Fram
     return b_.create<arith::SelectOp>(loc_, at, one, e);
   };
   // out[d] = out[d] * c, or out[d] + c * in[d], in place on `out`.
-  // A value computed element by element only for this update (a cache row
-  // read back `as T`: an elementwise generic over its own inputs) is
-  // computed inside the update instead, so no vector is materialized a key.
-  auto elementwiseProducer = [&](Value in) -> linalg::GenericOp {
-    auto p = in ? in.getDefiningOp<linalg::GenericOp>() : linalg::GenericOp();
-    if (!p || p->getNumResults() != 1 || !in.use_empty() || p.getNumDpsInits() != 1 ||
-        p.getNumLoops() != 1 || p.getNumParallelLoops() != 1 ||
-        p.payloadUsesValueFromOperand(p.getDpsInitOperand(0)) ||
-        !llvm::all_of(p.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
-        !llvm::all_of(p.getDpsInputs(), [](Value v) { return isa<RankedTensorType>(v.getType()); }))
-      return {};
-    bool plain = true;
-    p.getRegion().walk([&](Operation *o) { plain = plain && !isa<linalg::IndexOp>(o); });
-    return plain ? p : linalg::GenericOp();
-  };
   auto update = [&](Value out, Value c, Value in) -> Value {
-    linalg::GenericOp producer = elementwiseProducer(in);
     SmallVector<Value> ins;
-    if (producer)
-      for (Value v : producer.getDpsInputs())
-        ins.push_back(v);
-    else if (in)
+    if (in)
       ins.push_back(in);
     SmallVector<AffineMap> maps(ins.size() + 1, b_.getMultiDimIdentityMap(1));
     auto g = b_.create<linalg::GenericOp>(
         loc_, TypeRange{accT}, ins, ValueRange{out}, maps,
         SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
         [&](OpBuilder &nb, Location l, ValueRange a) {
-          Value v = in && !producer ? a[0] : Value();
-          if (producer) {
-            // The producer's body on this element's inputs.
-            IRMapping map;
-            Block &body = producer.getRegion().front();
-            for (unsigned i = 0; i < ins.size(); ++i)
-              map.map(body.getArgument(i), a[i]);
-            for (Operation &o : body.without_terminator())
-              nb.clone(o, map);
-            v = map.lookupOrDefault(cast<linalg::YieldOp>(body.getTerminator()).getOperand(0));
-          }
           Value r = in ? nb.create<arith::AddFOp>(
-                             l, a[ins.size()], nb.create<arith::MulFOp>(l, c, v, contract), contract)
+                             l, a[1], nb.create<arith::MulFOp>(l, c, a[0], contract), contract)
                        : nb.create<arith::MulFOp>(l, a[0], c, contract).getResult();
           nb.create<linalg::YieldOp>(l, r);
         });
-    // The producer is left without uses: canonicalization removes it (the
-    // frame may still name its result).
+    // A value computed element by element only for this update (a cache
+    // row read back `as T`) is fused into it (upstream elementwise fusion),
+    // so no vector is materialized a key. The producer is left without
+    // uses, for canonicalization (the frame may still name its result).
+    if (in && in.hasOneUse() && in.getDefiningOp<linalg::GenericOp>()) {
+      OpOperand *operand = g.getDpsInputOperand(0);
+      if (linalg::areElementwiseOpsFusable(operand)) {
+        IRRewriter rewriter(b_);
+        FailureOr<linalg::ElementwiseOpFusionResult> fused = linalg::fuseElementwiseOps(rewriter, operand);
+        if (succeeded(fused)) {
+          Value r = fused->replacements.lookup(g.getResult(0));
+          g.erase();
+          return r;
+        }
+      }
+    }
     return g.getResult(0);
   };
 
