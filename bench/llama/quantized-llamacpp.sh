@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Decode at batch 1 with f32, bf16, q8_0 and q4_0 weights, linnet against llama.cpp
+# Decode at batch 1 with f32, bf16, q8_0 and q4_0 weights (and the k-quants
+# q4_K, q5_K, q6_K when TYPES names them), linnet against llama.cpp
 # on one GGUF file per type (the weights issue's figure: >= 1.2x llama.cpp
 # at each, and the fraction of the read-bandwidth bound).
 #
@@ -7,8 +8,11 @@
 # the default Llama's config, as an F32 GGUF with llama.cpp's names and q/k
 # rows permuted). q8_0 and q4_0 are that file quantized by `linnet quantize`
 # (ggml's reference quantizers, byte for byte: bench/quantize/ggml-identity.sh),
-# so both sides read the same blocks. linnet: examples/llama.ln built with
-# -D W=TYPE (--target cpu-native), `linnet generate` through
+# so both sides read the same blocks. A k-quant's blocks of 256 do not divide
+# the down projections' rows (Inter = 1376): those are q8_0 on both sides
+# (`--tensor-type '*.ffn_down.weight=q8_0'`, -D WDown=q8_0), as llama.cpp's
+# own quantizer falls back to another type for them. linnet: examples/llama.ln
+# built with -D W=TYPE (--target cpu-native), `linnet generate` through
 # examples/llama.gguf.binding.json. llama.cpp: llamacpp_batched.cpp with one
 # slot (its C API; F32 KV cache, flash attention off, persistent threadpool).
 # Each side runs REPEATS times, alternating; prints the median decode
@@ -35,13 +39,18 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 # Bytes read per decoded token: every matrix but the embedding table (one
 # row of it), 31.5M f32 values in blocks of 32, plus the f32 norms.
 matrix_values=39583744 norm_values=8704
+down_values=5636096 # the 8 down projections, 512 x 1376 each
 for t in $types; do
   g=$gguf
+  kquant=$([[ $t == q?_K ]] && echo 1 || true)
+  qargs=()
+  [[ -n $kquant ]] && qargs=(--tensor-type '*.ffn_down.weight=q8_0')
   if [[ $t != f32 ]]; then
     g=$pwork/w-seed0-$t.gguf
-    [[ -f "$g" && "$g" -nt "$gguf" ]] || "$linnet" quantize "$gguf" -o "$g" --type "$t" > /dev/null
+    [[ -f "$g" && "$g" -nt "$gguf" ]] || "$linnet" quantize "$gguf" -o "$g" --type "$t" "${qargs[@]}" > /dev/null
   fi
   "$linnet" build "$root/examples/llama.ln" $([[ $t != f32 ]] && echo "-D W=$t") \
+      $([[ -n $kquant ]] && echo "-D WDown=q8_0") \
       $([[ $t == q8_0 || $t == q4_0 ]] && echo "--block-products ${PRODUCTS:-exact}") --target cpu-native \
       -o "$work/llama-$t" > /dev/null
   : > "$work/l-$t.tps"; : > "$work/c-$t.tps"
@@ -56,8 +65,10 @@ for t in $types; do
   done
   l=$(median < "$work/l-$t.tps")
   c=$(median < "$work/c-$t.tps")
-  bytes=$(awk -v t="$t" -v m="$matrix_values" -v n="$norm_values" 'BEGIN {
-    per = (t == "q8_0") ? 34 / 32 : (t == "q4_0") ? 18 / 32 : (t == "bf16") ? 2 : 4; print int(m * per + n * 4) }')
+  bytes=$(awk -v t="$t" -v m="$matrix_values" -v n="$norm_values" -v down="$down_values" 'BEGIN {
+    per = (t == "q8_0") ? 34 / 32 : (t == "q4_0") ? 18 / 32 : (t == "bf16") ? 2 : (t == "q4_K") ? 144 / 256 :
+          (t == "q5_K") ? 176 / 256 : (t == "q6_K") ? 210 / 256 : 4
+    if (t ~ /_K$/) print int((m - down) * per + down * 34 / 32 + n * 4); else print int(m * per + n * 4) }')
   same=$(awk -F, 'NR == FNR {for (i = 1; i <= NF; i++) a[i] = $i; n = NF; next}
                   {for (i = 1; i <= NF && i <= n; i++) if ($i != a[i]) {print i - 1; exit} print "all"}' \
          "$work/linnet-$t.txt" "$work/llamacpp-$t.txt")

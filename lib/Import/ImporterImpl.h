@@ -93,8 +93,9 @@ struct V {
   DimV numSrc;                    // Rel
   std::string relName;            // Rel: the input's name (gf.relation's relation_id)
   bool uns = false;               // Scalar, Tensor: an unsigned integer (u8, ...) in signless bits
-  /// Tensor: a param stored in a block format ("q8_0", "q4_0"): `v` holds
-  /// its blocks, [..., last / 32, block bytes] i8 (Importer::blockMemref).
+  /// Tensor: a param stored in a block format ("q8_0", "q4_K", ...): `v`
+  /// holds its blocks, [..., last / block values, block bytes] i8
+  /// (Importer::tensorMemref).
   std::string fmt;
 
   static V scalar(Value v, std::optional<int64_t> c = std::nullopt) {
@@ -211,19 +212,22 @@ private:
   //===--------------------------------------------------------------===//
 
   /// The memref model tensor `t` is bound as: its shape and dtype, or for a
-  /// param stored in a block format its blocks, [..., last / 32, block
-  /// bytes] of i8 (runtime.json names the format; the runtime binds the
-  /// blocks as they are).
+  /// param stored in a block format (support::kBlockFormats) its blocks,
+  /// [..., last / block values, block bytes] of i8 (runtime.json names the
+  /// format; the runtime binds the blocks as they are).
   MemRefType tensorMemref(const ModelTensor &t);
-  /// The value of one element of a block tensor, in f32: the block's f16
-  /// scale (bytes `lo`, `hi`) times its quant (`q`: q8_0's i8; q4_0's byte
-  /// holding it, the low nibble for `k` mod 32 < 16, less 8). Exact, as
-  /// ggml's dequantize_row_*. The product carries `linnet.dequant` = fmt,
-  /// which the CPU target's streamed product recognizes.
-  Value dequantize(const std::string &fmt, Value lo, Value hi, Value q, Value k);
-  /// The byte positions of element `k` (last axis) in its block: the block
-  /// `k / 32` and the quant's byte, as affine expressions.
-  static mlir::AffineExpr blockQuantByte(const std::string &fmt, mlir::AffineExpr k);
+  /// Values a block of format `fmt` holds (32; the k-quants 256).
+  static int64_t blockElems(const std::string &fmt);
+  /// The bytes value `k` of a row reads from its block (`k / blockElems`),
+  /// as affine expressions of k: the scales' and the quant's.
+  static SmallVector<mlir::AffineExpr> blockBytes(const std::string &fmt, mlir::AffineExpr k);
+  /// The value of one element of a block tensor, in f32, from the bytes
+  /// blockBytes names and its index `k` on the last axis: exactly as
+  /// ggml's dequantize_row_* computes it (the same f32 operations in the
+  /// same order, rt::dequantizeBlocks). The final operation carries
+  /// `linnet.dequant` = fmt, which the CPU target's block products
+  /// recognize.
+  Value dequantize(const std::string &fmt, ArrayRef<Value> bytes, Value k);
   /// Element `idx` (bounds-checked against the values' shape) of block
   /// tensor `base`, read byte by byte (tensor.extract).
   V blockRead(const ir::Op &op, const V &base, SmallVector<Value> idx);

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImporterImpl.h"
 
+#include "linnet/Support/BlockFormat.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -228,7 +230,7 @@ std::vector<V> Importer::operation(const ir::Op &op, Frame &f) {
     // A param stored in a block format is its blocks (tensorMemref).
     auto tensorAt = [&](Value v) {
       V r = valueOf(v);
-      if (auto t = byPath_.find(path); t != byPath_.end() && (t->second->dtype == "q8_0" || t->second->dtype == "q4_0"))
+      if (auto t = byPath_.find(path); t != byPath_.end() && support::blockFormat(t->second->dtype))
         r.fmt = t->second->dtype;
       return r;
     };

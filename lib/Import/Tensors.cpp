@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImporterImpl.h"
 
+#include "mlir/Dialect/Affine/Utils.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -53,29 +55,29 @@ V Importer::index(const ir::Op &op, Frame &f) {
 V Importer::blockRead(const ir::Op &op, const V &base, SmallVector<Value> idx) {
   auto tt = cast<RankedTensorType>(base.v.getType());
   int64_t rank = tt.getRank() - 1; // the values' rank: the last axis is in blocks
+  int64_t per = blockElems(base.fmt);
   if ((int64_t)idx.size() != rank)
     fail(fmt::format("{}: {} indices into a rank-{} tensor", where_, idx.size(), rank));
   for (int64_t a = 0; a < rank; ++a) {
     Value size = tt.isDynamicDim(a) ? b_.create<tensor::DimOp>(loc_, base.v, a).getResult()
                                     : cIndex(tt.getDimSize(a));
     if (a == rank - 1)
-      size = b_.create<arith::MulIOp>(loc_, size, cIndex(32));
+      size = b_.create<arith::MulIOp>(loc_, size, cIndex(per));
     idx[a] = checkedIndex(idx[a], size,
                           {{"kind", "index"}, {"tensor", valueName(op.operands[0])}, {"axis", a}});
   }
-  // k is in range (checked): unsigned division is the floored one.
+  // k is in range (checked), so non-negative: the affine byte positions
+  // expand to plain index arithmetic.
   Value k = idx.back();
   SmallVector<Value> at(idx.begin(), idx.end());
-  at.back() = b_.create<arith::DivUIOp>(loc_, k, cIndex(32));
-  Value quant = b_.create<arith::AddIOp>(
-      loc_, b_.create<arith::RemUIOp>(loc_, k, cIndex(base.fmt == "q8_0" ? 32 : 16)), cIndex(2));
-  auto byteAt = [&](Value pos) {
+  at.back() = b_.create<arith::DivUIOp>(loc_, k, cIndex(per));
+  SmallVector<Value> bytes;
+  for (AffineExpr e : blockBytes(base.fmt, b_.getAffineDimExpr(0))) {
     SmallVector<Value> ix = at;
-    ix.push_back(pos);
-    return b_.create<tensor::ExtractOp>(loc_, base.v, ix).getResult();
-  };
-  return V::scalar(dequantize(base.fmt, byteAt(cIndex(0)), byteAt(cIndex(1)),
-                              byteAt(quant), k));
+    ix.push_back(affine::expandAffineExpr(b_, loc_, e, ValueRange{k}, ValueRange{}));
+    bytes.push_back(b_.create<tensor::ExtractOp>(loc_, base.v, ix));
+  }
+  return V::scalar(dequantize(base.fmt, bytes, k));
 }
 
 V Importer::slice(const ir::Op &op, Frame &f) {
@@ -539,7 +541,7 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
   SmallVector<AffineMap> maps;
   std::vector<const ir::Op *> reads;
   // Per read: its first input, and for a block tensor its format and the
-  // loop of its last index (three inputs: the scale's bytes and the quant's).
+  // loop of its last index (one input per byte blockBytes names).
   struct ReadIn {
     unsigned first;
     std::string fmt;
@@ -563,7 +565,7 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
     }
     if (!base.fmt.empty()) {
       // The blocks are read whole: every axis's loop spans it (the last
-      // axis's 32 values a block), else element by element.
+      // axis's values in whole blocks), else element by element.
       auto bt = cast<RankedTensorType>(base.v.getType());
       if (!plain || (int64_t)exprs.size() != bt.getRank() - 1)
         continue;
@@ -572,15 +574,15 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
       for (int64_t k = 0; k < r && same; ++k) {
         const DimV &d = loopSize(llvm::cast<AffineDimExpr>(exprs[k]).getPosition(), ds, rds);
         same = k + 1 < r ? sameSize(d, base.v, k)
-                         : d.c && !bt.isDynamicDim(k) && *d.c == bt.getDimSize(k) * 32;
+                         : d.c && !bt.isDynamicDim(k) && *d.c == bt.getDimSize(k) * blockElems(base.fmt);
       }
       if (!same)
         continue;
       AffineExpr kx = exprs.back();
       SmallVector<AffineExpr> lead(exprs.begin(), exprs.end() - 1);
-      lead.push_back(kx.floorDiv(32));
+      lead.push_back(kx.floorDiv(blockElems(base.fmt)));
       readIns.push_back({(unsigned)inputs.size(), base.fmt, llvm::cast<AffineDimExpr>(kx).getPosition()});
-      for (AffineExpr byte : {b_.getAffineConstantExpr(0), b_.getAffineConstantExpr(1), blockQuantByte(base.fmt, kx)}) {
+      for (AffineExpr byte : blockBytes(base.fmt, kx)) {
         SmallVector<AffineExpr> e = lead;
         e.push_back(byte);
         inputs.push_back(base.v);
@@ -644,7 +646,7 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
     outExprs.push_back(b_.getAffineDimExpr(i));
   maps.push_back(AffineMap::get(nloops, 0, outExprs, &ctx_));
   // linalg sizes each loop from an operand that indexes it directly: a
-  // loop that only a block read's `k / 32` indexes is not sized.
+  // loop that only a block read's `k / 32` (or `/ 256`) indexes is not sized.
   if (!inversePermutation(concatAffineMaps(maps)))
     return std::nullopt;
   SmallVector<utils::IteratorType> its(n, utils::IteratorType::parallel);
@@ -659,8 +661,10 @@ std::optional<V> Importer::structured(const ir::Op &op, Frame &f, const std::vec
       continue;
     }
     Value k = b_.create<linalg::IndexOp>(loc_, r.kLoop);
-    preset_[reads[i]] = V::scalar(dequantize(r.fmt, blk->getArgument(r.first), blk->getArgument(r.first + 1),
-                                             blk->getArgument(r.first + 2), k));
+    SmallVector<Value> bytes;
+    for (size_t j = 0, e = blockBytes(r.fmt, b_.getAffineDimExpr(0)).size(); j < e; ++j)
+      bytes.push_back(blk->getArgument(r.first + j));
+    preset_[reads[i]] = V::scalar(dequantize(r.fmt, bytes, k));
   }
   std::vector<V> args;
   for (int64_t i = 0; i < n; ++i)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ImporterImpl.h"
 
+#include "linnet/Support/BlockBytes.h"
 #include "linnet/Support/DimArith.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -34,7 +35,7 @@ Type Importer::elemType(const std::string &name) {
   if (name == "i8" || name == "u8") return b_.getI8Type();
   if (name == "bool") return b_.getI1Type();
   if (name == "index") return b_.getIndexType();
-  if (name == "q8_0" || name == "q4_0")
+  if (support::blockFormat(name))
     fail(fmt::format("{}: {} is a block-quantized storage format: only a param's elements have it, each "
                      "read converted with `as` (`w[o, i] as f32`)",
                      where_, name));
@@ -47,41 +48,88 @@ Type Importer::elemType(const std::string &name) {
 
 MemRefType Importer::tensorMemref(const ModelTensor &t) {
   SmallVector<int64_t> shape(t.shape.begin(), t.shape.end());
-  if (t.dtype != "q8_0" && t.dtype != "q4_0")
+  std::optional<support::BlockFormatInfo> bf = support::blockFormat(t.dtype);
+  if (!bf)
     return MemRefType::get(shape, elemType(t.dtype));
-  if (shape.empty() || shape.back() % 32 != 0)
-    fail(fmt::format("tensor '{}' of {} has shape [{}]: its last axis must hold whole blocks of 32", t.path,
-                     t.dtype, fmt::join(t.shape, ", ")));
-  shape.back() /= 32;
-  shape.push_back(t.dtype == "q8_0" ? 34 : 18);
+  if (shape.empty() || shape.back() % bf->blockElems != 0)
+    fail(fmt::format("tensor '{}' of {} has shape [{}]: its last axis must hold whole blocks of {}", t.path,
+                     t.dtype, fmt::join(t.shape, ", "), bf->blockElems));
+  shape.back() /= bf->blockElems;
+  shape.push_back(bf->blockBytes);
   return MemRefType::get(shape, b_.getI8Type());
 }
 
-AffineExpr Importer::blockQuantByte(const std::string &fmt, AffineExpr k) {
-  return fmt == "q8_0" ? k % 32 + 2 : k % 16 + 2;
+int64_t Importer::blockElems(const std::string &fmt) { return support::blockFormat(fmt)->blockElems; }
+
+SmallVector<AffineExpr> Importer::blockBytes(const std::string &fmt, AffineExpr k) {
+  return support::blockBytes(support::blockFormat(fmt)->format, k);
 }
 
-Value Importer::dequantize(const std::string &fmt, Value lo, Value hi, Value q, Value k) {
-  Type i16 = b_.getI16Type(), i8 = b_.getI8Type(), f32 = b_.getF32Type();
-  Value bits = b_.create<arith::OrIOp>(
-      loc_, b_.create<arith::ExtUIOp>(loc_, i16, lo),
-      b_.create<arith::ShLIOp>(loc_, b_.create<arith::ExtUIOp>(loc_, i16, hi),
-                               b_.create<arith::ConstantIntOp>(loc_, 8, 16)));
-  Value d = b_.create<arith::ExtFOp>(loc_, f32, b_.create<arith::BitcastOp>(loc_, b_.getF16Type(), bits).getResult());
+Value Importer::dequantize(const std::string &fmt, ArrayRef<Value> bytes, Value k) {
+  Type i16 = b_.getI16Type(), i32 = b_.getI32Type(), f32 = b_.getF32Type();
+  auto half = [&](Value lo, Value hi) -> Value {
+    Value bits = b_.create<arith::OrIOp>(
+        loc_, b_.create<arith::ExtUIOp>(loc_, i16, lo),
+        b_.create<arith::ShLIOp>(loc_, b_.create<arith::ExtUIOp>(loc_, i16, hi),
+                                 b_.create<arith::ConstantIntOp>(loc_, 8, 16)));
+    return b_.create<arith::ExtFOp>(loc_, f32, b_.create<arith::BitcastOp>(loc_, b_.getF16Type(), bits).getResult());
+  };
+  // Unsigned byte arithmetic in i32: u(b) >> s & m.
+  auto u = [&](Value byte) -> Value { return b_.create<arith::ExtUIOp>(loc_, i32, byte); };
+  auto ci = [&](int64_t v) -> Value { return b_.create<arith::ConstantIntOp>(loc_, v, 32); };
+  auto shr = [&](Value v, Value s) -> Value { return b_.create<arith::ShRUIOp>(loc_, v, s); };
+  auto band = [&](Value v, int64_t m) -> Value { return b_.create<arith::AndIOp>(loc_, v, ci(m)); };
+  auto bor = [&](Value a, Value b) -> Value { return b_.create<arith::OrIOp>(loc_, a, b); };
+  auto shl = [&](Value v, int64_t s) -> Value { return b_.create<arith::ShLIOp>(loc_, v, ci(s)); };
+  // k's bit `bit` set (k a non-negative index): an i1.
+  auto kbit = [&](int64_t bit) -> Value {
+    return b_.create<arith::CmpIOp>(loc_, arith::CmpIPredicate::ne,
+                                    b_.create<arith::AndIOp>(loc_, k, cIndex(bit)), cIndex(0));
+  };
+  // (k >> from) & mask as an i32.
+  auto kfield = [&](int64_t from, int64_t mask) -> Value {
+    Value v = b_.create<arith::AndIOp>(loc_, b_.create<arith::ShRUIOp>(loc_, k, cIndex(from)), cIndex(mask));
+    return b_.create<arith::IndexCastUIOp>(loc_, i32, v);
+  };
+  auto sel = [&](Value c, Value a, Value b) -> Value { return b_.create<arith::SelectOp>(loc_, c, a, b); };
+  auto mul = [&](Value a, Value b) -> Value { return b_.create<arith::MulFOp>(loc_, a, b); };
+  auto tagged = [&](Value v) {
+    v.getDefiningOp()->setAttr("linnet.dequant", b_.getStringAttr(fmt));
+    return v;
+  };
+  if (fmt == "q8_0")
+    return tagged(mul(half(bytes[0], bytes[1]), b_.create<arith::SIToFPOp>(loc_, f32, bytes[2])));
   if (fmt == "q4_0") {
     // Values k mod 32 < 16 are the low nibbles, the rest the high ones.
-    Value high = b_.create<arith::CmpIOp>(
-        loc_, arith::CmpIPredicate::ne, b_.create<arith::AndIOp>(loc_, k, cIndex(16)), cIndex(0));
-    Value shift = b_.create<arith::SelectOp>(loc_, high, b_.create<arith::ConstantIntOp>(loc_, 4, 8),
-                                             b_.create<arith::ConstantIntOp>(loc_, 0, 8));
-    Value nib = b_.create<arith::AndIOp>(loc_, b_.create<arith::ShRUIOp>(loc_, q, shift),
-                                         b_.create<arith::ConstantIntOp>(loc_, 15, 8));
-    q = b_.create<arith::SubIOp>(loc_, nib, b_.create<arith::ConstantIntOp>(loc_, 8, 8));
+    Value nib = band(shr(u(bytes[2]), sel(kbit(16), ci(4), ci(0))), 15);
+    Value q = b_.create<arith::SubIOp>(loc_, nib, ci(8));
+    return tagged(mul(half(bytes[0], bytes[1]), b_.create<arith::SIToFPOp>(loc_, f32, q)));
   }
-  (void)i8;
-  auto mul = b_.create<arith::MulFOp>(loc_, d, b_.create<arith::SIToFPOp>(loc_, f32, q));
-  mul->setAttr("linnet.dequant", b_.getStringAttr(fmt));
-  return mul;
+  if (fmt == "q4_K" || fmt == "q5_K") {
+    // get_scale_min_k4: sub-blocks 0-3 (k' < 128) the low 6 bits of a and
+    // b; 4-7 the low (scale) or high (min) nibble of c with a's or b's top
+    // two bits above it.
+    Value a = u(bytes[4]), bb = u(bytes[5]), c = u(bytes[6]);
+    Value upper = kbit(128);
+    Value sc = sel(upper, bor(band(c, 15), shl(shr(a, ci(6)), 4)), band(a, 63));
+    Value m = sel(upper, bor(shr(c, ci(4)), shl(shr(bb, ci(6)), 4)), band(bb, 63));
+    Value qs = u(bytes.back());
+    Value q = band(shr(qs, sel(kbit(32), ci(4), ci(0))), 15);
+    if (fmt == "q5_K") // the fifth bit: bit k' / 32 of qh
+      q = bor(q, shl(band(shr(u(bytes[7]), kfield(5, 7)), 1), 4));
+    Value d1 = mul(half(bytes[0], bytes[1]), b_.create<arith::UIToFPOp>(loc_, f32, sc));
+    Value m1 = mul(half(bytes[2], bytes[3]), b_.create<arith::UIToFPOp>(loc_, f32, m));
+    Value p = mul(d1, b_.create<arith::UIToFPOp>(loc_, f32, q));
+    return tagged(b_.create<arith::SubFOp>(loc_, p, m1));
+  }
+  // q6_K: 4 low bits from ql (the high nibble in quarters 2, 3), 2 high
+  // from qh (bits 2t), less 32; (d * scale) * q.
+  Value t = kfield(5, 3);
+  Value lo = band(shr(u(bytes[0]), sel(kbit(64), ci(4), ci(0))), 15);
+  Value hi = band(shr(u(bytes[1]), shl(t, 1)), 3);
+  Value q = b_.create<arith::SubIOp>(loc_, bor(lo, shl(hi, 4)), ci(32));
+  Value d1 = mul(half(bytes[3], bytes[4]), b_.create<arith::SIToFPOp>(loc_, f32, bytes[2]));
+  return tagged(mul(d1, b_.create<arith::SIToFPOp>(loc_, f32, q)));
 }
 
 std::string Importer::dtypeName(const json &d, Frame &f) {

@@ -39,7 +39,7 @@ struct Env {
   std::map<std::string, int64_t> dims;
   std::map<std::string, std::vector<int64_t>> packs;
   std::map<std::string, DT> dtypes;
-  /// Dtype generics bound to a block format (q8_0, q4_0): their values are
+  /// Dtype generics bound to a block format (q8_0, q4_K, ...): their values are
   /// f32 (each element as its block dequantizes), dtypes says F32.
   std::map<std::string, std::string> blockFormats;
 };
@@ -186,10 +186,10 @@ struct Interpreter::Impl {
     return s;
   }
 
-  /// The block format (q8_0, q4_0) a dtype names or is bound to, or "".
+  /// The block format (q8_0, q4_K, ...) a dtype names or is bound to, or "".
   static std::string blockFormatOf(const json &d, const Env &env) {
     if (d.is_string())
-      return d == "q8_0" || d == "q4_0" ? d.get<std::string>() : "";
+      return rt::blockFormat(d.get<std::string>()) ? d.get<std::string>() : "";
     if (d.is_object() && d.contains("var"))
       if (auto it = env.blockFormats.find(d["var"].get<std::string>()); it != env.blockFormats.end())
         return it->second;

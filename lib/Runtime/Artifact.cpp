@@ -536,7 +536,7 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
       return t.fail(t.at("kind"), fmt::format("expected param, buffer or state, found '{}'", kind));
     // A param stored in a block format: bytes, a whole number of blocks a row.
     std::optional<BlockFormatInfo> bf = blockFormat(dt);
-    if (bf && (bf->format == BlockFormat::Q8_0 || bf->format == BlockFormat::Q4_0)) {
+    if (bf) {
       if (mt.kind != TensorKind::Param)
         return t.fail(t.at("dtype"), fmt::format("only a param may be stored as {}", dt));
       mt.storage = bf->format;

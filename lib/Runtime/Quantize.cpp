@@ -209,27 +209,6 @@ bool blocksFor(const SafeTensorsFile &file, const std::string &name, const Tenso
   return true;
 }
 
-std::optional<BlockFormatInfo> blockFormat(const std::string &name) {
-  for (const BlockFormatInfo &f : kBlockFormats)
-    if (name == f.name)
-      return f;
-  return std::nullopt;
-}
-
-const BlockFormatInfo *blockFormatOfGgmlType(uint32_t ggmlType) {
-  for (const BlockFormatInfo &f : kBlockFormats)
-    if (f.ggmlType == ggmlType)
-      return &f;
-  return nullptr;
-}
-
-const BlockFormatInfo &blockFormatInfo(BlockFormat f) {
-  for (const BlockFormatInfo &i : kBlockFormats)
-    if (i.format == f)
-      return i;
-  return kBlockFormats[0];
-}
-
 void quantizeRow(BlockFormat f, const float *x, int64_t n, unsigned char *out) {
   switch (f) {
   case BlockFormat::Q8_0: return quantizeQ8_0(x, n, out);

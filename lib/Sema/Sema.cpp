@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "SemaImpl.h"
 
+#include "linnet/Support/BlockFormat.h"
 #include "linnet/Support/Paths.h"
 #include "linnet/Syntax/Parser.h"
 
@@ -27,13 +28,17 @@ static const std::set<std::string> kOpaqueTypes = {"Csr", "Coo", "Relation"};
 // dtypes
 //===----------------------------------------------------------------------===//
 
-// q8_0 and q4_0 are ggml's block formats (docs/language/05-types.md,
-// "Block-quantized storage"): float values stored 32 to a block with one
-// f16 scale. Only a param's elements may have them.
-static const char *const kFloat[] = {"f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64", "q8_0", "q4_0"};
+// The block formats (q8_0, q4_0, q4_K, q5_K, q6_K: support::kBlockFormats)
+// are float dtypes too (docs/language/05-types.md, "Block-quantized
+// storage"): values stored in blocks with their scales. Only a param's
+// elements may have them.
+static const char *const kFloat[] = {"f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64"};
 static const char *const kInt[] = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "index"};
 
-int64_t linnet::sema::blockDtypeElems(const std::string &n) { return n == "q8_0" || n == "q4_0" ? 32 : 0; }
+int64_t linnet::sema::blockDtypeElems(const std::string &n) {
+  std::optional<support::BlockFormatInfo> f = support::blockFormat(n);
+  return f ? f->blockElems : 0;
+}
 
 bool linnet::sema::isDtypeName(const std::string &n) {
   for (const char *f : kFloat)
@@ -42,12 +47,14 @@ bool linnet::sema::isDtypeName(const std::string &n) {
   for (const char *i : kInt)
     if (n == i)
       return true;
-  return n == "bool";
+  return n == "bool" || blockDtypeElems(n) != 0;
 }
 std::string linnet::sema::dtypeClassOf(const std::string &n) {
   for (const char *f : kFloat)
     if (n == f)
       return "float";
+  if (blockDtypeElems(n) != 0)
+    return "float";
   for (const char *i : kInt)
     if (n == i)
       return "int";

@@ -33,7 +33,8 @@ _TORCH = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
           "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
           # Block-quantized params (docs/language/05-types.md) are held as
           # their f32 values; the runtime quantizes them when it binds them.
-          "q8_0": torch.float32, "q4_0": torch.float32}
+          "q8_0": torch.float32, "q4_0": torch.float32, "q4_K": torch.float32,
+          "q5_K": torch.float32, "q6_K": torch.float32}
 
 
 def read_safetensors(path):

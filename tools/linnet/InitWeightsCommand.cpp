@@ -17,6 +17,7 @@
 #include "InitWeightsCommand.h"
 
 #include "linnet/Plan/FrontEnd.h"
+#include "linnet/Runtime/Quantize.h"
 #include "linnet/Runtime/TensorFiles.h"
 #include "linnet/Support/Half.h"
 #include "linnet/Sema/Instantiate.h"
@@ -142,7 +143,7 @@ int tool::runInitWeights() {
     // A block-quantized param gets f32 values: the runtime and the
     // interpreter quantize them when they load them (`linnet quantize`
     // writes the same blocks into a GGUF file).
-    if (!e.dtype.isVar() && (e.dtype.name == "q8_0" || e.dtype.name == "q4_0"))
+    if (!e.dtype.isVar() && rt::blockFormat(e.dtype.name))
       dt = rt::DType::F32;
     if (e.dtype.isVar() || !dt) {
       std::cerr << fmt::format("linnet init-weights: error: '{}' has dtype '{}', which is not "

@@ -32,6 +32,7 @@ namespace {
 struct Options {
   std::string input, output, type;
   std::vector<std::string> keep;
+  std::vector<std::string> tensorTypes; // PATTERN=TYPE
   bool allowRequantize = false;
 } gOpts;
 
@@ -51,6 +52,8 @@ uint32_t fileType(const std::string &type) {
   return k.at(type);
 }
 
+const std::vector<std::string> kTypes = {"q8_0", "q4_0", "q4_K", "q5_K", "q6_K", "f16", "bf16", "f32"};
+
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -65,7 +68,12 @@ CLI::App *tool::addQuantizeCommand(CLI::App &app) {
   c->add_option("-o", gOpts.output, "Output .gguf (any type) or .safetensors (f16, bf16, f32)")->required();
   c->add_option("--type", gOpts.type, "What the matrices become")
       ->required()
-      ->check(CLI::IsMember({"q8_0", "q4_0", "q4_K", "q5_K", "q6_K", "f16", "bf16", "f32"}));
+      ->check(CLI::IsMember(kTypes));
+  c->add_option("--tensor-type", gOpts.tensorTypes,
+                "PATTERN=TYPE: the tensors the name pattern matches become TYPE instead (the first pattern that "
+                "matches wins; `*` matches any run of characters), e.g. '*.ffn_down.weight=q8_0' where a "
+                "k-quant's blocks of 256 do not divide the rows")
+      ->allow_extra_args(false);
   c->add_option("--keep", gOpts.keep,
                 "Keep the tensors this name pattern matches as they are (`*` matches any run of characters)")
       ->allow_extra_args(false);
@@ -78,25 +86,45 @@ CLI::App *tool::addQuantizeCommand(CLI::App &app) {
 int tool::runQuantize() {
   const Options &o = gOpts;
   bool toGguf = endsWith(o.output, ".gguf");
-  std::optional<rt::BlockFormatInfo> block = rt::blockFormat(o.type);
   if (!toGguf && !endsWith(o.output, ".safetensors")) {
     std::cerr << fmt::format("linnet quantize: error: -o {}: expected a .gguf or .safetensors file name\n", o.output);
     return 2;
   }
-  if (!toGguf && block) {
-    std::cerr << fmt::format("linnet quantize: error: --type {}: safetensors has no block formats; write a .gguf "
-                             "file (-o ....gguf), or --type f16/bf16 for safetensors\n",
-                             o.type);
-    return 2;
+  // --tensor-type's patterns, then --type: what each tensor becomes.
+  std::vector<std::pair<std::string, std::string>> overrides;
+  for (const std::string &tt : o.tensorTypes) {
+    size_t eq = tt.rfind('=');
+    std::string type = eq == std::string::npos ? "" : tt.substr(eq + 1);
+    if (eq == std::string::npos || eq == 0 || std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
+      std::cerr << fmt::format("linnet quantize: error: --tensor-type {}: expected PATTERN=TYPE with TYPE one of "
+                               "{}\n",
+                               tt, fmt::join(kTypes, ", "));
+      return 2;
+    }
+    overrides.emplace_back(tt.substr(0, eq), type);
   }
+  std::vector<std::pair<std::string, std::string>> asked = {{"--type " + o.type, o.type}};
+  for (const auto &[pattern, type] : overrides)
+    asked.emplace_back(fmt::format("--tensor-type {}={}", pattern, type), type);
+  for (const auto &[option, type] : asked)
+    if (!toGguf && rt::blockFormat(type)) {
+      std::cerr << fmt::format("linnet quantize: error: {}: safetensors has no block formats; write a .gguf "
+                               "file (-o ....gguf), or f16/bf16 for safetensors\n",
+                               option);
+      return 2;
+    }
+  auto typeOf = [&](const std::string &name) -> const std::string & {
+    for (const auto &[pattern, type] : overrides)
+      if (globMatch(pattern.c_str(), name.c_str()))
+        return type;
+    return o.type;
+  };
   std::string error;
   std::unique_ptr<rt::SafeTensorsFile> in = rt::SafeTensorsFile::open(o.input, error);
   if (!in) {
     std::cerr << "linnet quantize: error: " << error << "\n";
     return 1;
   }
-  rt::DType halfType = o.type == "bf16" ? rt::DType::BF16 : o.type == "f16" ? rt::DType::F16 : rt::DType::F32;
-  int64_t blockElems = block ? block->blockElems : 1;
 
   // Each tensor's new bytes (or its own), in name order.
   struct Out {
@@ -110,7 +138,12 @@ int tool::runQuantize() {
   std::vector<Out> outs;
   uint64_t bytesIn = 0, bytesOut = 0;
   int converted = 0, kept = 0;
+  std::map<std::string, int> convertedAs;
   for (const auto &[name, view] : in->tensors()) {
+    const std::string &type = typeOf(name);
+    std::optional<rt::BlockFormatInfo> block = rt::blockFormat(type);
+    rt::DType halfType = type == "bf16" ? rt::DType::BF16 : type == "f16" ? rt::DType::F16 : rt::DType::F32;
+    int64_t blockElems = block ? block->blockElems : 1;
     Out t{name, view.dtype, view.shape, 0, {}, view.data};
     bool isFloat = view.dtype == rt::DType::F32 || view.dtype == rt::DType::F16 || view.dtype == rt::DType::BF16 ||
                    view.dtype == rt::DType::F64;
@@ -121,7 +154,7 @@ int tool::runQuantize() {
     auto stored = in->storedAs().find(name);
     bool convert = isFloat && view.shape.size() >= 2 && row > 0 && row % blockElems == 0 && !keepIt;
     // Dequantized values widened to f32 are exact; rounded again, not.
-    if (convert && stored != in->storedAs().end() && !o.allowRequantize && o.type != "f32") {
+    if (convert && stored != in->storedAs().end() && !o.allowRequantize && type != "f32") {
       std::cerr << fmt::format("linnet quantize: error: {}: tensor '{}' is stored as {}: quantizing its dequantized "
                                "values adds a second error (--allow-requantize to do it anyway, or --keep '{}')\n",
                                o.input, name, stored->second, name);
@@ -183,6 +216,7 @@ int tool::runQuantize() {
       }
       t.data = {t.owned.data(), t.owned.size()};
       ++converted;
+      ++convertedAs[type];
     } else {
       ++kept;
     }
@@ -201,7 +235,7 @@ int tool::runQuantize() {
   if (!converted) {
     std::cerr << fmt::format("linnet quantize: error: {}: no tensor to convert to {} (matrices whose rows are whole "
                              "blocks of {})\n",
-                             o.input, o.type, blockElems);
+                             o.input, o.type, rt::blockFormat(o.type) ? rt::blockFormat(o.type)->blockElems : 1);
     return 1;
   }
 
@@ -228,7 +262,12 @@ int tool::runQuantize() {
     return 1;
   }
   auto size = [](uint64_t b) { return b < 1000000 ? fmt::format("{} bytes", b) : fmt::format("{:.1f} MB", b / 1e6); };
-  std::cout << fmt::format("{}: {} tensor{} as {}, {} kept; {} -> {}\n", o.output, converted,
-                           converted == 1 ? "" : "s", o.type, kept, size(bytesIn), size(bytesOut));
+  // "56 tensors as q4_K, 8 as q8_0, 17 kept": --type first, then each
+  // --tensor-type's type in name order.
+  std::string as = fmt::format("{} tensor{} as {}", convertedAs[o.type], convertedAs[o.type] == 1 ? "" : "s", o.type);
+  for (const auto &[type, count] : convertedAs)
+    if (type != o.type && count)
+      as += fmt::format(", {} as {}", count, type);
+  std::cout << fmt::format("{}: {}, {} kept; {} -> {}\n", o.output, as, kept, size(bytesIn), size(bytesOut));
   return 0;
 }

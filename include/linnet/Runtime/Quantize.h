@@ -14,6 +14,7 @@
 #ifndef LINNET_RUNTIME_QUANTIZE_H
 #define LINNET_RUNTIME_QUANTIZE_H
 
+#include "linnet/Support/BlockFormat.h"
 #include "linnet/Support/Half.h"
 
 #include <cstddef>
@@ -25,30 +26,12 @@
 
 namespace linnet::rt {
 
-enum class BlockFormat { Q8_0, Q4_0, Q4_K, Q5_K, Q6_K };
-
-struct BlockFormatInfo {
-  BlockFormat format;
-  const char *name;   // "q8_0", as ggml names it
-  uint32_t ggmlType;  // ggml's type id in a GGUF file
-  int64_t blockElems; // values per block
-  int64_t blockBytes; // bytes per block
-};
-
-/// The block formats, the one table the GGUF reader and writer and the
-/// quantizers share.
-inline constexpr BlockFormatInfo kBlockFormats[] = {
-    {BlockFormat::Q8_0, "q8_0", 8, 32, 34},    {BlockFormat::Q4_0, "q4_0", 2, 32, 18},
-    {BlockFormat::Q4_K, "q4_K", 12, 256, 144}, {BlockFormat::Q5_K, "q5_K", 13, 256, 176},
-    {BlockFormat::Q6_K, "q6_K", 14, 256, 210},
-};
-
-/// The format named `name` ("q8_0", "q4_0", "q4_K", "q5_K", "q6_K").
-std::optional<BlockFormatInfo> blockFormat(const std::string &name);
-const BlockFormatInfo &blockFormatInfo(BlockFormat f);
-/// The format of ggml's type id `ggmlType`, or null (not a block format
-/// linnet reads).
-const BlockFormatInfo *blockFormatOfGgmlType(uint32_t ggmlType);
+using support::BlockFormat;
+using support::BlockFormatInfo;
+using support::blockFormat;
+using support::blockFormatInfo;
+using support::blockFormatOfGgmlType;
+using support::kBlockFormats;
 
 /// Quantizes `n` values (a multiple of the format's block) into
 /// n / blockElems blocks at `out`.

@@ -28,6 +28,8 @@
 //===----------------------------------------------------------------------===//
 #include "BlockMatvec.h"
 
+#include "linnet/Support/BlockBytes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -52,9 +54,12 @@ namespace {
 constexpr int64_t kMaxRowsOfX = 8;
 
 struct BlockMatvec {
-  std::string fmt;        // "q8_0", "q4_0"
-  int64_t blockBytes = 0; // 34, 18
-  Value blocks, x, y;     // W's blocks [N, K / 32, blockBytes] i8; x, y f32
+  std::string fmt;        // "q8_0", "q4_0", "q4_K", "q5_K", "q6_K"
+  support::BlockFormat format = support::BlockFormat::Q8_0;
+  int64_t blockBytes = 0; // 34, 18, 144, 176, 210
+  int64_t elems = 32;     // values a block: 32, the k-quants 256
+  unsigned nbytes = 0;    // the generic's block inputs (support::blockBytes)
+  Value blocks, x, y;     // W's blocks [N, K / elems, blockBytes] i8; x, y f32
   unsigned row = ~0u, k = ~0u, unit = ~0u; // loop positions (unit: rows of x)
   AffineMap xm, ym;
   int64_t rows = -1;  // W's rows, -1 dynamic
@@ -68,15 +73,15 @@ bool isDimExpr(AffineExpr e, unsigned &pos) {
   return bool(d);
 }
 
-/// The dequantizing product D of the body and the values it is built from:
-/// only the three block arguments, constants and linalg.index (the q4_0
-/// nibble's position).
-bool isDequantSlice(Value d, Block &body, llvm::SetVector<Operation *> &slice) {
+/// The dequantizing value D of the body and the values it is built from:
+/// only the `nbytes` block arguments, constants and linalg.index (a nibble's
+/// or a sub-block's position).
+bool isDequantSlice(Value d, Block &body, unsigned nbytes, llvm::SetVector<Operation *> &slice) {
   SmallVector<Value> work{d};
   while (!work.empty()) {
     Value v = work.pop_back_val();
     if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (arg.getOwner() != &body || arg.getArgNumber() < 1 || arg.getArgNumber() > 3)
+      if (arg.getOwner() != &body || arg.getArgNumber() < 1 || arg.getArgNumber() > nbytes)
         return false;
       continue;
     }
@@ -96,68 +101,74 @@ bool isDequantSlice(Value d, Block &body, llvm::SetVector<Operation *> &slice) {
 
 std::optional<BlockMatvec> match(linalg::LinalgOp op) {
   auto g = dyn_cast<linalg::GenericOp>(op.getOperation());
-  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInputs() != 4 || g.getNumDpsInits() != 1)
+  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInputs() < 2 || g.getNumDpsInits() != 1)
     return std::nullopt;
   BlockMatvec mv;
-  ValueRange ins = g.getDpsInputs();
-  mv.x = ins[0];
-  mv.blocks = ins[1];
-  mv.y = g.getDpsInits()[0];
-  if (ins[2] != mv.blocks || ins[3] != mv.blocks)
-    return std::nullopt;
-  auto bt = dyn_cast<MemRefType>(mv.blocks.getType());
-  auto xt = dyn_cast<MemRefType>(mv.x.getType());
-  auto yt = dyn_cast<MemRefType>(mv.y.getType());
-  if (!bt || !xt || !yt || bt.getRank() != 3 || !bt.getElementType().isInteger(8) ||
-      !xt.getElementType().isF32() || !yt.getElementType().isF32() || xt.getRank() < 1 || xt.getRank() > 2)
-    return std::nullopt;
-  // The body: yield(acc + x * D), D the importer's dequantizing product.
+  // The body: yield(acc + x * D), D the importer's dequantized value
+  // (tagged with its format).
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getNumOperands() == 1 ? yield.getOperand(0).getDefiningOp<arith::AddFOp>() : nullptr;
-  Value acc = body.getArgument(4);
+  Value acc = body.getArguments().back();
   if (!add || (add.getLhs() != acc && add.getRhs() != acc))
     return std::nullopt;
   auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs()).getDefiningOp<arith::MulFOp>();
   if (!mul || (mul.getLhs() != body.getArgument(0) && mul.getRhs() != body.getArgument(0)))
     return std::nullopt;
   Value d = mul.getLhs() == body.getArgument(0) ? mul.getRhs() : mul.getLhs();
-  auto dq = d.getDefiningOp<arith::MulFOp>();
+  Operation *dq = d.getDefiningOp();
   auto tag = dq ? dq->getAttrOfType<StringAttr>("linnet.dequant") : nullptr;
-  if (!tag || (tag.getValue() != "q8_0" && tag.getValue() != "q4_0"))
+  std::optional<support::BlockFormatInfo> bf = tag ? support::blockFormat(tag.getValue().str()) : std::nullopt;
+  if (!bf)
     return std::nullopt;
-  mv.fmt = tag.getValue().str();
-  mv.blockBytes = mv.fmt == "q8_0" ? 34 : 18;
-  if (bt.getDimSize(2) != mv.blockBytes)
+  MLIRContext *ctx = op->getContext();
+  mv.fmt = bf->name;
+  mv.format = bf->format;
+  mv.blockBytes = bf->blockBytes;
+  mv.elems = bf->blockElems;
+  // The maps: x's k innermost; each block input at (row, k / elems, the
+  // byte support::blockBytes names).
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> its = op.getIteratorTypesArray();
+  mv.xm = maps[0];
+  if (mv.xm.getNumResults() < 1 || !isDimExpr(mv.xm.getResult(mv.xm.getNumResults() - 1), mv.k))
     return std::nullopt;
+  AffineExpr kx = getAffineDimExpr(mv.k, ctx);
+  SmallVector<AffineExpr> bytes = support::blockBytes(mv.format, kx);
+  mv.nbytes = bytes.size();
+  if (g.getNumDpsInputs() != 1 + mv.nbytes)
+    return std::nullopt;
+  SmallVector<Value> ins = g.getDpsInputs(); // a vector: getDpsInputs returns one by value
+  mv.x = ins[0];
+  mv.blocks = ins[1];
+  mv.y = g.getDpsInits()[0];
+  mv.ym = maps[1 + mv.nbytes];
+  auto bt = dyn_cast<MemRefType>(mv.blocks.getType());
+  auto xt = dyn_cast<MemRefType>(mv.x.getType());
+  auto yt = dyn_cast<MemRefType>(mv.y.getType());
+  if (!bt || !xt || !yt || bt.getRank() != 3 || !bt.getElementType().isInteger(8) ||
+      !xt.getElementType().isF32() || !yt.getElementType().isF32() || xt.getRank() < 1 || xt.getRank() > 2 ||
+      bt.getDimSize(2) != mv.blockBytes)
+    return std::nullopt;
+  if (maps[1].getNumResults() != 3 || !isDimExpr(maps[1].getResult(0), mv.row) || mv.k == mv.row)
+    return std::nullopt;
+  AffineExpr blk = kx.floorDiv(mv.elems);
+  for (unsigned a = 0; a < mv.nbytes; ++a) {
+    AffineMap m = maps[1 + a];
+    if (ins[1 + a] != mv.blocks || m.getNumResults() != 3 || m.getResult(0) != maps[1].getResult(0) ||
+        m.getResult(1) != blk || m.getResult(2) != bytes[a])
+      return std::nullopt;
+  }
   llvm::SetVector<Operation *> slice;
-  if (!isDequantSlice(d, body, slice))
+  if (!isDequantSlice(d, body, mv.nbytes, slice))
     return std::nullopt;
   for (Operation &o : body.without_terminator())
     if (&o != add.getOperation() && &o != mul.getOperation() && !slice.contains(&o))
       return std::nullopt;
-  for (unsigned a = 1; a <= 3; ++a)
+  for (unsigned a = 1; a <= mv.nbytes; ++a)
     for (Operation *user : body.getArgument(a).getUsers())
       if (!slice.contains(user))
         return std::nullopt;
-  // The maps: W's blocks at (row, k / 32, byte), x's k innermost.
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<utils::IteratorType> its = op.getIteratorTypesArray();
-  AffineMap b0 = maps[1], b1 = maps[2], bq = maps[3];
-  if (b0.getNumResults() != 3 || b1.getNumResults() != 3 || bq.getNumResults() != 3 ||
-      !isDimExpr(b0.getResult(0), mv.row) || b1.getResult(0) != b0.getResult(0) || bq.getResult(0) != b0.getResult(0))
-    return std::nullopt;
-  mv.xm = maps[0];
-  mv.ym = maps[4];
-  if (!isDimExpr(mv.xm.getResult(mv.xm.getNumResults() - 1), mv.k) || mv.k == mv.row)
-    return std::nullopt;
-  MLIRContext *ctx = op->getContext();
-  AffineExpr kx = getAffineDimExpr(mv.k, ctx), blk = kx.floorDiv(32);
-  AffineExpr quant = mv.fmt == "q8_0" ? kx % 32 + 2 : kx % 16 + 2;
-  if (b0.getResult(1) != blk || b1.getResult(1) != blk || bq.getResult(1) != blk ||
-      b0.getResult(2) != getAffineConstantExpr(0, ctx) || b1.getResult(2) != getAffineConstantExpr(1, ctx) ||
-      bq.getResult(2) != quant)
-    return std::nullopt;
   unsigned loops = op.getNumLoops();
   if (its[mv.k] != utils::IteratorType::reduction || its[mv.row] != utils::IteratorType::parallel)
     return std::nullopt;
@@ -386,6 +397,203 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
     }
 }
 
+//===----------------------------------------------------------------------===//
+// The k-quants: super-blocks of 256 values with per-sub-block scales
+//===----------------------------------------------------------------------===//
+
+/// One sub-block's share of a super-block, for one row of W: its values'
+/// quants as f32 vectors (consecutive, `at` the first value's position in
+/// the super-block) and what turns them into values: d1 * q - m1, exactly
+/// as ggml's dequantize_row_q{4,5,6}_K computes each (m1 absent for q6_K).
+struct SubBlock {
+  Value d1, m1;
+  int64_t at;
+  SmallVector<Value> q;
+};
+
+/// Rows i0 .. i0+nr-1 of W in a k-quant against rows m0 .. m0+nb-1 of x:
+/// per super-block, each row's scales decoded (scalars), its quants widened
+/// a vector at a time. One row of x: per sub-block, the partial sum of q * x
+/// scaled by d1 into one of two accumulators (even and odd sub-blocks, so
+/// consecutive multiply-adds do not wait on each other), and the sum of x
+/// scaled by m1 into a second pair, taken off at the end. Several: each
+/// value dequantized (d1 * q - m1, exact) once for all of them.
+void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned width, Value i0, int64_t nr, Value m0,
+                 int64_t nb, Value KB, Value N, int64_t prefetchRows) {
+  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i32 = b.getI32Type();
+  const int64_t w = width;
+  auto vf = VectorType::get({w}, f32);
+  auto vi = VectorType::get({w}, i8);
+  const bool q6 = mv.format == support::BlockFormat::Q6_K, q5 = mv.format == support::BlockFormat::Q5_K;
+  auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
+  auto ci = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIntOp>(loc, v, 32); };
+  auto splat = [&](OpBuilder &b, int64_t v) -> Value { return constI8(b, loc, vi, v); };
+  SmallVector<Value> rowsI, rowsM;
+  for (int64_t r = 0; r < nr; ++r)
+    rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0);
+  for (int64_t m = 0; m < nb; ++m)
+    rowsM.push_back(m ? b.create<arith::AddIOp>(loc, m0, c(b, m)).getResult() : m0);
+  Value zeroV = b.create<arith::ConstantOp>(loc, vf, DenseElementsAttr::get(vf, b.getFloatAttr(f32, 0.0)));
+  // Accumulators: nb == 1: two for q * x and (q4_K, q5_K) two for x per
+  // row; nb > 1: one per (row, row of x).
+  const int64_t perRow = nb > 1 ? nb : (q6 ? 2 : 4);
+  SmallVector<Value> init(nr * perRow, zeroV);
+
+  auto step = [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
+    // The block's cache lines, `prefetchRows` rows on.
+    if (prefetchRows > 0) {
+      Value last = b.create<arith::SubIOp>(loc, N, c(b, 1));
+      for (Value row : rowsI) {
+        Value ahead = b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, row, c(b, prefetchRows)), last);
+        for (int64_t at = 0; at < mv.blockBytes; at += 64)
+          b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c(b, at)}, /*isWrite=*/false,
+                                       /*localityHint=*/3, /*isDataCache=*/true);
+      }
+    }
+    auto byteAt = [&](Value row, int64_t at) -> Value {
+      return b.create<memref::LoadOp>(loc, mv.blocks, ValueRange{row, kb, c(b, at)});
+    };
+    auto halfAt = [&](Value row, int64_t at) -> Value {
+      Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, i8), mv.blocks, ValueRange{row, kb, c(b, at)});
+      Value h = b.create<vector::ExtractOp>(
+          loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
+      return b.create<arith::ExtFOp>(loc, f32, h);
+    };
+    auto bytesAt = [&](Value row, int64_t at) -> Value {
+      return b.create<vector::LoadOp>(loc, vi, mv.blocks, ValueRange{row, kb, c(b, at)});
+    };
+    SmallVector<SmallVector<SubBlock>> subs(nr);
+    for (int64_t r = 0; r < nr; ++r) {
+      Value row = rowsI[r];
+      if (q6) {
+        // 16 sub-blocks of 16 values, each (d * scale) * (q - 32).
+        Value d = halfAt(row, 208);
+        SmallVector<Value> d1(16);
+        for (int64_t i = 0; i < 16; ++i)
+          d1[i] = b.create<arith::MulFOp>(loc, d, b.create<arith::SIToFPOp>(loc, f32, byteAt(row, 192 + i)));
+        for (int64_t n = 0; n < 2; ++n)
+          for (int64_t ch = 0; ch < 32 / w; ++ch) {
+            Value ql0 = bytesAt(row, 64 * n + ch * w), ql1 = bytesAt(row, 64 * n + 32 + ch * w);
+            Value qh = bytesAt(row, 128 + 32 * n + ch * w);
+            for (int64_t t = 0; t < 4; ++t) {
+              Value low = t % 2 ? ql1 : ql0;
+              Value nib = t < 2 ? b.create<arith::AndIOp>(loc, low, splat(b, 15)).getResult()
+                                : b.create<arith::ShRUIOp>(loc, low, splat(b, 4)).getResult();
+              Value hb = b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, qh, splat(b, 2 * t)), splat(b, 3));
+              Value q = b.create<arith::SubIOp>(
+                  loc, b.create<arith::OrIOp>(loc, nib, b.create<arith::ShLIOp>(loc, hb, splat(b, 4))), splat(b, 32));
+              int64_t at = 128 * n + 32 * t + ch * w;
+              subs[r].push_back({d1[8 * n + 2 * t + ch * w / 16], Value(), at,
+                                 {b.create<arith::SIToFPOp>(loc, vf, q).getResult()}});
+            }
+          }
+        continue;
+      }
+      // q4_K, q5_K: 8 sub-blocks of 32 values, (d * sc) * q - dmin * m with
+      // 6-bit sc and m (get_scale_min_k4).
+      Value d = halfAt(row, 0), dmin = halfAt(row, 2);
+      SmallVector<Value> sb(12);
+      for (int64_t i = 0; i < 12; ++i)
+        sb[i] = b.create<arith::ExtUIOp>(loc, i32, byteAt(row, 4 + i));
+      auto band = [&](Value v, int64_t m) -> Value { return b.create<arith::AndIOp>(loc, v, ci(b, m)); };
+      auto shr = [&](Value v, int64_t s) -> Value { return b.create<arith::ShRUIOp>(loc, v, ci(b, s)); };
+      auto shl = [&](Value v, int64_t s) -> Value { return b.create<arith::ShLIOp>(loc, v, ci(b, s)); };
+      auto bor = [&](Value x, Value y) -> Value { return b.create<arith::OrIOp>(loc, x, y); };
+      SmallVector<Value> d1(8), m1(8);
+      for (int64_t j = 0; j < 8; ++j) {
+        Value sc = j < 4 ? band(sb[j], 63) : bor(band(sb[j + 4], 15), shl(shr(sb[j - 4], 6), 4));
+        Value m = j < 4 ? band(sb[j + 4], 63) : bor(shr(sb[j + 4], 4), shl(shr(sb[j], 6), 4));
+        d1[j] = b.create<arith::MulFOp>(loc, d, b.create<arith::UIToFPOp>(loc, f32, sc));
+        m1[j] = b.create<arith::MulFOp>(loc, dmin, b.create<arith::UIToFPOp>(loc, f32, m));
+      }
+      for (int64_t p = 0; p < 4; ++p) {
+        SubBlock lo{d1[2 * p], m1[2 * p], 64 * p, {}}, hi{d1[2 * p + 1], m1[2 * p + 1], 64 * p + 32, {}};
+        for (int64_t ch = 0; ch < 32 / w; ++ch) {
+          Value raw = bytesAt(row, (q5 ? 48 : 16) + 32 * p + ch * w);
+          Value l = b.create<arith::AndIOp>(loc, raw, splat(b, 15));
+          Value h = b.create<arith::ShRUIOp>(loc, raw, splat(b, 4));
+          if (q5) { // the fifth bits: bits 2p and 2p + 1 of qh[l]
+            Value qh = bytesAt(row, 16 + ch * w);
+            auto bit = [&](int64_t s) -> Value {
+              return b.create<arith::ShLIOp>(
+                  loc, b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, qh, splat(b, s)), splat(b, 1)),
+                  splat(b, 4));
+            };
+            l = b.create<arith::OrIOp>(loc, l, bit(2 * p));
+            h = b.create<arith::OrIOp>(loc, h, bit(2 * p + 1));
+          }
+          lo.q.push_back(b.create<arith::UIToFPOp>(loc, vf, l));
+          hi.q.push_back(b.create<arith::UIToFPOp>(loc, vf, h));
+        }
+        subs[r].push_back(std::move(lo));
+        subs[r].push_back(std::move(hi));
+      }
+    }
+    SmallVector<Value> next(accs.begin(), accs.end());
+    Value k0 = b.create<arith::MulIOp>(loc, kb, c(b, 256));
+    // x's vector at value `at` of the super-block, row m of x.
+    auto xAt = [&](int64_t m, int64_t at) -> Value {
+      Value k = b.create<arith::AddIOp>(loc, k0, c(b, at));
+      return b.create<vector::LoadOp>(loc, vf, mv.x, xIndices(mv, rowsM[m], k));
+    };
+    auto bcast = [&](Value s) -> Value { return b.create<vector::BroadcastOp>(loc, vf, s); };
+    if (nb == 1) {
+      for (int64_t r = 0; r < nr; ++r)
+        for (size_t j = 0; j < subs[r].size(); ++j) {
+          const SubBlock &sbk = subs[r][j];
+          Value part, xs;
+          for (size_t v = 0; v < sbk.q.size(); ++v) {
+            Value xv = xAt(0, sbk.at + int64_t(v) * w);
+            part = part ? b.create<vector::FMAOp>(loc, sbk.q[v], xv, part).getResult()
+                        : b.create<arith::MulFOp>(loc, sbk.q[v], xv).getResult();
+            if (sbk.m1)
+              xs = xs ? b.create<arith::AddFOp>(loc, xs, xv).getResult() : xv;
+          }
+          Value &acc = next[r * perRow + j % 2];
+          acc = b.create<vector::FMAOp>(loc, bcast(sbk.d1), part, acc);
+          if (sbk.m1) {
+            Value &accm = next[r * perRow + 2 + j % 2];
+            accm = b.create<vector::FMAOp>(loc, bcast(sbk.m1), xs, accm);
+          }
+        }
+      return next;
+    }
+    for (int64_t r = 0; r < nr; ++r)
+      for (const SubBlock &sbk : subs[r]) {
+        Value d1 = bcast(sbk.d1), m1 = sbk.m1 ? bcast(sbk.m1) : Value();
+        for (size_t v = 0; v < sbk.q.size(); ++v) {
+          Value wv = b.create<arith::MulFOp>(loc, d1, sbk.q[v]);
+          if (m1)
+            wv = b.create<arith::SubFOp>(loc, wv, m1);
+          for (int64_t m = 0; m < nb; ++m)
+            next[r * perRow + m] = b.create<vector::FMAOp>(loc, wv, xAt(m, sbk.at + int64_t(v) * w), next[r * perRow + m]);
+        }
+      }
+    return next;
+  };
+  auto loop = b.create<scf::ForOp>(loc, c(b, 0), KB, c(b, 1), init,
+                                   [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
+                                     b.create<scf::YieldOp>(loc, step(b, loc, kb, accs));
+                                   });
+  auto reduce = [&](int64_t i) -> Value {
+    return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, loop.getResult(i), Value(),
+                                         arith::FastMathFlags::reassoc);
+  };
+  for (int64_t r = 0; r < nr; ++r)
+    for (int64_t m = 0; m < nb; ++m) {
+      Value sum;
+      if (nb > 1) {
+        sum = reduce(r * perRow + m);
+      } else {
+        sum = b.create<arith::AddFOp>(loc, reduce(r * perRow), reduce(r * perRow + 1));
+        if (!q6)
+          sum = b.create<arith::SubFOp>(loc, sum,
+                                        b.create<arith::AddFOp>(loc, reduce(r * perRow + 2), reduce(r * perRow + 3)));
+      }
+      addInto(b, loc, mv, sum, rowsI[r], rowsM[m]);
+    }
+}
+
 /// Emits the kernel in place of the op (see the file comment).
 void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t rowsPerBlock,
           int64_t prefetchRows, bool int8) {
@@ -515,6 +723,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   auto run = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
     if (int8)
       int8Kernel(b, loc, i0, nr, m0, nb);
+    else if (mv.elems == 256)
+      kquantBlock(b, loc, mv, width, i0, nr, m0, nb, KB, N, prefetchRows);
     else
       kernel(b, loc, i0, nr, m0, nb);
   };
@@ -603,7 +813,7 @@ std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigne
   // for all of them (prefill of 128 tokens at q4_0: 2459 tokens/s exact,
   // 2064 in integers). Elsewhere the product stays exact, as the
   // permission allows.
-  int8 = int8 && width >= 8 && mv->batch == 1;
+  int8 = int8 && width >= 8 && mv->batch == 1 && mv->elems == 32;
   if (int8)
     c.detail += " products=int8";
   emit(op, *mv, width, rows, prefetchRows, int8);
