@@ -66,8 +66,8 @@ for t in $types; do
   l=$(median < "$work/l-$t.tps")
   c=$(median < "$work/c-$t.tps")
   bytes=$(awk -v t="$t" -v m="$matrix_values" -v n="$norm_values" -v down="$down_values" 'BEGIN {
-    per = (t == "q8_0") ? 34 / 32 : (t == "q4_0") ? 18 / 32 : (t == "bf16") ? 2 : (t == "q4_K") ? 144 / 256 :
-          (t == "q5_K") ? 176 / 256 : (t == "q6_K") ? 210 / 256 : 4
+    per = (t == "q8_0") ? 34 / 32 : (t == "q4_0") ? 18 / 32 : (t == "bf16") ? 2 : 4
+    if (t == "q4_K") per = 144 / 256; if (t == "q5_K") per = 176 / 256; if (t == "q6_K") per = 210 / 256
     if (t ~ /_K$/) print int((m - down) * per + down * 34 / 32 + n * 4); else print int(m * per + n * 4) }')
   same=$(awk -F, 'NR == FNR {for (i = 1; i <= NF; i++) a[i] = $i; n = NF; next}
                   {for (i = 1; i <= NF && i <= n; i++) if ($i != a[i]) {print i - 1; exit} print "all"}' \

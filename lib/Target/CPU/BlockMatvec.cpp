@@ -411,33 +411,58 @@ struct SubBlock {
   SmallVector<Value> q;
 };
 
+/// Rows [0, M) of x summed per 32 values along k (xs[m, k / 32]): the
+/// q4_K/q5_K mins multiply these sums, the same for every row of W.
+void sumRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Value KB, Value xs) {
+  auto v32 = VectorType::get({32}, b.getF32Type());
+  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
+  Value K32 = b.create<arith::MulIOp>(loc, KB, c(mv.elems / 32));
+  b.create<scf::ForOp>(loc, c(0), M, c(1), ValueRange{}, [&](OpBuilder &b, Location loc, Value m, ValueRange) {
+    b.create<scf::ForOp>(loc, c(0), K32, c(1), ValueRange{}, [&](OpBuilder &b, Location loc, Value j, ValueRange) {
+      Value k0 = b.create<arith::MulIOp>(loc, j, b.create<arith::ConstantIndexOp>(loc, 32));
+      Value xv = b.create<vector::LoadOp>(loc, v32, mv.x, xIndices(mv, m, k0));
+      Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, xv, Value(),
+                                                arith::FastMathFlags::reassoc);
+      b.create<memref::StoreOp>(loc, sum, xs, ValueRange{m, j});
+      b.create<scf::YieldOp>(loc);
+    });
+    b.create<scf::YieldOp>(loc);
+  });
+}
+
 /// Rows i0 .. i0+nr-1 of W in a k-quant against rows m0 .. m0+nb-1 of x:
-/// per super-block, each row's scales decoded (scalars), its quants widened
-/// a vector at a time. One row of x: per sub-block, the partial sum of q * x
-/// scaled by d1 into one of two accumulators (even and odd sub-blocks, so
-/// consecutive multiply-adds do not wait on each other), and the sum of x
-/// scaled by m1 into a second pair, taken off at the end. Several: each
-/// value dequantized (d1 * q - m1, exact) once for all of them.
+/// per super-block, each row's scales decoded as vectors (8 or 16 lanes,
+/// one conversion), its quants widened a vector at a time. One row of x:
+/// per sub-block, the partial sum of q * x scaled by d1 into one of two
+/// accumulators (even and odd sub-blocks, so consecutive multiply-adds do
+/// not wait on each other); q4_K/q5_K's mins times x's sums per sub-block
+/// (`xs`, sumRows) into an 8-lane accumulator, taken off at the end.
+/// Several rows of x: each value dequantized (d1 * q - m1, exact) once for
+/// all of them.
 void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned width, Value i0, int64_t nr, Value m0,
-                 int64_t nb, Value KB, Value N, int64_t prefetchRows) {
-  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i32 = b.getI32Type();
+                 int64_t nb, Value KB, Value N, Value xs, int64_t prefetchRows) {
+  Type f32 = b.getF32Type(), i8 = b.getI8Type();
   const int64_t w = width;
   auto vf = VectorType::get({w}, f32);
   auto vi = VectorType::get({w}, i8);
+  auto v8f = VectorType::get({8}, f32), v8i = VectorType::get({8}, i8), v16i = VectorType::get({16}, i8);
   const bool q6 = mv.format == support::BlockFormat::Q6_K, q5 = mv.format == support::BlockFormat::Q5_K;
   auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
-  auto ci = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIntOp>(loc, v, 32); };
-  auto splat = [&](OpBuilder &b, int64_t v) -> Value { return constI8(b, loc, vi, v); };
+  auto splat = [&](OpBuilder &b, VectorType t, int64_t v) -> Value { return constI8(b, loc, t, v); };
   SmallVector<Value> rowsI, rowsM;
   for (int64_t r = 0; r < nr; ++r)
     rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0);
   for (int64_t m = 0; m < nb; ++m)
     rowsM.push_back(m ? b.create<arith::AddIOp>(loc, m0, c(b, m)).getResult() : m0);
   Value zeroV = b.create<arith::ConstantOp>(loc, vf, DenseElementsAttr::get(vf, b.getFloatAttr(f32, 0.0)));
-  // Accumulators: nb == 1: two for q * x and (q4_K, q5_K) two for x per
-  // row; nb > 1: one per (row, row of x).
-  const int64_t perRow = nb > 1 ? nb : (q6 ? 2 : 4);
+  Value zero8 = b.create<arith::ConstantOp>(loc, v8f, DenseElementsAttr::get(v8f, b.getFloatAttr(f32, 0.0)));
+  // Accumulators: nb == 1: two for q * x per row, then (q4_K, q5_K) one of
+  // 8 lanes for the mins per row; nb > 1: one per (row, row of x).
+  const bool mins = nb == 1 && !q6;
+  const int64_t perRow = nb > 1 ? nb : 2;
   SmallVector<Value> init(nr * perRow, zeroV);
+  if (mins)
+    init.append(nr, zero8);
 
   auto step = [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
     // The block's cache lines, `prefetchRows` rows on.
@@ -450,74 +475,86 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
                                        /*localityHint=*/3, /*isDataCache=*/true);
       }
     }
-    auto byteAt = [&](Value row, int64_t at) -> Value {
-      return b.create<memref::LoadOp>(loc, mv.blocks, ValueRange{row, kb, c(b, at)});
-    };
     auto halfAt = [&](Value row, int64_t at) -> Value {
       Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, i8), mv.blocks, ValueRange{row, kb, c(b, at)});
       Value h = b.create<vector::ExtractOp>(
           loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
       return b.create<arith::ExtFOp>(loc, f32, h);
     };
-    auto bytesAt = [&](Value row, int64_t at) -> Value {
-      return b.create<vector::LoadOp>(loc, vi, mv.blocks, ValueRange{row, kb, c(b, at)});
+    auto bytesAt = [&](Value row, int64_t at, VectorType t) -> Value {
+      return b.create<vector::LoadOp>(loc, t, mv.blocks, ValueRange{row, kb, c(b, at)});
     };
+    auto shuffle = [&](Value v, ArrayRef<int64_t> order) -> Value {
+      return b.create<vector::ShuffleOp>(loc, v, v, order);
+    };
+    auto lane = [&](Value v, int64_t i) -> Value { return b.create<vector::ExtractOp>(loc, v, i); };
     SmallVector<SmallVector<SubBlock>> subs(nr);
+    SmallVector<Value> mins8(nr);
     for (int64_t r = 0; r < nr; ++r) {
       Value row = rowsI[r];
       if (q6) {
-        // 16 sub-blocks of 16 values, each (d * scale) * (q - 32).
+        // 16 sub-blocks of 16 values, each (d * scale) * (q - 32): the i8
+        // scales converted together.
         Value d = halfAt(row, 208);
-        SmallVector<Value> d1(16);
-        for (int64_t i = 0; i < 16; ++i)
-          d1[i] = b.create<arith::MulFOp>(loc, d, b.create<arith::SIToFPOp>(loc, f32, byteAt(row, 192 + i)));
+        auto v16f = VectorType::get({16}, f32);
+        Value d1v = b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v16f, d),
+                                            b.create<arith::SIToFPOp>(loc, v16f, bytesAt(row, 192, v16i)));
         for (int64_t n = 0; n < 2; ++n)
           for (int64_t ch = 0; ch < 32 / w; ++ch) {
-            Value ql0 = bytesAt(row, 64 * n + ch * w), ql1 = bytesAt(row, 64 * n + 32 + ch * w);
-            Value qh = bytesAt(row, 128 + 32 * n + ch * w);
+            Value ql0 = bytesAt(row, 64 * n + ch * w, vi), ql1 = bytesAt(row, 64 * n + 32 + ch * w, vi);
+            Value qh = bytesAt(row, 128 + 32 * n + ch * w, vi);
             for (int64_t t = 0; t < 4; ++t) {
               Value low = t % 2 ? ql1 : ql0;
-              Value nib = t < 2 ? b.create<arith::AndIOp>(loc, low, splat(b, 15)).getResult()
-                                : b.create<arith::ShRUIOp>(loc, low, splat(b, 4)).getResult();
-              Value hb = b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, qh, splat(b, 2 * t)), splat(b, 3));
+              Value nib = t < 2 ? b.create<arith::AndIOp>(loc, low, splat(b, vi, 15)).getResult()
+                                : b.create<arith::ShRUIOp>(loc, low, splat(b, vi, 4)).getResult();
+              Value hb = b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, qh, splat(b, vi, 2 * t)),
+                                                 splat(b, vi, 3));
               Value q = b.create<arith::SubIOp>(
-                  loc, b.create<arith::OrIOp>(loc, nib, b.create<arith::ShLIOp>(loc, hb, splat(b, 4))), splat(b, 32));
+                  loc, b.create<arith::OrIOp>(loc, nib, b.create<arith::ShLIOp>(loc, hb, splat(b, vi, 4))),
+                  splat(b, vi, 32));
               int64_t at = 128 * n + 32 * t + ch * w;
-              subs[r].push_back({d1[8 * n + 2 * t + ch * w / 16], Value(), at,
+              subs[r].push_back({lane(d1v, 8 * n + 2 * t + ch * w / 16), Value(), at,
                                  {b.create<arith::SIToFPOp>(loc, vf, q).getResult()}});
             }
           }
         continue;
       }
       // q4_K, q5_K: 8 sub-blocks of 32 values, (d * sc) * q - dmin * m with
-      // 6-bit sc and m (get_scale_min_k4).
+      // 6-bit sc and m (get_scale_min_k4), for the 8 at once: with the 12
+      // scale bytes b, sub-block j < 4 takes b[j] & 63 and b[j + 4] & 63;
+      // j >= 4 the nibbles of b[j + 4] with b[j - 4]'s and b[j]'s top bits.
       Value d = halfAt(row, 0), dmin = halfAt(row, 2);
-      SmallVector<Value> sb(12);
-      for (int64_t i = 0; i < 12; ++i)
-        sb[i] = b.create<arith::ExtUIOp>(loc, i32, byteAt(row, 4 + i));
-      auto band = [&](Value v, int64_t m) -> Value { return b.create<arith::AndIOp>(loc, v, ci(b, m)); };
-      auto shr = [&](Value v, int64_t s) -> Value { return b.create<arith::ShRUIOp>(loc, v, ci(b, s)); };
-      auto shl = [&](Value v, int64_t s) -> Value { return b.create<arith::ShLIOp>(loc, v, ci(b, s)); };
+      Value sb = bytesAt(row, 4, v16i); // bytes 4 .. 19: the 12 scale bytes first
+      Value P = shuffle(sb, {0, 1, 2, 3, 8, 9, 10, 11}), Q = shuffle(sb, {4, 5, 6, 7, 8, 9, 10, 11});
+      Value R = shuffle(sb, {0, 1, 2, 3, 0, 1, 2, 3}), S = shuffle(sb, {4, 5, 6, 7, 4, 5, 6, 7});
+      auto band = [&](Value v, int64_t m) -> Value { return b.create<arith::AndIOp>(loc, v, splat(b, v8i, m)); };
+      auto shr = [&](Value v, int64_t s) -> Value { return b.create<arith::ShRUIOp>(loc, v, splat(b, v8i, s)); };
+      auto shl = [&](Value v, int64_t s) -> Value { return b.create<arith::ShLIOp>(loc, v, splat(b, v8i, s)); };
       auto bor = [&](Value x, Value y) -> Value { return b.create<arith::OrIOp>(loc, x, y); };
-      SmallVector<Value> d1(8), m1(8);
-      for (int64_t j = 0; j < 8; ++j) {
-        Value sc = j < 4 ? band(sb[j], 63) : bor(band(sb[j + 4], 15), shl(shr(sb[j - 4], 6), 4));
-        Value m = j < 4 ? band(sb[j + 4], 63) : bor(shr(sb[j + 4], 4), shl(shr(sb[j], 6), 4));
-        d1[j] = b.create<arith::MulFOp>(loc, d, b.create<arith::UIToFPOp>(loc, f32, sc));
-        m1[j] = b.create<arith::MulFOp>(loc, dmin, b.create<arith::UIToFPOp>(loc, f32, m));
-      }
+      Value first = b.create<arith::ConstantOp>(
+          loc, DenseElementsAttr::get(VectorType::get({8}, b.getI1Type()),
+                                      ArrayRef<bool>{true, true, true, true, false, false, false, false}));
+      Value sc = b.create<arith::SelectOp>(loc, first, band(P, 63), bor(band(P, 15), shl(shr(R, 6), 4)));
+      Value mq = b.create<arith::SelectOp>(loc, first, band(Q, 63), bor(shr(Q, 4), shl(shr(S, 6), 4)));
+      Value d1v = b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v8f, d),
+                                          b.create<arith::UIToFPOp>(loc, v8f, sc));
+      Value m1v = b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v8f, dmin),
+                                          b.create<arith::UIToFPOp>(loc, v8f, mq));
+      mins8[r] = m1v;
       for (int64_t p = 0; p < 4; ++p) {
-        SubBlock lo{d1[2 * p], m1[2 * p], 64 * p, {}}, hi{d1[2 * p + 1], m1[2 * p + 1], 64 * p + 32, {}};
+        SubBlock lo{lane(d1v, 2 * p), mins ? Value() : lane(m1v, 2 * p), 64 * p, {}};
+        SubBlock hi{lane(d1v, 2 * p + 1), mins ? Value() : lane(m1v, 2 * p + 1), 64 * p + 32, {}};
         for (int64_t ch = 0; ch < 32 / w; ++ch) {
-          Value raw = bytesAt(row, (q5 ? 48 : 16) + 32 * p + ch * w);
-          Value l = b.create<arith::AndIOp>(loc, raw, splat(b, 15));
-          Value h = b.create<arith::ShRUIOp>(loc, raw, splat(b, 4));
+          Value raw = bytesAt(row, (q5 ? 48 : 16) + 32 * p + ch * w, vi);
+          Value l = b.create<arith::AndIOp>(loc, raw, splat(b, vi, 15));
+          Value h = b.create<arith::ShRUIOp>(loc, raw, splat(b, vi, 4));
           if (q5) { // the fifth bits: bits 2p and 2p + 1 of qh[l]
-            Value qh = bytesAt(row, 16 + ch * w);
+            Value qh = bytesAt(row, 16 + ch * w, vi);
             auto bit = [&](int64_t s) -> Value {
               return b.create<arith::ShLIOp>(
-                  loc, b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, qh, splat(b, s)), splat(b, 1)),
-                  splat(b, 4));
+                  loc,
+                  b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, qh, splat(b, vi, s)), splat(b, vi, 1)),
+                  splat(b, vi, 4));
             };
             l = b.create<arith::OrIOp>(loc, l, bit(2 * p));
             h = b.create<arith::OrIOp>(loc, h, bit(2 * p + 1));
@@ -538,24 +575,25 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
     };
     auto bcast = [&](Value s) -> Value { return b.create<vector::BroadcastOp>(loc, vf, s); };
     if (nb == 1) {
-      for (int64_t r = 0; r < nr; ++r)
+      for (int64_t r = 0; r < nr; ++r) {
         for (size_t j = 0; j < subs[r].size(); ++j) {
           const SubBlock &sbk = subs[r][j];
-          Value part, xs;
+          Value part;
           for (size_t v = 0; v < sbk.q.size(); ++v) {
             Value xv = xAt(0, sbk.at + int64_t(v) * w);
             part = part ? b.create<vector::FMAOp>(loc, sbk.q[v], xv, part).getResult()
                         : b.create<arith::MulFOp>(loc, sbk.q[v], xv).getResult();
-            if (sbk.m1)
-              xs = xs ? b.create<arith::AddFOp>(loc, xs, xv).getResult() : xv;
           }
           Value &acc = next[r * perRow + j % 2];
           acc = b.create<vector::FMAOp>(loc, bcast(sbk.d1), part, acc);
-          if (sbk.m1) {
-            Value &accm = next[r * perRow + 2 + j % 2];
-            accm = b.create<vector::FMAOp>(loc, bcast(sbk.m1), xs, accm);
-          }
         }
+        if (mins) {
+          Value sums = b.create<vector::LoadOp>(loc, v8f, xs,
+                                                ValueRange{rowsM[0], b.create<arith::MulIOp>(loc, kb, c(b, 8))});
+          Value &accm = next[nr * perRow + r];
+          accm = b.create<vector::FMAOp>(loc, mins8[r], sums, accm);
+        }
+      }
       return next;
     }
     for (int64_t r = 0; r < nr; ++r)
@@ -566,7 +604,8 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
           if (m1)
             wv = b.create<arith::SubFOp>(loc, wv, m1);
           for (int64_t m = 0; m < nb; ++m)
-            next[r * perRow + m] = b.create<vector::FMAOp>(loc, wv, xAt(m, sbk.at + int64_t(v) * w), next[r * perRow + m]);
+            next[r * perRow + m] =
+                b.create<vector::FMAOp>(loc, wv, xAt(m, sbk.at + int64_t(v) * w), next[r * perRow + m]);
         }
       }
     return next;
@@ -586,9 +625,8 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
         sum = reduce(r * perRow + m);
       } else {
         sum = b.create<arith::AddFOp>(loc, reduce(r * perRow), reduce(r * perRow + 1));
-        if (!q6)
-          sum = b.create<arith::SubFOp>(loc, sum,
-                                        b.create<arith::AddFOp>(loc, reduce(r * perRow + 2), reduce(r * perRow + 3)));
+        if (mins)
+          sum = b.create<arith::SubFOp>(loc, sum, reduce(nr * perRow + r));
       }
       addInto(b, loc, mv, sum, rowsI[r], rowsM[m]);
     }
@@ -717,6 +755,13 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
                                      ValueRange{M, KB});
     quantizeRows(b, loc, mv, M, KB, xq, xd, xc);
   }
+  // q4_K, q5_K: x's sums per 32 values, once a call (sumRows).
+  Value xs;
+  if (mv.format == support::BlockFormat::Q4_K || mv.format == support::BlockFormat::Q5_K) {
+    xs = b.create<memref::AllocOp>(loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32),
+                                   ValueRange{M, b.create<arith::MulIOp>(loc, KB, cst(b, loc, 8)).getResult()});
+    sumRows(b, loc, mv, M, KB, xs);
+  }
   auto int8Kernel = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
     int8Block(b, loc, mv, i0, nr, m0, nb, KB, N, xq, xd, xc, prefetchRows);
   };
@@ -724,7 +769,7 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
     if (int8)
       int8Kernel(b, loc, i0, nr, m0, nb);
     else if (mv.elems == 256)
-      kquantBlock(b, loc, mv, width, i0, nr, m0, nb, KB, N, prefetchRows);
+      kquantBlock(b, loc, mv, width, i0, nr, m0, nb, KB, N, xs, prefetchRows);
     else
       kernel(b, loc, i0, nr, m0, nb);
   };
@@ -778,6 +823,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
                                 block(b, loc, lo, hi);
                               });
   }
+  if (xs)
+    b.create<memref::DeallocOp>(loc, xs);
   if (int8) {
     b.create<memref::DeallocOp>(loc, xq);
     b.create<memref::DeallocOp>(loc, xd);
