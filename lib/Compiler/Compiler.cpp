@@ -542,6 +542,11 @@ int Compiler::Impl::writeManifest(const target::Target &t, const PlanningInputs 
       if (it != byFn.end() && k < it->second.size())
         c = it->second[k++];
     }
+    if (c) {
+      r.fewRowsAtMost = c->fewRowsAtMost;
+      r.fewRowsPerPass = c->fewRowsPerPass;
+      r.fewRowsRoutine = c->fewRowsRoutine;
+    }
     if (c && c->kind == "library") {
       r.spec = t.kind().str() + "-linalg." + c->role;
       r.kind = "library";

@@ -131,10 +131,15 @@ Sync syncFrom(ObjReader r) {
 
 Json toJson(const ConcretePlan &p) {
   Json impls = Json::array();
-  for (const auto &i : p.implementations)
+  for (const auto &i : p.implementations) {
     impls.push_back({{"id", i.id}, {"spec", i.spec}, {"kind", i.kind}, {"capability", i.capability},
                      {"symbol", i.symbol}, {"library", i.library}, {"routine", i.routine},
                      {"soname", i.soname}, {"workspace_bytes", i.workspaceBytes}});
+    if (i.fewRowsAtMost > 0)
+      impls.back()["few_rows"] = {{"rows_at_most", i.fewRowsAtMost},
+                                  {"routine", i.fewRowsRoutine},
+                                  {"rows_per_pass", i.fewRowsPerPass}};
+  }
   Json devices = Json::array(), engines = Json::array(), queues = Json::array();
   for (const auto &d : p.devices)
     devices.push_back({{"id", d.id}, {"memory_space", d.memorySpace}, {"memory_free_bytes", d.memoryFreeBytes}});
@@ -229,6 +234,16 @@ ConcretePlan concreteFromJson(const Json &j) {
     ObjReader o(e, path);
     p.implementations.push_back({o.str("id"), o.str("spec"), o.str("kind"), o.str("capability"), o.str("symbol"),
                                  o.str("library"), o.str("routine"), o.str("soname"), o.i64("workspace_bytes")});
+    if (o.has("few_rows")) {
+      ObjReader f = o.obj("few_rows");
+      ImplementationRef &r = p.implementations.back();
+      r.fewRowsAtMost = f.i64("rows_at_most");
+      r.fewRowsRoutine = f.str("routine");
+      r.fewRowsPerPass = f.i64("rows_per_pass");
+      if (r.fewRowsAtMost < 1 || r.fewRowsPerPass < 1 || r.fewRowsRoutine.empty())
+        throw SchemaError(f.path(), "rows_at_most and rows_per_pass must be at least 1, routine named");
+      f.done();
+    }
     o.done();
   });
   r.each("commands", [&](const Json &e, const std::string &path) {

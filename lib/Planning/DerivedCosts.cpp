@@ -13,13 +13,28 @@ using namespace detail;
 
 std::string implementationKey(const ImplementationRef &r) { return r.routine.empty() ? r.capability : r.routine; }
 
-std::map<std::string, std::string> taskImplementationKeys(const ConcretePlan &c) {
-  std::map<std::string, std::string> keys;
+std::map<std::string, const ImplementationRef *> taskImplementations(const ConcretePlan &c) {
+  std::map<std::string, const ImplementationRef *> refs;
   for (const Command &cmd : c.commands)
     if (const std::string *id = bodyImplementation(cmd.body))
       if (const ImplementationRef *r = c.implementation(*id))
-        keys[cmd.portableTask] = implementationKey(*r);
-  return keys;
+        refs[cmd.portableTask] = r;
+  return refs;
+}
+
+EffectiveTask effectiveTask(const Task &task, const ImplementationRef *r) {
+  EffectiveTask e{r ? implementationKey(*r) : "", task};
+  const std::optional<WorkloadFacts::Contraction> &c = task.facts.contraction;
+  if (!r || r->fewRowsAtMost <= 0 || !c || c->rows < 1 || c->rows > r->fewRowsAtMost)
+    return e;
+  e.key = r->fewRowsRoutine;
+  // Each pass over W takes up to fewRowsPerPass rows: the first pass is
+  // the facts' one read, the others read W again.
+  int64_t passes = (c->rows + r->fewRowsPerPass - 1) / r->fewRowsPerPass;
+  int64_t again = c->weightBytes * (passes - 1);
+  e.task.facts.readBytes.lower += again;
+  e.task.facts.readBytes.upper += again;
+  return e;
 }
 
 CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deployment &d, const EvidencePolicy &e,
@@ -27,14 +42,17 @@ CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deploymen
   CostedTaskView v;
   v.key = {{"portable", digestOf(toJson(p))}, {"target", t.fingerprint()}, {"deployment", d.fingerprint()},
            {"evaluation_evidence", e.evaluation.revision}, {"evidence_policy", e.fingerprint()}};
-  std::map<std::string, std::string> impl;
-  if (concrete && !e.evaluation.byImplementation.empty())
-    impl = taskImplementationKeys(*concrete);
-  for (const Task &task : p.tasks) {
+  std::map<std::string, const ImplementationRef *> impl;
+  if (concrete)
+    impl = taskImplementations(*concrete);
+  for (const Task &plain : p.tasks) {
     TaskCost c;
-    c.task = task.id;
-    auto k = impl.find(task.id);
-    Evidence ev = k == impl.end() ? e.evaluation : e.evaluation.forImplementation(k->second);
+    c.task = plain.id;
+    auto k = impl.find(plain.id);
+    EffectiveTask et = effectiveTask(plain, k == impl.end() ? nullptr : k->second);
+    const Task &task = et.task;
+    Evidence ev = k == impl.end() || e.evaluation.byImplementation.empty() ? e.evaluation
+                                                                           : e.evaluation.forImplementation(et.key);
     c.lowerSeconds = rooflineSeconds(task, t, ev, true);
     c.upperSeconds = rooflineSeconds(task, t, ev, false);
     if (task.resources.engineClass == "communication") {

@@ -201,7 +201,7 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const std::vector
     double x[3], y, w;
     std::string impl; // the command's implementation key
   };
-  std::map<std::string, std::string> implOf = taskImplementationKeys(c);
+  std::map<std::string, const ImplementationRef *> implOf = taskImplementations(c);
   std::vector<Row> rows;
   std::string digests;
   for (const CalibrationRun &run : runs) {
@@ -214,11 +214,14 @@ std::optional<Json> calibrateEvidence(const EvidencePolicy &e, const std::vector
     for (const Command &cmd : c.commands) {
       auto d = rec.find({cmd.id, "duration_ns"});
       auto n = rec.find({cmd.id, "executions"});
-      const Task *task = run.plan->task(cmd.portableTask);
-      if (d == rec.end() || n == rec.end() || !task || task->resources.engineClass == "communication")
+      const Task *planned = run.plan->task(cmd.portableTask);
+      if (d == rec.end() || n == rec.end() || !planned || planned->resources.engineClass == "communication")
         continue;
-      auto [compute, memory] = rooflineSides(*task, t);
-      std::string impl = implOf.count(cmd.portableTask) ? implOf.at(cmd.portableTask) : "";
+      // The task as the code that ran it reads, at this run's extents.
+      EffectiveTask et =
+          effectiveTask(*planned, implOf.count(cmd.portableTask) ? implOf.at(cmd.portableTask) : nullptr);
+      auto [compute, memory] = rooflineSides(et.task, t);
+      std::string impl = et.key;
       Evidence cur = e.evaluation.forImplementation(impl);
       bool computeBound = compute / cur.computeEfficiency > memory / cur.memoryEfficiency;
       rows.push_back({{1, computeBound ? compute : 0, computeBound ? 0 : memory}, d->second * 1e-9,

@@ -57,7 +57,7 @@ Provenance provenanceFrom(ObjReader r) {
 }
 
 Json toJson(const WorkloadFacts &f) {
-  return {{"ops", toJson(f.ops)},
+  Json j = {{"ops", toJson(f.ops)},
           {"read_bytes", toJson(f.readBytes)},
           {"write_bytes", toJson(f.writeBytes)},
           {"message_bytes", toJson(f.messageBytes)},
@@ -65,6 +65,9 @@ Json toJson(const WorkloadFacts &f) {
           {"reuse", f.reuse},
           {"arithmetic_intensity", f.arithmeticIntensity},
           {"derivation", f.derivation}};
+  if (f.contraction)
+    j["contraction"] = {{"rows", f.contraction->rows}, {"weight_bytes", f.contraction->weightBytes}};
+  return j;
 }
 WorkloadFacts factsFrom(ObjReader r) {
   WorkloadFacts f;
@@ -76,6 +79,13 @@ WorkloadFacts factsFrom(ObjReader r) {
   f.reuse = r.f64("reuse");
   f.arithmeticIntensity = r.f64("arithmetic_intensity");
   f.derivation = r.str("derivation");
+  if (r.has("contraction")) {
+    ObjReader c = r.obj("contraction");
+    f.contraction = WorkloadFacts::Contraction{c.i64("rows"), c.i64("weight_bytes")};
+    if (f.contraction->rows < -1 || f.contraction->rows == 0 || f.contraction->weightBytes < 0)
+      throw SchemaError(c.path(), "rows must be -1 (a run-time extent) or at least 1, weight_bytes non-negative");
+    c.done();
+  }
   r.done();
   return f;
 }

@@ -32,6 +32,12 @@ struct ImplementationRef {
   std::string routine;
   std::string soname;
   int64_t workspaceBytes = 0;
+  /// A product the code dispatches on its rows at run time: at most
+  /// `fewRowsAtMost` rows run `fewRowsRoutine` (generated), which reads the
+  /// weights once per `fewRowsPerPass` rows; more rows run the above.
+  /// Written as `few_rows` where set (costs: effectiveTask).
+  int64_t fewRowsAtMost = 0, fewRowsPerPass = 0;
+  std::string fewRowsRoutine;
 };
 
 struct Device {

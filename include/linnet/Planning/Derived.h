@@ -56,8 +56,18 @@ CostedTaskView costTasks(const PortablePlan &p, const Target &t, const Deploymen
 /// The key of an implementation in Evidence::byImplementation: its routine,
 /// else its capability.
 std::string implementationKey(const ImplementationRef &r);
-/// Each portable task's implementation key under `c` (tasks its commands run).
-std::map<std::string, std::string> taskImplementationKeys(const ConcretePlan &c);
+/// Each portable task's implementation under `c` (tasks its commands run).
+std::map<std::string, const ImplementationRef *> taskImplementations(const ConcretePlan &c);
+/// What runs `task` under `r` (null: unbound) at the plan's extents: the
+/// implementation key its efficiencies are looked up by, and its facts as
+/// that code reads. A product with a few-rows branch whose rows are known
+/// and at most the branch's runs the branch's routine, reading the weights
+/// once per `fewRowsPerPass` rows.
+struct EffectiveTask {
+  std::string key;
+  Task task;
+};
+EffectiveTask effectiveTask(const Task &task, const ImplementationRef *r);
 Json toJson(const CostedTaskView &v);
 CostedTaskView costsFromJson(const Json &j);
 

@@ -45,6 +45,16 @@ struct WorkloadFacts {
   /// ops.upper / (readBytes.upper + writeBytes.upper); 0 without bytes.
   double arithmeticIntensity = 0;
   std::string derivation; // how the numbers follow from the IR
+  /// A contraction of an operand with rows (the activations: each row of
+  /// the result is a row of it against the whole of the other) by another
+  /// without them (the weights): its rows (-1: a run-time extent) and the
+  /// weights' bytes. What a few-rows implementation's cost depends on
+  /// (ImplementationRef::fewRowsAtMost). Written as `contraction` where set.
+  struct Contraction {
+    int64_t rows = -1;
+    int64_t weightBytes = 0;
+  };
+  std::optional<Contraction> contraction;
 };
 
 /// Abstract needs; the gate maps them onto target resources.

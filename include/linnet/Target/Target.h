@@ -38,6 +38,11 @@ struct KernelChoice {
   /// concrete plan names it, and the soname the artifact loads (the target
   /// decides both).
   std::string library, soname;
+  /// A product dispatched on its rows at run time (ImplementationRef's
+  /// few-rows branch): at most `fewRowsAtMost` rows run `fewRowsRoutine`,
+  /// reading W once per `fewRowsPerPass` rows (0: no such branch).
+  int64_t fewRowsAtMost = 0, fewRowsPerPass = 0;
+  std::string fewRowsRoutine;
 };
 
 /// One code generation: a Task IR module to a library.

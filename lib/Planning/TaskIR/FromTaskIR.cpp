@@ -1146,6 +1146,25 @@ void importLinalgFunction(Builder &b, func::FuncOp fn, bool hasKernel) {
                    std::to_string(bodyOps) + " body ops" + (reduces && mulAdd ? " (2·M·N·K)" : "") +
                    "; bytes = operand and result elements x element size" +
                    (dyn ? "; dynamic dims (entry generics) counted as 1: facts per unit of them" : "");
+    // A contraction of activations (input 0) by weights (input 1): the
+    // parallel loops input 0 indexes and input 1 does not are its rows.
+    if (reduces && mulAdd && ins.size() == 2) {
+      AffineMap xm = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+      AffineMap wm = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+      int64_t rows = 1;
+      bool any = false;
+      for (size_t i = 0; i < ranges.size(); ++i)
+        if (iters[i] == utils::IteratorType::parallel && xm.isFunctionOfDim(i) && !wm.isFunctionOfDim(i)) {
+          any = true;
+          rows = ShapedType::isDynamic(ranges[i]) || rows < 0 ? -1 : satMul(rows, ranges[i]);
+        }
+      if (any) {
+        bool wdyn = false;
+        int64_t wbytes = satMul(elementsOf(ins[1].getType(), wdyn), elementBytes(ins[1].getType()));
+        if (!wdyn)
+          f.contraction = WorkloadFacts::Contraction{rows, wbytes};
+      }
+    }
     finalizeFacts(f, distinct, satMul(trips, int64_t(ins.size())));
     addTask(op, what + " " + shape, std::move(f), ins, outs, parallel,
             reduces && mulAdd && dtypeOf(outs.empty() ? Type() : outs[0].getType()) == "f32");

@@ -84,7 +84,8 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
   for (const ImplementationChoice &c : choices) {
     bool library = c.kind == "library";
     lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine, library ? "openblas" : "",
-                           library ? "libopenblas.so.0" : ""});
+                           library ? "libopenblas.so.0" : "", c.fewRowsAtMost, c.fewRowsPerPass,
+                           c.fewRowsRoutine});
   }
   if (std::optional<std::string> w = workspaceJson(module))
     lib.runtimeMembers.push_back({"workspace", *w});

@@ -1039,6 +1039,11 @@ DictionaryAttr choiceAttr(MLIRContext *ctx, const ImplementationChoice &c) {
       b.getNamedAttr("routine", b.getStringAttr(c.routine)),
       b.getNamedAttr("shape", b.getDenseI64ArrayAttr(c.shape)),
       b.getNamedAttr("detail", b.getStringAttr(c.detail))};
+  if (c.fewRowsAtMost > 0) {
+    a.push_back(b.getNamedAttr("few_rows_at_most", b.getI64IntegerAttr(c.fewRowsAtMost)));
+    a.push_back(b.getNamedAttr("few_rows_per_pass", b.getI64IntegerAttr(c.fewRowsPerPass)));
+    a.push_back(b.getNamedAttr("few_rows_routine", b.getStringAttr(c.fewRowsRoutine)));
+  }
   return b.getDictionaryAttr(a);
 }
 
@@ -1089,6 +1094,9 @@ bool dispatchOnRows(const Contraction &c, const LinalgTarget &t, bool blas, cons
           .str();
   std::optional<Contraction> co = matchContraction(other);
   ImplementationChoice lib;
+  lib.fewRowsAtMost = kMaxStreamedRows;
+  lib.fewRowsPerPass = kMaxMatvecBatch;
+  lib.fewRowsRoutine = "matvec-stream";
   lib.function = fname;
   lib.op = opName(other);
   lib.role = "matmul";
@@ -1200,6 +1208,9 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
       scheduleContraction(s, *c, tag++, t, choice.detail);
       if (auto note = op->getAttrOfType<StringAttr>(kStreamedBelow)) {
         choice.detail += note.str();
+        choice.fewRowsAtMost = kMaxStreamedRows;
+        choice.fewRowsPerPass = kMaxMatvecBatch;
+        choice.fewRowsRoutine = "matvec-stream";
         op->removeAttr(kStreamedBelow);
       }
       scheduled = true;
@@ -1455,6 +1466,12 @@ std::vector<ImplementationChoice> recordedChoices(ModuleOp module) {
     c.detail = str("detail");
     if (auto s = d.getAs<DenseI64ArrayAttr>("shape"))
       c.shape.assign(s.asArrayRef().begin(), s.asArrayRef().end());
+    if (auto n = d.getAs<IntegerAttr>("few_rows_at_most")) {
+      c.fewRowsAtMost = n.getInt();
+      if (auto p = d.getAs<IntegerAttr>("few_rows_per_pass"))
+        c.fewRowsPerPass = p.getInt();
+      c.fewRowsRoutine = str("few_rows_routine");
+    }
     out.push_back(c);
   }
   return out;
@@ -1477,7 +1494,12 @@ std::string toJSON(const ImplementationChoice &c) {
   return "{\"function\": " + q(c.function) + ", \"op\": " + q(c.op) +
          ", \"role\": " + q(c.role) + ", \"kind\": " + q(c.kind) +
          ", \"routine\": " + q(c.routine) + ", \"shape\": " + shape +
-         ", \"detail\": " + q(c.detail) + "}";
+         ", \"detail\": " + q(c.detail) +
+         (c.fewRowsAtMost > 0 ? ", \"few_rows\": {\"rows_at_most\": " + std::to_string(c.fewRowsAtMost) +
+                                    ", \"rows_per_pass\": " + std::to_string(c.fewRowsPerPass) +
+                                    ", \"routine\": " + q(c.fewRowsRoutine) + "}"
+                              : std::string()) +
+         "}";
 }
 
 const char *blasShimSource() {

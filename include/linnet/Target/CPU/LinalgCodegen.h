@@ -44,6 +44,11 @@ struct ImplementationChoice {
   std::string routine;   // library routine (cblas_sgemm) or the schedule's name
   std::vector<int64_t> shape; // loop bounds: batch..., M, N, K (-1 dynamic)
   std::string detail;    // tile sizes / transposes, human-readable
+  /// A product dispatched on its rows of x at run time: at most
+  /// `fewRowsAtMost` rows run `fewRowsRoutine` instead, which reads W once
+  /// per `fewRowsPerPass` rows of x (0: no such branch).
+  int64_t fewRowsAtMost = 0, fewRowsPerPass = 0;
+  std::string fewRowsRoutine;
 };
 
 /// Target facts the schedules are derived from; zeros mean "the host's".
