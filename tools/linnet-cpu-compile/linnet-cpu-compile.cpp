@@ -54,7 +54,7 @@ static cl::opt<int64_t> prefetchRows(
     cl::desc("rows ahead streamed products prefetch W (0: none; -1: as tuned for the host's CPU)"),
     cl::init(-1));
 static cl::opt<std::string> blockProducts(
-    "block-products", cl::desc("exact | int8: products against q8_0 / q4_0 weights may quantize x to q8_0"),
+    "block-products", cl::desc("exact | int8: products against block-quantized weights may quantize x to q8_0"),
     cl::init("exact"));
 static cl::opt<unsigned> threads(
     "linalg-threads", cl::desc("threads the linalg outer tiles are split over"), cl::init(2));

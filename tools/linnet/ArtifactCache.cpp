@@ -59,7 +59,7 @@ void tool::addMatmulPrecisionOption(CLI::App *cmd, std::string &precision) {
 
 void tool::addBlockProductsOption(CLI::App *cmd, std::string &products) {
   cmd->add_option("--block-products", products,
-                  "How products against q8_0 / q4_0 weights compute (docs/language/08): exact "
+                  "How products against block-quantized weights compute (docs/language/08): exact "
                   "(dequantized weight times f32 activation) or int8 (the CPU may round each 32 "
                   "activations along the sum to q8_0 and sum integer products, as llama.cpp does; "
                   "the interpreter still computes exactly); an artifact records it")

@@ -19,7 +19,7 @@ struct SourceOptions {
   bool hostKernels = false;   // with cuda: kernels.host.so for the driver emulator
   std::string numerics = "as-written"; // how f16/bf16 compute (--numerics)
   std::string matmulPrecision = "highest"; // what f32 products may round to (--matmul-precision)
-  std::string blockProducts = "exact";     // how products against q8_0 / q4_0 weights compute
+  std::string blockProducts = "exact";     // how products against block-quantized weights compute
   std::string config;                  // --config: a checkpoint's configuration
 };
 void addSourceOptions(CLI::App *cmd, SourceOptions &opts);

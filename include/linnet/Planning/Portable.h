@@ -188,7 +188,7 @@ struct PortablePlan {
   /// What f32 matrix products may round to ("highest", "tf32":
   /// docs/language/08); written only when it is not "highest".
   std::string matmulPrecision = "highest";
-  /// --block-products: "int8" where products against q8_0 / q4_0 weights
+  /// --block-products: "int8" where products against block-quantized weights
   /// may quantize their activations (docs/language/08 §8.4).
   std::string blockProducts = "exact";
   Partitioning partitioning;

@@ -52,7 +52,7 @@ struct CodegenRequest {
   /// --matmul-precision: "tf32" permits f32 products bound to tensor-core
   /// routines to round their operands to TF32; a target may ignore it.
   std::string matmulPrecision = "highest";
-  /// --block-products: "int8" permits products against q8_0 / q4_0 weights
+  /// --block-products: "int8" permits products against block-quantized weights
   /// to quantize their f32 activations to q8_0; a target may ignore it.
   std::string blockProducts = "exact";
   /// `linnet build --dump-ir`: where each later stage's IR is written

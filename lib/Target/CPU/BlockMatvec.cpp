@@ -261,7 +261,7 @@ Value constI8(OpBuilder &b, Location loc, VectorType t, int64_t v) {
 /// d = f16(amax / 127) (kept widened in xd[m, kb]), and each value
 /// round-half-even(x * 127 / amax) (0 for a block of zeros) in xq[m, k].
 void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Value KB, Value xq, Value xd,
-                  Value xc) {
+                  Value xc, float corrFactor) {
   Type f32 = b.getF32Type(), i8 = b.getI8Type();
   auto v32 = VectorType::get({32}, f32);
   auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
@@ -283,10 +283,11 @@ void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Va
       b.create<vector::StoreOp>(loc, q, xq, ValueRange{m, k0});
       if (xc) {
         // q4_0's nibbles are summed unsigned: each block then takes
-        // d_w * (8 d_x sum(q)) off, kept here as 8 d_x sum(q).
+        // d_w * (8 d_x sum(q)) off, kept here as 8 d_x sum(q); the
+        // k-quants' mins take d_x sum(q) (corrFactor 8 or 1).
         Value s = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
                                                 b.create<arith::ExtSIOp>(loc, VectorType::get({32}, b.getI32Type()), q));
-        Value c8 = b.create<arith::ConstantFloatOp>(loc, APFloat(8.0f), b.getF32Type());
+        Value c8 = b.create<arith::ConstantFloatOp>(loc, APFloat(corrFactor), b.getF32Type());
         Value corr = b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, dh, c8),
                                             b.create<arith::SIToFPOp>(loc, b.getF32Type(), s));
         b.create<memref::StoreOp>(loc, corr, xc, ValueRange{m, kb});
@@ -430,6 +431,54 @@ void sumRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Value K
   });
 }
 
+/// Super-block kb of `row`'s scales as f32 vectors, exactly as ggml's
+/// dequantize_row_q{4,5,6}_K computes them: `d1` = d * sc per sub-block (8
+/// lanes; q6_K: 16, its i8 scales) and `m1` = dmin * m (8 lanes; q6_K:
+/// none). q4_K/q5_K's 6-bit pairs are unpacked for the 8 at once: with the
+/// 12 scale bytes b, sub-block j < 4 takes b[j] & 63 and b[j + 4] & 63;
+/// j >= 4 the nibbles of b[j + 4] with b[j - 4]'s and b[j]'s top bits.
+struct KScales {
+  Value d1, m1;
+};
+KScales decodeKScales(OpBuilder &b, Location loc, const BlockMatvec &mv, Value row, Value kb) {
+  Type f32 = b.getF32Type(), i8 = b.getI8Type();
+  auto v8f = VectorType::get({8}, f32), v8i = VectorType::get({8}, i8), v16i = VectorType::get({16}, i8);
+  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
+  auto halfAt = [&](int64_t at) -> Value {
+    Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, i8), mv.blocks, ValueRange{row, kb, c(at)});
+    Value h = b.create<vector::ExtractOp>(
+        loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
+    return b.create<arith::ExtFOp>(loc, f32, h);
+  };
+  Value bytes16 = b.create<vector::LoadOp>(
+      loc, v16i, mv.blocks, ValueRange{row, kb, c(mv.format == support::BlockFormat::Q6_K ? 192 : 4)});
+  if (mv.format == support::BlockFormat::Q6_K) {
+    auto v16f = VectorType::get({16}, f32);
+    return {b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v16f, halfAt(208)),
+                                    b.create<arith::SIToFPOp>(loc, v16f, bytes16)),
+            Value()};
+  }
+  auto shuffle = [&](ArrayRef<int64_t> order) -> Value {
+    return b.create<vector::ShuffleOp>(loc, bytes16, bytes16, order);
+  };
+  Value P = shuffle({0, 1, 2, 3, 8, 9, 10, 11}), Q = shuffle({4, 5, 6, 7, 8, 9, 10, 11});
+  Value R = shuffle({0, 1, 2, 3, 0, 1, 2, 3}), S = shuffle({4, 5, 6, 7, 4, 5, 6, 7});
+  auto splat = [&](int64_t v) -> Value { return constI8(b, loc, v8i, v); };
+  auto band = [&](Value v, int64_t m) -> Value { return b.create<arith::AndIOp>(loc, v, splat(m)); };
+  auto shr = [&](Value v, int64_t s) -> Value { return b.create<arith::ShRUIOp>(loc, v, splat(s)); };
+  auto shl = [&](Value v, int64_t s) -> Value { return b.create<arith::ShLIOp>(loc, v, splat(s)); };
+  auto bor = [&](Value x, Value y) -> Value { return b.create<arith::OrIOp>(loc, x, y); };
+  Value first = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(VectorType::get({8}, b.getI1Type()),
+                                  ArrayRef<bool>{true, true, true, true, false, false, false, false}));
+  Value sc = b.create<arith::SelectOp>(loc, first, band(P, 63), bor(band(P, 15), shl(shr(R, 6), 4)));
+  Value mq = b.create<arith::SelectOp>(loc, first, band(Q, 63), bor(shr(Q, 4), shl(shr(S, 6), 4)));
+  return {b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v8f, halfAt(0)),
+                                  b.create<arith::UIToFPOp>(loc, v8f, sc)),
+          b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v8f, halfAt(2)),
+                                  b.create<arith::UIToFPOp>(loc, v8f, mq))};
+}
+
 /// Rows i0 .. i0+nr-1 of W in a k-quant against rows m0 .. m0+nb-1 of x:
 /// per super-block, each row's scales decoded as vectors (8 or 16 lanes,
 /// one conversion), its quants widened a vector at a time. One row of x:
@@ -445,7 +494,7 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
   const int64_t w = width;
   auto vf = VectorType::get({w}, f32);
   auto vi = VectorType::get({w}, i8);
-  auto v8f = VectorType::get({8}, f32), v8i = VectorType::get({8}, i8), v16i = VectorType::get({16}, i8);
+  auto v8f = VectorType::get({8}, f32);
   const bool q6 = mv.format == support::BlockFormat::Q6_K, q5 = mv.format == support::BlockFormat::Q5_K;
   auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
   auto splat = [&](OpBuilder &b, VectorType t, int64_t v) -> Value { return constI8(b, loc, t, v); };
@@ -475,17 +524,8 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
                                        /*localityHint=*/3, /*isDataCache=*/true);
       }
     }
-    auto halfAt = [&](Value row, int64_t at) -> Value {
-      Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, i8), mv.blocks, ValueRange{row, kb, c(b, at)});
-      Value h = b.create<vector::ExtractOp>(
-          loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
-      return b.create<arith::ExtFOp>(loc, f32, h);
-    };
     auto bytesAt = [&](Value row, int64_t at, VectorType t) -> Value {
       return b.create<vector::LoadOp>(loc, t, mv.blocks, ValueRange{row, kb, c(b, at)});
-    };
-    auto shuffle = [&](Value v, ArrayRef<int64_t> order) -> Value {
-      return b.create<vector::ShuffleOp>(loc, v, v, order);
     };
     auto lane = [&](Value v, int64_t i) -> Value { return b.create<vector::ExtractOp>(loc, v, i); };
     SmallVector<SmallVector<SubBlock>> subs(nr);
@@ -493,12 +533,8 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
     for (int64_t r = 0; r < nr; ++r) {
       Value row = rowsI[r];
       if (q6) {
-        // 16 sub-blocks of 16 values, each (d * scale) * (q - 32): the i8
-        // scales converted together.
-        Value d = halfAt(row, 208);
-        auto v16f = VectorType::get({16}, f32);
-        Value d1v = b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v16f, d),
-                                            b.create<arith::SIToFPOp>(loc, v16f, bytesAt(row, 192, v16i)));
+        // 16 sub-blocks of 16 values, each (d * scale) * (q - 32).
+        Value d1v = decodeKScales(b, loc, mv, row, kb).d1;
         for (int64_t n = 0; n < 2; ++n)
           for (int64_t ch = 0; ch < 32 / w; ++ch) {
             Value ql0 = bytesAt(row, 64 * n + ch * w, vi), ql1 = bytesAt(row, 64 * n + 32 + ch * w, vi);
@@ -519,27 +555,9 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
           }
         continue;
       }
-      // q4_K, q5_K: 8 sub-blocks of 32 values, (d * sc) * q - dmin * m with
-      // 6-bit sc and m (get_scale_min_k4), for the 8 at once: with the 12
-      // scale bytes b, sub-block j < 4 takes b[j] & 63 and b[j + 4] & 63;
-      // j >= 4 the nibbles of b[j + 4] with b[j - 4]'s and b[j]'s top bits.
-      Value d = halfAt(row, 0), dmin = halfAt(row, 2);
-      Value sb = bytesAt(row, 4, v16i); // bytes 4 .. 19: the 12 scale bytes first
-      Value P = shuffle(sb, {0, 1, 2, 3, 8, 9, 10, 11}), Q = shuffle(sb, {4, 5, 6, 7, 8, 9, 10, 11});
-      Value R = shuffle(sb, {0, 1, 2, 3, 0, 1, 2, 3}), S = shuffle(sb, {4, 5, 6, 7, 4, 5, 6, 7});
-      auto band = [&](Value v, int64_t m) -> Value { return b.create<arith::AndIOp>(loc, v, splat(b, v8i, m)); };
-      auto shr = [&](Value v, int64_t s) -> Value { return b.create<arith::ShRUIOp>(loc, v, splat(b, v8i, s)); };
-      auto shl = [&](Value v, int64_t s) -> Value { return b.create<arith::ShLIOp>(loc, v, splat(b, v8i, s)); };
-      auto bor = [&](Value x, Value y) -> Value { return b.create<arith::OrIOp>(loc, x, y); };
-      Value first = b.create<arith::ConstantOp>(
-          loc, DenseElementsAttr::get(VectorType::get({8}, b.getI1Type()),
-                                      ArrayRef<bool>{true, true, true, true, false, false, false, false}));
-      Value sc = b.create<arith::SelectOp>(loc, first, band(P, 63), bor(band(P, 15), shl(shr(R, 6), 4)));
-      Value mq = b.create<arith::SelectOp>(loc, first, band(Q, 63), bor(shr(Q, 4), shl(shr(S, 6), 4)));
-      Value d1v = b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v8f, d),
-                                          b.create<arith::UIToFPOp>(loc, v8f, sc));
-      Value m1v = b.create<arith::MulFOp>(loc, b.create<vector::BroadcastOp>(loc, v8f, dmin),
-                                          b.create<arith::UIToFPOp>(loc, v8f, mq));
+      // q4_K, q5_K: 8 sub-blocks of 32 values, (d * sc) * q - dmin * m.
+      KScales ks = decodeKScales(b, loc, mv, row, kb);
+      Value d1v = ks.d1, m1v = ks.m1;
       mins8[r] = m1v;
       for (int64_t p = 0; p < 4; ++p) {
         SubBlock lo{lane(d1v, 2 * p), mins ? Value() : lane(m1v, 2 * p), 64 * p, {}};
@@ -630,6 +648,133 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
       }
       addInto(b, loc, mv, sum, rowsI[r], rowsM[m]);
     }
+}
+
+/// --block-products int8 for the k-quants, one row of x: x quantized to
+/// q8_0 per 32 values (quantizeRows: xq, the scales xd, and xc = d_x *
+/// sum(q_x) per 32), so each 32 values of x share one scale d_x. Per
+/// super-block of rows i0 .. i0+nr-1: the scales decoded (decodeKScales),
+/// then per 32 values the quants as unsigned bytes (q4_K, q5_K: 0..31;
+/// q6_K: q - 32 by its sign, psign on x) against x's, summed in pairs and
+/// fours (pmaddubsw, pmaddwd), converted and scaled by d1 * d_x (q6_K: a
+/// scale per 16 values, so per 4 lanes) into two accumulators; q4_K/q5_K's
+/// mins take m1 * d_x * sum(q_x) per 32 values, 8 lanes a super-block.
+/// Exactly the exact product of the dequantized weights and x as q8_0
+/// rounds it, summed in another order.
+void kquantInt8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int64_t nr, Value KB, Value N,
+                     Value xq, Value xd, Value xc, int64_t prefetchRows) {
+  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+  auto vb = VectorType::get({32}, i8), vw = VectorType::get({16}, i16), vd = VectorType::get({8}, i32);
+  auto vf = VectorType::get({8}, f32);
+  const bool q6 = mv.format == support::BlockFormat::Q6_K, q5 = mv.format == support::BlockFormat::Q5_K;
+  auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
+  auto intrinsic = [&](OpBuilder &b, const char *name, Type t, ValueRange args) -> Value {
+    return b.create<LLVM::CallIntrinsicOp>(loc, t, b.getStringAttr(name), args).getResult(0);
+  };
+  SmallVector<Value> rowsI;
+  for (int64_t r = 0; r < nr; ++r)
+    rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0);
+  Value m0 = c(b, 0);
+  Value zeroV = b.create<arith::ConstantOp>(loc, vf, DenseElementsAttr::get(vf, b.getFloatAttr(f32, 0.0)));
+  Value ones = b.create<arith::ConstantOp>(loc, vw, DenseElementsAttr::get(vw, b.getI16IntegerAttr(1)));
+  // Per row: two accumulators, then (q4_K, q5_K) the mins'.
+  const int64_t perRow = q6 ? 2 : 3;
+  SmallVector<Value> init(nr * perRow, zeroV);
+  auto step = [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
+    if (prefetchRows > 0) {
+      Value last = b.create<arith::SubIOp>(loc, N, c(b, 1));
+      for (Value row : rowsI) {
+        Value ahead = b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, row, c(b, prefetchRows)), last);
+        for (int64_t at = 0; at < mv.blockBytes; at += 64)
+          b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c(b, at)}, /*isWrite=*/false,
+                                       /*localityHint=*/3, /*isDataCache=*/true);
+      }
+    }
+    auto splat = [&](int64_t v) -> Value { return constI8(b, loc, vb, v); };
+    auto bytesAt = [&](Value row, int64_t at) -> Value {
+      return b.create<vector::LoadOp>(loc, vb, mv.blocks, ValueRange{row, kb, c(b, at)});
+    };
+    Value k0 = b.create<arith::MulIOp>(loc, kb, c(b, 256));
+    Value kb8 = b.create<arith::MulIOp>(loc, kb, c(b, 8));
+    // x's 32 values at `at` of the super-block, as q8_0 quants, and the
+    // super-block's 8 scales.
+    auto xAt = [&](int64_t at) -> Value {
+      return b.create<vector::LoadOp>(loc, vb, xq, ValueRange{m0, b.create<arith::AddIOp>(loc, k0, c(b, at))});
+    };
+    Value dx = b.create<vector::LoadOp>(loc, vf, xd, ValueRange{m0, kb8});
+    // The i32 sums of 32 products, 4 a lane: w unsigned against x signed.
+    auto dot = [&](Value wu, Value xv) -> Value {
+      Value pairs = intrinsic(b, "llvm.x86.avx2.pmadd.ub.sw", vw, {wu, xv});
+      return b.create<arith::SIToFPOp>(loc, vf, intrinsic(b, "llvm.x86.avx2.pmadd.wd", vd, {pairs, ones}));
+    };
+    auto bcast = [&](Value v, int64_t lane) -> Value {
+      return b.create<vector::BroadcastOp>(loc, vf, b.create<vector::ExtractOp>(loc, v, lane));
+    };
+    SmallVector<Value> next(accs.begin(), accs.end());
+    for (int64_t r = 0; r < nr; ++r) {
+      Value row = rowsI[r];
+      KScales ks = decodeKScales(b, loc, mv, row, kb);
+      if (q6) {
+        for (int64_t n = 0; n < 2; ++n) {
+          Value ql0 = bytesAt(row, 64 * n), ql1 = bytesAt(row, 64 * n + 32), qh = bytesAt(row, 128 + 32 * n);
+          for (int64_t t = 0; t < 4; ++t) {
+            Value low = t % 2 ? ql1 : ql0;
+            Value nib = t < 2 ? b.create<arith::AndIOp>(loc, low, splat(15)).getResult()
+                              : b.create<arith::ShRUIOp>(loc, low, splat(4)).getResult();
+            Value hb = b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, qh, splat(2 * t)), splat(3));
+            Value q = b.create<arith::SubIOp>(
+                loc, b.create<arith::OrIOp>(loc, nib, b.create<arith::ShLIOp>(loc, hb, splat(4))), splat(32));
+            Value sx = intrinsic(b, "llvm.x86.avx2.psign.b", vb, {xAt(128 * n + 32 * t), q});
+            Value sums = dot(b.create<math::AbsIOp>(loc, q), sx);
+            // Lanes 0-3 hold the first 16 values (sub-block 8n + 2t), 4-7
+            // the next (8n + 2t + 1); both share x's scale 4n + t.
+            int64_t sub = 8 * n + 2 * t;
+            Value scale = b.create<vector::ShuffleOp>(
+                loc, ks.d1, ks.d1, ArrayRef<int64_t>{sub, sub, sub, sub, sub + 1, sub + 1, sub + 1, sub + 1});
+            scale = b.create<arith::MulFOp>(loc, scale, bcast(dx, 4 * n + t));
+            Value &acc = next[r * perRow + t % 2];
+            acc = b.create<vector::FMAOp>(loc, sums, scale, acc);
+          }
+        }
+        continue;
+      }
+      Value s8 = b.create<arith::MulFOp>(loc, ks.d1, dx); // d1 * d_x per sub-block
+      Value qh = q5 ? bytesAt(row, 16) : Value();
+      for (int64_t p = 0; p < 4; ++p) {
+        Value raw = bytesAt(row, (q5 ? 48 : 16) + 32 * p);
+        Value lo = b.create<arith::AndIOp>(loc, raw, splat(15));
+        Value hi = b.create<arith::ShRUIOp>(loc, raw, splat(4));
+        if (q5) { // the fifth bits: bits 2p and 2p + 1 of qh[l]
+          auto bit = [&](int64_t s) -> Value {
+            return b.create<arith::ShLIOp>(
+                loc, b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, qh, splat(s)), splat(1)), splat(4));
+          };
+          lo = b.create<arith::OrIOp>(loc, lo, bit(2 * p));
+          hi = b.create<arith::OrIOp>(loc, hi, bit(2 * p + 1));
+        }
+        next[r * perRow] = b.create<vector::FMAOp>(loc, dot(lo, xAt(64 * p)), bcast(s8, 2 * p), next[r * perRow]);
+        next[r * perRow + 1] =
+            b.create<vector::FMAOp>(loc, dot(hi, xAt(64 * p + 32)), bcast(s8, 2 * p + 1), next[r * perRow + 1]);
+      }
+      Value sums = b.create<vector::LoadOp>(loc, vf, xc, ValueRange{m0, kb8});
+      next[r * perRow + 2] = b.create<vector::FMAOp>(loc, ks.m1, sums, next[r * perRow + 2]);
+    }
+    return next;
+  };
+  auto loop = b.create<scf::ForOp>(loc, c(b, 0), KB, c(b, 1), init,
+                                   [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
+                                     b.create<scf::YieldOp>(loc, step(b, loc, kb, accs));
+                                   });
+  auto reduce = [&](int64_t i) -> Value {
+    return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, loop.getResult(i), Value(),
+                                         arith::FastMathFlags::reassoc);
+  };
+  for (int64_t r = 0; r < nr; ++r) {
+    Value sum = b.create<arith::AddFOp>(loc, reduce(r * perRow), reduce(r * perRow + 1));
+    if (!q6)
+      sum = b.create<arith::SubFOp>(loc, sum, reduce(r * perRow + 2));
+    addInto(b, loc, mv, sum, rowsI[r], m0);
+  }
 }
 
 /// Emits the kernel in place of the op (see the file comment).
@@ -745,25 +890,30 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   // are split over threads (every thread reads the same quantized rows).
   Value xq, xd, xc;
   if (int8) {
-    Value K = b.create<arith::MulIOp>(loc, KB, cst(b, loc, 32));
+    // x in q8_0 blocks of 32 (the k-quants: 8 a super-block).
+    Value KB32 = mv.elems == 256 ? b.create<arith::MulIOp>(loc, KB, cst(b, loc, 8)).getResult() : KB;
+    Value K = b.create<arith::MulIOp>(loc, KB32, cst(b, loc, 32));
     xq = b.create<memref::AllocOp>(loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, i8),
                                    ValueRange{M, K});
     xd = b.create<memref::AllocOp>(loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32),
-                                   ValueRange{M, KB});
-    if (!q8)
+                                   ValueRange{M, KB32});
+    if (!q8 && mv.format != support::BlockFormat::Q6_K)
       xc = b.create<memref::AllocOp>(loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32),
-                                     ValueRange{M, KB});
-    quantizeRows(b, loc, mv, M, KB, xq, xd, xc);
+                                     ValueRange{M, KB32});
+    quantizeRows(b, loc, mv, M, KB32, xq, xd, xc, mv.elems == 256 ? 1.0f : 8.0f);
   }
   // q4_K, q5_K: x's sums per 32 values, once a call (sumRows).
   Value xs;
-  if (mv.format == support::BlockFormat::Q4_K || mv.format == support::BlockFormat::Q5_K) {
+  if (!int8 && (mv.format == support::BlockFormat::Q4_K || mv.format == support::BlockFormat::Q5_K)) {
     xs = b.create<memref::AllocOp>(loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, f32),
                                    ValueRange{M, b.create<arith::MulIOp>(loc, KB, cst(b, loc, 8)).getResult()});
     sumRows(b, loc, mv, M, KB, xs);
   }
   auto int8Kernel = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
-    int8Block(b, loc, mv, i0, nr, m0, nb, KB, N, xq, xd, xc, prefetchRows);
+    if (mv.elems == 256)
+      kquantInt8Block(b, loc, mv, i0, nr, KB, N, xq, xd, xc, prefetchRows);
+    else
+      int8Block(b, loc, mv, i0, nr, m0, nb, KB, N, xq, xd, xc, prefetchRows);
   };
   auto run = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
     if (int8)
@@ -860,7 +1010,7 @@ std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigne
   // for all of them (prefill of 128 tokens at q4_0: 2459 tokens/s exact,
   // 2064 in integers). Elsewhere the product stays exact, as the
   // permission allows.
-  int8 = int8 && width >= 8 && mv->batch == 1 && mv->elems == 32;
+  int8 = int8 && width >= 8 && mv->batch == 1;
   if (int8)
     c.detail += " products=int8";
   emit(op, *mv, width, rows, prefetchRows, int8);

@@ -63,7 +63,7 @@ struct LinalgTarget {
   /// How many rows ahead a streamed product (matvec-stream*) prefetches W;
   /// 0: none; -1: streamPrefetchRows of the host.
   int64_t prefetchRows = -1;
-  /// --block-products int8: products against q8_0 / q4_0 weights quantize
+  /// --block-products int8: products against block-quantized weights quantize
   /// x to q8_0 and sum integer products (BlockMatvec.cpp).
   bool int8BlockProducts = false;
   /// Fills zeros from the host (CPU features, sysconf cache sizes).

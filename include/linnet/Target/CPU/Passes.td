@@ -123,7 +123,7 @@ def LinnetCPULowerLinalg : Pass<"linnet-cpu-lower-linalg", "::mlir::ModuleOp"> {
     Option<"prefetchRows", "prefetch-rows", "int64_t", "-1",
            "rows ahead streamed products prefetch W (0: none; -1: as tuned for the host's CPU)">,
     Option<"blockProducts", "block-products", "std::string", "\"exact\"",
-           "exact | int8: products against q8_0 / q4_0 weights may quantize x to q8_0 (--block-products)">,
+           "exact | int8: products against block-quantized weights may quantize x to q8_0 (--block-products)">,
     Option<"remarks", "remarks", "bool", "false", "emit a remark per implementation choice">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
