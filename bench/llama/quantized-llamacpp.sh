@@ -51,7 +51,7 @@ for t in $types; do
   fi
   "$linnet" build "$root/examples/llama.ln" $([[ $t != f32 ]] && echo "-D W=$t") \
       $([[ -n $kquant ]] && echo "-D WDown=q8_0") \
-      $([[ $t == q8_0 || $t == q4_0 ]] && echo "--block-products ${PRODUCTS:-exact}") --target cpu-native \
+      $([[ $t == q* ]] && echo "--block-products ${PRODUCTS:-exact}") --target cpu-native \
       -o "$work/llama-$t" > /dev/null
   : > "$work/l-$t.tps"; : > "$work/c-$t.tps"
   for r in $(seq "$repeats"); do
