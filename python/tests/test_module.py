@@ -357,16 +357,19 @@ def test_load_ignores_an_absent_optional_block_like_linnet_run():
     torch.testing.assert_close(m.affine(x), x + 1)
 
 
-def test_block_quantized_params_match_cli(tmp_path):
-    """A model built with -D W=q8_0 holds its params as f32 values; the
-    runtime quantizes them when it binds them, as `linnet run` does."""
+@pytest.mark.parametrize("fmt", ["q8_0", "q4_K"])
+def test_block_quantized_params_match_cli(tmp_path, fmt):
+    """A model built with -D W=q8_0 (or a k-quant, rows of 256) holds its
+    params as f32 values; the runtime quantizes them when it binds them, as
+    `linnet run` does."""
     bin_ = _compiler.linnet_bin()
     src = os.path.join(ROOT, "test", "Numerics", "Inputs", "quantized.ln")
+    dims = ["-D", "In=256", "-D", "Mid=512"] if fmt == "q4_K" else []
     w = tmp_path / "w.safetensors"
-    subprocess.run([bin_, "init-weights", src, "-o", str(w)], check=True, capture_output=True)
-    art = str(tmp_path / "q8")
-    subprocess.run([bin_, "build", src, "-D", "W=q8_0", "-o", art], check=True, capture_output=True)
-    x = np.random.default_rng(2).standard_normal((1, 64)).astype(np.float32)
+    subprocess.run([bin_, "init-weights", src, *dims, "-o", str(w)], check=True, capture_output=True)
+    art = str(tmp_path / fmt)
+    subprocess.run([bin_, "build", src, *dims, "-D", f"W={fmt}", "-o", art], check=True, capture_output=True)
+    x = np.random.default_rng(2).standard_normal((1, 256 if fmt == "q4_K" else 64)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     subprocess.run([bin_, "run", art, "--weights", str(w), "--entry", "one", "--input",
                     f"x={tmp_path / 'x.npy'}", "--output", str(tmp_path / "y.npy")], check=True,
