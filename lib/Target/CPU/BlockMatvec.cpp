@@ -368,13 +368,85 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
         }
         return next;
   };
-  // Two sets of accumulators, even and odd blocks: each block's multiply-add
-  // into its set waits on that set's last, not on the block before it.
+  // Eight blocks a step first: their f16 scales gathered into one vector
+  // (one conversion, one multiply by x's eight), each block's sums scaled
+  // by a lane of it into two accumulators (even and odd blocks), q4_0's
+  // corrections one 8-lane multiply-add. Per (row, x row): two vectors,
+  // then (q4_0) the corrections'.
+  auto v8h = VectorType::get({8}, b.getF16Type());
+  const int64_t per8 = q8 ? 2 : 3;
+  auto eightStep = [&](OpBuilder &b, Location loc, Value kb0, ValueRange accs) {
+    SmallVector<Value> next(accs.begin(), accs.end());
+    SmallVector<Value> dw8;
+    for (int64_t r = 0; r < nr; ++r) {
+      Value h8 = b.create<arith::ConstantOp>(loc, v8h, DenseElementsAttr::get(v8h, b.getF16FloatAttr(0.0f)));
+      for (int64_t k = 0; k < 8; ++k)
+        h8 = b.create<vector::InsertOp>(
+            loc, blockScale(b, loc, mv, rowsI[r], b.create<arith::AddIOp>(loc, kb0, c(b, k))), h8, k);
+      dw8.push_back(b.create<arith::ExtFOp>(loc, vf, h8));
+    }
+    SmallVector<Value> dx8, xc8;
+    for (int64_t m = 0; m < nb; ++m) {
+      dx8.push_back(b.create<vector::LoadOp>(loc, vf, xd, ValueRange{rowsM[m], kb0}));
+      if (!q8)
+        xc8.push_back(b.create<vector::LoadOp>(loc, vf, xc, ValueRange{rowsM[m], kb0}));
+    }
+    SmallVector<Value> s8(nr * nb);
+    for (int64_t r = 0; r < nr; ++r)
+      for (int64_t m = 0; m < nb; ++m) {
+        s8[r * nb + m] = b.create<arith::MulFOp>(loc, dw8[r], dx8[m]);
+        if (!q8)
+          next[(r * nb + m) * per8 + 2] = b.create<vector::FMAOp>(loc, dw8[r], xc8[m], next[(r * nb + m) * per8 + 2]);
+      }
+    for (int64_t k = 0; k < 8; ++k) {
+      Value kb = b.create<arith::AddIOp>(loc, kb0, c(b, k));
+      prefetchAhead(b, loc, mv, rowsI, kb, N, prefetchRows);
+      SmallVector<Value> wq, aw;
+      for (int64_t r = 0; r < nr; ++r) {
+        if (q8) {
+          Value q = b.create<vector::LoadOp>(loc, vb, mv.blocks, ValueRange{rowsI[r], kb, c(b, 2)});
+          wq.push_back(q);
+          aw.push_back(b.create<math::AbsIOp>(loc, q));
+        } else {
+          Value raw = b.create<vector::LoadOp>(loc, vh, mv.blocks, ValueRange{rowsI[r], kb, c(b, 2)});
+          Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, vh, 15));
+          Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, vh, 4));
+          SmallVector<int64_t> order(32);
+          for (int64_t j = 0; j < 32; ++j)
+            order[j] = j;
+          wq.push_back(Value());
+          aw.push_back(b.create<vector::ShuffleOp>(loc, lo, hi, order));
+        }
+      }
+      Value k0 = b.create<arith::MulIOp>(loc, kb, c(b, 32));
+      for (int64_t m = 0; m < nb; ++m) {
+        Value xv = b.create<vector::LoadOp>(loc, vb, xq, ValueRange{rowsM[m], k0});
+        for (int64_t r = 0; r < nr; ++r) {
+          Value sx = q8 ? intrinsic(b, "llvm.x86.avx2.psign.b", vb, {xv, wq[r]}) : xv;
+          Value pairs = intrinsic(b, "llvm.x86.avx2.pmadd.ub.sw", vw, {aw[r], sx});
+          Value quads = intrinsic(b, "llvm.x86.avx2.pmadd.wd", vd, {pairs, ones});
+          Value sums = b.create<arith::SIToFPOp>(loc, vf, quads);
+          Value scale = b.create<vector::BroadcastOp>(loc, vf, b.create<vector::ExtractOp>(loc, s8[r * nb + m], k));
+          Value &acc = next[(r * nb + m) * per8 + k % 2];
+          acc = b.create<vector::FMAOp>(loc, sums, scale, acc);
+        }
+      }
+    }
+    return next;
+  };
+  Value KB8 = b.create<arith::SubIOp>(loc, KB, b.create<arith::RemUIOp>(loc, KB, c(b, 8)));
+  auto eights = b.create<scf::ForOp>(loc, c(b, 0), KB8, c(b, 8), SmallVector<Value>(nr * nb * per8, zeroV),
+                                     [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
+                                       b.create<scf::YieldOp>(loc, eightStep(b, loc, kb, accs));
+                                     });
+  // The blocks left: two sets of accumulators, even and odd blocks: each
+  // block's multiply-add into its set waits on that set's last, not on the
+  // block before it.
   const int64_t sets = nr * nb * (q8 ? 1 : 2);
   SmallVector<Value> init2(init);
   init2.append(init.begin(), init.end());
   Value even = b.create<arith::SubIOp>(loc, KB, b.create<arith::RemUIOp>(loc, KB, c(b, 2)));
-  auto pairs = b.create<scf::ForOp>(loc, c(b, 0), even, c(b, 2), init2,
+  auto pairs = b.create<scf::ForOp>(loc, KB8, even, c(b, 2), init2,
                                     [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
                                       SmallVector<Value> next = step(b, loc, kb, accs.take_front(sets));
                                       Value kb1 = b.create<arith::AddIOp>(loc, kb, c(b, 1));
@@ -388,12 +460,18 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
   auto result = [&](int64_t i) -> Value {
     return b.create<arith::AddFOp>(loc, loop.getResult(i), pairs.getResult(sets + i));
   };
+  auto reduce = [&](Value v) -> Value {
+    return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, v, Value(), arith::FastMathFlags::reassoc);
+  };
   for (int64_t r = 0; r < nr; ++r)
     for (int64_t m = 0; m < nb; ++m) {
-      Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, result(r * nb + m), Value(),
-                                                arith::FastMathFlags::reassoc);
+      int64_t e = (r * nb + m) * per8;
+      Value sum = reduce(b.create<arith::AddFOp>(
+          loc, result(r * nb + m),
+          b.create<arith::AddFOp>(loc, eights.getResult(e), eights.getResult(e + 1))));
       if (!q8)
-        sum = b.create<arith::SubFOp>(loc, sum, result(nr * nb + r * nb + m));
+        sum = b.create<arith::SubFOp>(
+            loc, sum, b.create<arith::AddFOp>(loc, result(nr * nb + r * nb + m), reduce(eights.getResult(e + 2))));
       addInto(b, loc, mv, sum, rowsI[r], rowsM[m]);
     }
 }
