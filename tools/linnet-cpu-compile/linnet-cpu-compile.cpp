@@ -56,6 +56,11 @@ static cl::opt<int64_t> prefetchRows(
 static cl::opt<std::string> blockProducts(
     "block-products", cl::desc("exact | int8: products against block-quantized weights may quantize x to q8_0"),
     cl::init("exact"));
+static cl::opt<int> int8Dot(
+    "int8-dot",
+    cl::desc("integer block products with AVX-512 VNNI's vpdpbusd: 1, 0 (AVX2's pmaddubsw/pmaddwd), -1 (as the "
+             "code's CPU has it)"),
+    cl::init(-1));
 static cl::opt<unsigned> threads(
     "linalg-threads", cl::desc("threads the linalg outer tiles are split over"), cl::init(2));
 static cl::opt<int64_t> minParallelMacs(
@@ -98,6 +103,7 @@ int main(int argc, char **argv) {
   options.linalgTarget.threads = threads;
   options.linalgTarget.prefetchRows = prefetchRows;
   options.linalgTarget.int8BlockProducts = blockProducts == "int8";
+  options.linalgTarget.int8Dot = int8Dot;
   options.linalgTarget.minParallelMacs = minParallelMacs;
   std::vector<linnet::cpu::ImplementationChoice> choices;
   auto writeChoices = [&]() -> bool {

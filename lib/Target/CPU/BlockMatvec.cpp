@@ -256,6 +256,25 @@ Value constI8(OpBuilder &b, Location loc, VectorType t, int64_t v) {
   return b.create<arith::ConstantOp>(loc, t, DenseElementsAttr::get(t, b.getI8IntegerAttr(v)));
 }
 
+/// The sums of 32 byte products, four to each of 8 i32 lanes: `w`'s bytes
+/// unsigned, `x`'s signed (vector<32xi8> each). With `vnni` one vpdpbusd
+/// (AVX-512 VNNI); else pmaddubsw and pmaddwd against ones (AVX2): the same
+/// sums, as no pair of products here reaches i16's saturation (|w| <= 63).
+Value dotBytes(OpBuilder &b, Location loc, Value w, Value x, bool vnni) {
+  Type i16 = b.getI16Type(), i32 = b.getI32Type();
+  auto vd = VectorType::get({8}, i32), vw = VectorType::get({16}, i16);
+  auto call = [&](const char *name, Type t, ValueRange args) -> Value {
+    return b.create<LLVM::CallIntrinsicOp>(loc, t, b.getStringAttr(name), args).getResult(0);
+  };
+  if (vnni) {
+    Value zero = b.create<arith::ConstantOp>(loc, vd, DenseElementsAttr::get(vd, b.getI32IntegerAttr(0)));
+    return call("llvm.x86.avx512.vpdpbusd.256", vd,
+                {zero, b.create<vector::BitCastOp>(loc, vd, w), b.create<vector::BitCastOp>(loc, vd, x)});
+  }
+  Value ones = b.create<arith::ConstantOp>(loc, vw, DenseElementsAttr::get(vw, b.getI16IntegerAttr(1)));
+  return call("llvm.x86.avx2.pmadd.wd", vd, {call("llvm.x86.avx2.pmadd.ub.sw", vw, {w, x}), ones});
+}
+
 /// Rows [0, M) of x as q8_0, the way ggml's x86 back end quantizes a row
 /// for its dot products: per 32 values along k, amax = max |x|, the scale
 /// d = f16(amax / 127) (kept widened in xd[m, kb]), and each value
@@ -304,10 +323,10 @@ void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Va
 /// w's sign, then pmaddwd: AVX2), eight i32 partial sums converted and
 /// scaled by d_w * d_x into eight f32 accumulators.
 void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int64_t nr, Value m0, int64_t nb,
-               Value KB, Value N, Value xq, Value xd, Value xc, int64_t prefetchRows) {
-  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+               Value KB, Value N, Value xq, Value xd, Value xc, int64_t prefetchRows, bool vnni) {
+  Type f32 = b.getF32Type(), i8 = b.getI8Type();
   auto vb = VectorType::get({32}, i8), vh = VectorType::get({16}, i8);
-  auto vw = VectorType::get({16}, i16), vd = VectorType::get({8}, i32), vf = VectorType::get({8}, f32);
+  auto vf = VectorType::get({8}, f32);
   const bool q8 = mv.fmt == "q8_0";
   auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
   auto intrinsic = [&](OpBuilder &b, const char *name, Type t, ValueRange args) -> Value {
@@ -319,7 +338,6 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
   for (int64_t m = 0; m < nb; ++m)
     rowsM.push_back(m ? b.create<arith::AddIOp>(loc, m0, c(b, m)).getResult() : m0);
   Value zeroV = b.create<arith::ConstantOp>(loc, vf, DenseElementsAttr::get(vf, b.getFloatAttr(f32, 0.0)));
-  Value ones = b.create<arith::ConstantOp>(loc, vw, DenseElementsAttr::get(vw, b.getI16IntegerAttr(1)));
   // q4_0: one scalar correction sum per (row, x row) beside the vectors.
   Value zeroS = b.create<arith::ConstantFloatOp>(loc, APFloat(0.0f), b.getF32Type());
   SmallVector<Value> init(nr * nb, zeroV);
@@ -359,8 +377,7 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
             Value sx = q8 ? intrinsic(b, "llvm.x86.avx2.psign.b", vb, {xv, wq[r]}) : xv;
             if (!q8)
               next[nr * nb + r * nb + m] = b.create<math::FmaOp>(loc, dw[r], xcm, accs[nr * nb + r * nb + m]);
-            Value pairs = intrinsic(b, "llvm.x86.avx2.pmadd.ub.sw", vw, {aw[r], sx});
-            Value quads = intrinsic(b, "llvm.x86.avx2.pmadd.wd", vd, {pairs, ones});
+            Value quads = dotBytes(b, loc, aw[r], sx, vnni);
             Value sums = b.create<arith::SIToFPOp>(loc, vf, quads);
             Value scale = b.create<vector::BroadcastOp>(loc, vf, b.create<arith::MulFOp>(loc, dw[r], dx));
             next[r * nb + m] = b.create<vector::FMAOp>(loc, sums, scale, accs[r * nb + m]);
@@ -423,8 +440,7 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
         Value xv = b.create<vector::LoadOp>(loc, vb, xq, ValueRange{rowsM[m], k0});
         for (int64_t r = 0; r < nr; ++r) {
           Value sx = q8 ? intrinsic(b, "llvm.x86.avx2.psign.b", vb, {xv, wq[r]}) : xv;
-          Value pairs = intrinsic(b, "llvm.x86.avx2.pmadd.ub.sw", vw, {aw[r], sx});
-          Value quads = intrinsic(b, "llvm.x86.avx2.pmadd.wd", vd, {pairs, ones});
+          Value quads = dotBytes(b, loc, aw[r], sx, vnni);
           Value sums = b.create<arith::SIToFPOp>(loc, vf, quads);
           Value scale = b.create<vector::BroadcastOp>(loc, vf, b.create<vector::ExtractOp>(loc, s8[r * nb + m], k));
           Value &acc = next[(r * nb + m) * per8 + k % 2];
@@ -740,9 +756,9 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
 /// Exactly the exact product of the dequantized weights and x as q8_0
 /// rounds it, summed in another order.
 void kquantInt8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int64_t nr, Value KB, Value N,
-                     Value xq, Value xd, Value xc, int64_t prefetchRows) {
-  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
-  auto vb = VectorType::get({32}, i8), vw = VectorType::get({16}, i16), vd = VectorType::get({8}, i32);
+                     Value xq, Value xd, Value xc, int64_t prefetchRows, bool vnni) {
+  Type f32 = b.getF32Type(), i8 = b.getI8Type();
+  auto vb = VectorType::get({32}, i8);
   auto vf = VectorType::get({8}, f32);
   const bool q6 = mv.format == support::BlockFormat::Q6_K, q5 = mv.format == support::BlockFormat::Q5_K;
   auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
@@ -754,7 +770,6 @@ void kquantInt8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0
     rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0);
   Value m0 = c(b, 0);
   Value zeroV = b.create<arith::ConstantOp>(loc, vf, DenseElementsAttr::get(vf, b.getFloatAttr(f32, 0.0)));
-  Value ones = b.create<arith::ConstantOp>(loc, vw, DenseElementsAttr::get(vw, b.getI16IntegerAttr(1)));
   // Per row: two accumulators, then (q4_K, q5_K) the mins'.
   const int64_t perRow = q6 ? 2 : 3;
   SmallVector<Value> init(nr * perRow, zeroV);
@@ -782,8 +797,7 @@ void kquantInt8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0
     Value dx = b.create<vector::LoadOp>(loc, vf, xd, ValueRange{m0, kb8});
     // The i32 sums of 32 products, 4 a lane: w unsigned against x signed.
     auto dot = [&](Value wu, Value xv) -> Value {
-      Value pairs = intrinsic(b, "llvm.x86.avx2.pmadd.ub.sw", vw, {wu, xv});
-      return b.create<arith::SIToFPOp>(loc, vf, intrinsic(b, "llvm.x86.avx2.pmadd.wd", vd, {pairs, ones}));
+      return b.create<arith::SIToFPOp>(loc, vf, dotBytes(b, loc, wu, xv, vnni));
     };
     auto bcast = [&](Value v, int64_t lane) -> Value {
       return b.create<vector::BroadcastOp>(loc, vf, b.create<vector::ExtractOp>(loc, v, lane));
@@ -857,7 +871,7 @@ void kquantInt8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0
 
 /// Emits the kernel in place of the op (see the file comment).
 void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t rowsPerBlock,
-          int64_t prefetchRows, bool int8) {
+          int64_t prefetchRows, bool int8, bool vnni) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   const bool q8 = mv.fmt == "q8_0";
@@ -989,9 +1003,9 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   }
   auto int8Kernel = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
     if (mv.elems == 256)
-      kquantInt8Block(b, loc, mv, i0, nr, KB, N, xq, xd, xc, prefetchRows);
+      kquantInt8Block(b, loc, mv, i0, nr, KB, N, xq, xd, xc, prefetchRows, vnni);
     else
-      int8Block(b, loc, mv, i0, nr, m0, nb, KB, N, xq, xd, xc, prefetchRows);
+      int8Block(b, loc, mv, i0, nr, m0, nb, KB, N, xq, xd, xc, prefetchRows, vnni);
   };
   auto run = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
     if (int8)
@@ -1065,7 +1079,7 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
 } // namespace
 
 std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigned width, unsigned threads,
-                                                    int64_t prefetchRows, bool int8) {
+                                                    int64_t prefetchRows, bool int8, bool vnni) {
   std::optional<BlockMatvec> mv = match(op);
   if (!mv || width < 4 || width > 16)
     return std::nullopt;
@@ -1090,8 +1104,8 @@ std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigne
   // permission allows.
   int8 = int8 && width >= 8 && mv->batch == 1;
   if (int8)
-    c.detail += " products=int8";
-  emit(op, *mv, width, rows, prefetchRows, int8);
+    c.detail += vnni ? " products=int8 dot=vnni" : " products=int8";
+  emit(op, *mv, width, rows, prefetchRows, int8, vnni);
   return c;
 }
 

@@ -21,9 +21,10 @@ struct BlockMatvecChoice {
 /// `width` f32 lanes a vector, W's rows split over `threads`, each step
 /// prefetching the rows `prefetchRows` on (0: none). With `int8`
 /// (--block-products int8), x is quantized to q8_0 once a call and each
-/// block's products are summed as integers (AVX2 targets).
+/// block's products are summed as integers (AVX2 targets; with `vnni`,
+/// AVX-512 VNNI's vpdpbusd on 256-bit vectors).
 std::optional<BlockMatvecChoice> rewriteBlockMatvec(mlir::linalg::LinalgOp op, unsigned width, unsigned threads,
-                                                    int64_t prefetchRows, bool int8);
+                                                    int64_t prefetchRows, bool int8, bool vnni);
 
 } // namespace linnet::cpu
 

@@ -248,6 +248,7 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
                         : options.cpu.empty()                  ? -1
                                                                : streamPrefetchRows(options.cpu);
   linalg.blockProducts = options.linalgTarget.int8BlockProducts ? "int8" : "exact";
+  linalg.int8Dot = options.linalgTarget.int8Dot >= 0 ? options.linalgTarget.int8Dot : codeInt8Dot(options);
   if (!options.parallel || !openMPAvailable())
     linalg.threads = 1;
   pm.addPass(createLinnetCPULowerLinalg(linalg));
@@ -551,6 +552,19 @@ llvm::Error dumpIR(const CodegenOptions &options, llvm::StringRef name,
 }
 
 } // namespace
+
+/// 1 where the code's CPU has AVX-512 VNNI (with VL), 0 where it has not,
+/// -1 for the host's (resolved by LinalgTarget).
+int codeInt8Dot(const CodegenOptions &options) {
+  if (options.cpu.empty() && options.features.empty())
+    return -1;
+  auto tm = makeTargetMachine(options);
+  if (!tm) {
+    llvm::consumeError(tm.takeError());
+    return 0;
+  }
+  return (*tm)->getMCSubtargetInfo()->checkFeatures("+avx512vnni,+avx512vl") ? 1 : 0;
+}
 
 unsigned codeVectorBits(const CodegenOptions &options) {
   if (options.cpu.empty() && options.features.empty())

@@ -1136,7 +1136,7 @@ LogicalResult lowerFunction(func::FuncOp func, ImplementationPolicy policy,
   for (linalg::LinalgOp op : ops) {
     // A product against a param stored in a block format (q8_0, q4_0).
     if (std::optional<BlockMatvecChoice> q = rewriteBlockMatvec(op, t.vectorBits / 32, t.threads, t.prefetchRows,
-                                                                       t.int8BlockProducts)) {
+                                                                       t.int8BlockProducts, t.int8Dot > 0)) {
       ImplementationChoice choice;
       choice.function = fname;
       choice.op = "linalg.generic";
@@ -1327,6 +1327,7 @@ struct LowerLinalgPass
       return signalPassFailure();
     }
     t.int8BlockProducts = blockProducts == "int8";
+    t.int8Dot = int8Dot;
     t = t.resolved();
     std::vector<ImplementationChoice> choices;
     for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))
@@ -1383,6 +1384,10 @@ LinalgTarget LinalgTarget::resolved() const {
     t.threads = 1;
   if (t.prefetchRows < 0)
     t.prefetchRows = streamPrefetchRows(llvm::sys::getHostCPUName());
+  if (t.int8Dot < 0) {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    t.int8Dot = features.lookup("avx512vnni") && features.lookup("avx512vl") ? 1 : 0;
+  }
   return t;
 }
 

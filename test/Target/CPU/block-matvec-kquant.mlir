@@ -3,12 +3,14 @@
 // per byte support::blockBytes names: ql, qh, the i8 scale, d's two bytes)
 // becomes a streaming kernel that decodes a super-block's 16 scales as one
 // vector and widens the quants a vector at a time; under
-// --block-products=int8, integer sums of 32 quants against x as q8_0. A
+// --block-products=int8, integer sums of 32 quants against x as q8_0
+// (AVX2's pmaddubsw and pmaddwd, or AVX-512 VNNI's vpdpbusd: --int8-dot). A
 // generic whose maps are not exactly those bytes (here the scale read one
 // byte off) stays what it is.
 // RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --prefetch-rows=0 --emit=loops --implementations=%t.json | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
-// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --prefetch-rows=0 --block-products=int8 --emit=loops | FileCheck %s --check-prefix=INT8
+// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --prefetch-rows=0 --block-products=int8 --int8-dot=0 --emit=loops | FileCheck %s --check-prefix=INT8
+// RUN: linnet-cpu-compile %s --impl=generated --vector-bits=512 --prefetch-rows=0 --block-products=int8 --int8-dot=1 --emit=loops | FileCheck %s --check-prefix=VNNI
 
 #x = affine_map<(d0, d1, d2) -> (d0, d2)>
 #ql = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 256, ((d2 mod 256) floordiv 128) * 64 + (((d2 mod 128) floordiv 32) mod 2) * 32 + d2 mod 32)>
@@ -29,6 +31,11 @@
 // INT8: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
 // INT8-NOT: linalg.generic
 // INT8-LABEL: func.func @not_q6
+// With AVX-512 VNNI one vpdpbusd stands for the pair pmaddubsw, pmaddwd (the same sums).
+// VNNI-LABEL: func.func @decode_q6
+// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+// VNNI-NOT: pmadd
+// VNNI-LABEL: func.func @not_q6
 // JSON: "function": "decode_q6", {{.*}}"routine": "matvec-stream-q6_K"
 // JSON: "function": "not_q6", {{.*}}"routine": "loops"
 func.func @decode_q6(%x: memref<1x512xf32>, %w: memref<40x2x210xi8>, %y: memref<1x40xf32>) {

@@ -216,6 +216,9 @@ std::optional<std::string> workspaceJson(mlir::ModuleOp module);
 /// use (512 with AVX-512F, 256 with AVX2, else 128); 0 for the host's
 /// (LinalgTarget resolves it).
 unsigned codeVectorBits(const CodegenOptions &options);
+/// Whether that code's CPU has AVX-512 VNNI with VL (1, 0), or -1 for the
+/// host's CPU (resolved by LinalgTarget).
+int codeInt8Dot(const CodegenOptions &options);
 
 } // namespace linnet::cpu
 

@@ -66,6 +66,10 @@ struct LinalgTarget {
   /// --block-products int8: products against block-quantized weights quantize
   /// x to q8_0 and sum integer products (BlockMatvec.cpp).
   bool int8BlockProducts = false;
+  /// Integer block products sum bytes with AVX-512 VNNI's vpdpbusd (on
+  /// 256-bit vectors): 1 yes, 0 no (AVX2's pmaddubsw and pmaddwd), -1 as
+  /// the host has it.
+  int int8Dot = -1;
   /// Fills zeros from the host (CPU features, sysconf cache sizes).
   LinalgTarget resolved() const;
 };

@@ -124,6 +124,8 @@ def LinnetCPULowerLinalg : Pass<"linnet-cpu-lower-linalg", "::mlir::ModuleOp"> {
            "rows ahead streamed products prefetch W (0: none; -1: as tuned for the host's CPU)">,
     Option<"blockProducts", "block-products", "std::string", "\"exact\"",
            "exact | int8: products against block-quantized weights may quantize x to q8_0 (--block-products)">,
+    Option<"int8Dot", "int8-dot", "int", "-1",
+           "integer block products with AVX-512 VNNI's vpdpbusd: 1, 0 (AVX2's pmaddubsw/pmaddwd), -1 (as the host has it)">,
     Option<"remarks", "remarks", "bool", "false", "emit a remark per implementation choice">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
