@@ -233,7 +233,8 @@ ConcretePlan concreteFromJson(const Json &j) {
   r.each("implementations", [&](const Json &e, const std::string &path) {
     ObjReader o(e, path);
     p.implementations.push_back({o.str("id"), o.str("spec"), o.str("kind"), o.str("capability"), o.str("symbol"),
-                                 o.str("library"), o.str("routine"), o.str("soname"), o.i64("workspace_bytes")});
+                                 o.str("library"), o.str("routine"), o.str("soname"), o.i64("workspace_bytes"),
+                                 /*fewRowsAtMost=*/0, /*fewRowsPerPass=*/0, /*fewRowsRoutine=*/""});
     if (o.has("few_rows")) {
       ObjReader f = o.obj("few_rows");
       ImplementationRef &r = p.implementations.back();

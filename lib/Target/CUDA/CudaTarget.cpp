@@ -850,10 +850,12 @@ llvm::Expected<target::GeneratedLibrary> CudaTarget::generateCode(ModuleOp modul
       };
       bool library = text("kind") == "library";
       lib.choices.push_back({text("function"), text("op"), text("role"), library ? "library" : "generated",
-                             text("routine"), library ? "cublas" : "", library ? kCublasSoname : ""});
+                             text("routine"), library ? "cublas" : "", library ? kCublasSoname : "",
+                             /*fewRowsAtMost=*/0, /*fewRowsPerPass=*/0, /*fewRowsRoutine=*/""});
     }
   for (const cpu::ImplementationChoice &c : choices)
-    lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine, "", ""});
+    lib.choices.push_back({c.function, c.op, c.role, c.kind, c.routine, "", "",
+                           /*fewRowsAtMost=*/0, /*fewRowsPerPass=*/0, /*fewRowsRoutine=*/""});
   if (auto tasks = module->getAttrOfType<ArrayAttr>("linnet.profile.tasks"))
     for (Attribute t : tasks)
       lib.profiledTasks.push_back(cast<StringAttr>(t).getValue().str());
