@@ -232,8 +232,11 @@ void prefetchAhead(OpBuilder &b, Location loc, const BlockMatvec &mv, ArrayRef<V
   for (Value row : rows) {
     Value ahead = b.create<arith::MinUIOp>(
         loc, b.create<arith::AddIOp>(loc, row, b.create<arith::ConstantIndexOp>(loc, prefetchRows)), last);
-    b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, b.create<arith::ConstantIndexOp>(loc, 0)},
-                                 /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+    // Each cache line of the block (one for q8_0 and q4_0; the k-quants'
+    // super-blocks span three or four).
+    for (int64_t at = 0; at < mv.blockBytes; at += 64)
+      b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, b.create<arith::ConstantIndexOp>(loc, at)},
+                                   /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
   }
 }
 
@@ -273,6 +276,40 @@ Value dotBytes(OpBuilder &b, Location loc, Value w, Value x, bool vnni) {
   }
   Value ones = b.create<arith::ConstantOp>(loc, vw, DenseElementsAttr::get(vw, b.getI16IntegerAttr(1)));
   return call("llvm.x86.avx2.pmadd.wd", vd, {call("llvm.x86.avx2.pmadd.ub.sw", vw, {w, x}), ones});
+}
+
+/// Block kb of a q8_0 or q4_0 row as the integer products take it: `abs`
+/// the 32 quants as unsigned bytes, `sign` the signed quants whose signs x
+/// takes (q8_0: |w| against x with w's sign), or null (q4_0: byte j holds
+/// value j (low nibble) and j + 16 (high), 0..15, summed unsigned; the 8 is
+/// taken off by the correction).
+struct BlockQuants {
+  Value abs, sign;
+};
+BlockQuants blockQuants(OpBuilder &b, Location loc, const BlockMatvec &mv, Value row, Value kb) {
+  Type i8 = b.getI8Type();
+  Value two = b.create<arith::ConstantIndexOp>(loc, 2);
+  if (mv.format == support::BlockFormat::Q8_0) {
+    Value q = b.create<vector::LoadOp>(loc, VectorType::get({32}, i8), mv.blocks, ValueRange{row, kb, two});
+    return {b.create<math::AbsIOp>(loc, q), q};
+  }
+  auto vh = VectorType::get({16}, i8);
+  Value raw = b.create<vector::LoadOp>(loc, vh, mv.blocks, ValueRange{row, kb, two});
+  Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, vh, 15));
+  Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, vh, 4));
+  SmallVector<int64_t> order(32);
+  for (int64_t j = 0; j < 32; ++j)
+    order[j] = j;
+  return {b.create<vector::ShuffleOp>(loc, lo, hi, order), Value()};
+}
+
+/// The block's 32 products with x's quants `xv`, as 8 f32 partial sums.
+Value blockSums(OpBuilder &b, Location loc, const BlockQuants &w, Value xv, bool vnni) {
+  Value sx = w.sign ? b.create<LLVM::CallIntrinsicOp>(loc, xv.getType(), b.getStringAttr("llvm.x86.avx2.psign.b"),
+                                                     ValueRange{xv, w.sign})
+                          .getResult(0)
+                    : xv;
+  return b.create<arith::SIToFPOp>(loc, VectorType::get({8}, b.getF32Type()), dotBytes(b, loc, w.abs, sx, vnni));
 }
 
 /// Rows [0, M) of x as q8_0, the way ggml's x86 back end quantizes a row
@@ -325,13 +362,10 @@ void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Va
 void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int64_t nr, Value m0, int64_t nb,
                Value KB, Value N, Value xq, Value xd, Value xc, int64_t prefetchRows, bool vnni) {
   Type f32 = b.getF32Type(), i8 = b.getI8Type();
-  auto vb = VectorType::get({32}, i8), vh = VectorType::get({16}, i8);
+  auto vb = VectorType::get({32}, i8);
   auto vf = VectorType::get({8}, f32);
   const bool q8 = mv.fmt == "q8_0";
   auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
-  auto intrinsic = [&](OpBuilder &b, const char *name, Type t, ValueRange args) -> Value {
-    return b.create<LLVM::CallIntrinsicOp>(loc, t, b.getStringAttr(name), args).getResult(0);
-  };
   SmallVector<Value> rowsI, rowsM;
   for (int64_t r = 0; r < nr; ++r)
     rowsI.push_back(r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0);
@@ -346,26 +380,11 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
   // One block's update of one set of accumulators.
   auto step = [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
         prefetchAhead(b, loc, mv, rowsI, kb, N, prefetchRows);
-        SmallVector<Value> wq, aw, dw;
+        SmallVector<BlockQuants> wq;
+        SmallVector<Value> dw;
         for (int64_t r = 0; r < nr; ++r) {
           dw.push_back(b.create<arith::ExtFOp>(loc, f32, blockScale(b, loc, mv, rowsI[r], kb)));
-          if (q8) {
-            // Signed quants: |w| against x with w's sign.
-            Value q = b.create<vector::LoadOp>(loc, vb, mv.blocks, ValueRange{rowsI[r], kb, c(b, 2)});
-            wq.push_back(q);
-            aw.push_back(b.create<math::AbsIOp>(loc, q));
-          } else {
-            // Byte j holds value j (low nibble) and j + 16 (high), 0..15:
-            // summed unsigned, the 8 taken off by the correction.
-            Value raw = b.create<vector::LoadOp>(loc, vh, mv.blocks, ValueRange{rowsI[r], kb, c(b, 2)});
-            Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, vh, 15));
-            Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, vh, 4));
-            SmallVector<int64_t> order(32);
-            for (int64_t j = 0; j < 32; ++j)
-              order[j] = j;
-            wq.push_back(Value());
-            aw.push_back(b.create<vector::ShuffleOp>(loc, lo, hi, order));
-          }
+          wq.push_back(blockQuants(b, loc, mv, rowsI[r], kb));
         }
         SmallVector<Value> next(accs.begin(), accs.end());
         Value k0 = b.create<arith::MulIOp>(loc, kb, c(b, 32));
@@ -374,11 +393,9 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
           Value dx = b.create<memref::LoadOp>(loc, xd, ValueRange{rowsM[m], kb});
           Value xcm = q8 ? Value() : b.create<memref::LoadOp>(loc, xc, ValueRange{rowsM[m], kb}).getResult();
           for (int64_t r = 0; r < nr; ++r) {
-            Value sx = q8 ? intrinsic(b, "llvm.x86.avx2.psign.b", vb, {xv, wq[r]}) : xv;
             if (!q8)
               next[nr * nb + r * nb + m] = b.create<math::FmaOp>(loc, dw[r], xcm, accs[nr * nb + r * nb + m]);
-            Value quads = dotBytes(b, loc, aw[r], sx, vnni);
-            Value sums = b.create<arith::SIToFPOp>(loc, vf, quads);
+            Value sums = blockSums(b, loc, wq[r], xv, vnni);
             Value scale = b.create<vector::BroadcastOp>(loc, vf, b.create<arith::MulFOp>(loc, dw[r], dx));
             next[r * nb + m] = b.create<vector::FMAOp>(loc, sums, scale, accs[r * nb + m]);
           }
@@ -418,30 +435,14 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
     for (int64_t k = 0; k < 8; ++k) {
       Value kb = b.create<arith::AddIOp>(loc, kb0, c(b, k));
       prefetchAhead(b, loc, mv, rowsI, kb, N, prefetchRows);
-      SmallVector<Value> wq, aw;
-      for (int64_t r = 0; r < nr; ++r) {
-        if (q8) {
-          Value q = b.create<vector::LoadOp>(loc, vb, mv.blocks, ValueRange{rowsI[r], kb, c(b, 2)});
-          wq.push_back(q);
-          aw.push_back(b.create<math::AbsIOp>(loc, q));
-        } else {
-          Value raw = b.create<vector::LoadOp>(loc, vh, mv.blocks, ValueRange{rowsI[r], kb, c(b, 2)});
-          Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, vh, 15));
-          Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, vh, 4));
-          SmallVector<int64_t> order(32);
-          for (int64_t j = 0; j < 32; ++j)
-            order[j] = j;
-          wq.push_back(Value());
-          aw.push_back(b.create<vector::ShuffleOp>(loc, lo, hi, order));
-        }
-      }
+      SmallVector<BlockQuants> wq;
+      for (int64_t r = 0; r < nr; ++r)
+        wq.push_back(blockQuants(b, loc, mv, rowsI[r], kb));
       Value k0 = b.create<arith::MulIOp>(loc, kb, c(b, 32));
       for (int64_t m = 0; m < nb; ++m) {
         Value xv = b.create<vector::LoadOp>(loc, vb, xq, ValueRange{rowsM[m], k0});
         for (int64_t r = 0; r < nr; ++r) {
-          Value sx = q8 ? intrinsic(b, "llvm.x86.avx2.psign.b", vb, {xv, wq[r]}) : xv;
-          Value quads = dotBytes(b, loc, aw[r], sx, vnni);
-          Value sums = b.create<arith::SIToFPOp>(loc, vf, quads);
+          Value sums = blockSums(b, loc, wq[r], xv, vnni);
           Value scale = b.create<vector::BroadcastOp>(loc, vf, b.create<vector::ExtractOp>(loc, s8[r * nb + m], k));
           Value &acc = next[(r * nb + m) * per8 + k % 2];
           acc = b.create<vector::FMAOp>(loc, sums, scale, acc);
@@ -608,16 +609,7 @@ void kquantBlock(OpBuilder &b, Location loc, const BlockMatvec &mv, unsigned wid
     init.append(nr, zero8);
 
   auto step = [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
-    // The block's cache lines, `prefetchRows` rows on.
-    if (prefetchRows > 0) {
-      Value last = b.create<arith::SubIOp>(loc, N, c(b, 1));
-      for (Value row : rowsI) {
-        Value ahead = b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, row, c(b, prefetchRows)), last);
-        for (int64_t at = 0; at < mv.blockBytes; at += 64)
-          b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c(b, at)}, /*isWrite=*/false,
-                                       /*localityHint=*/3, /*isDataCache=*/true);
-      }
-    }
+    prefetchAhead(b, loc, mv, rowsI, kb, N, prefetchRows);
     auto bytesAt = [&](Value row, int64_t at, VectorType t) -> Value {
       return b.create<vector::LoadOp>(loc, t, mv.blocks, ValueRange{row, kb, c(b, at)});
     };
@@ -774,15 +766,7 @@ void kquantInt8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0
   const int64_t perRow = q6 ? 2 : 3;
   SmallVector<Value> init(nr * perRow, zeroV);
   auto step = [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
-    if (prefetchRows > 0) {
-      Value last = b.create<arith::SubIOp>(loc, N, c(b, 1));
-      for (Value row : rowsI) {
-        Value ahead = b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, row, c(b, prefetchRows)), last);
-        for (int64_t at = 0; at < mv.blockBytes; at += 64)
-          b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, c(b, at)}, /*isWrite=*/false,
-                                       /*localityHint=*/3, /*isDataCache=*/true);
-      }
-    }
+    prefetchAhead(b, loc, mv, rowsI, kb, N, prefetchRows);
     auto splat = [&](int64_t v) -> Value { return constI8(b, loc, vb, v); };
     auto bytesAt = [&](Value row, int64_t at) -> Value {
       return b.create<vector::LoadOp>(loc, vb, mv.blocks, ValueRange{row, kb, c(b, at)});

@@ -2,21 +2,17 @@
 Inputs/quantized.ln's entries compute, in numpy (f64), from the weights'
 values (a block format's as Runtime/Inputs/gguf.py --dequantized writes
 them): ref-run.npy, ref-one.npy, ref-few.npy, ref-up_weight.npy (f32)."""
-import json
-import struct
+import os
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Runtime", "Inputs"))
+from gguf import read_safetensors  # noqa: E402
+
 path, out, ids, x1, x3 = sys.argv[1:6]
-raw = open(path, "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-w = {}
-for name, t in json.loads(raw[8:8 + n]).items():
-    if name == "__metadata__":
-        continue
-    a, b = t["data_offsets"]
-    w[name] = np.frombuffer(raw[8 + n + a:8 + n + b], np.float32).reshape(t["shape"]).astype(np.float64)
+w = {name: np.frombuffer(raw, np.float32).reshape(shape).astype(np.float64)
+     for name, dtype, shape, raw in read_safetensors(path)}
 
 
 def linear(p, x):

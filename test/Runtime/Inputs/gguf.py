@@ -306,4 +306,5 @@ def main():
         f.write(out)
 
 
-main()
+if __name__ == "__main__":
+    main()
