@@ -657,11 +657,42 @@ private:
   V combineChunks(const SplitFold &sf, ArrayRef<Value> ivs);
 
   /// std.nn's online softmax over keys [lo, hi) in blocks of softmaxBlock
-  /// (ImportOptions::softmaxBlock), from the state `init` (m, l, acc); the
-  /// final state's leaves. Nothing (no code emitted) when the state is not
-  /// that reducer's (scalar m and l, a static vector acc of their type).
-  std::optional<SmallVector<Value>> softmaxBlocks(const ir::Op &op, Frame &f, Value lo, Value hi,
-                                                  ArrayRef<Value> init);
+  /// (ImportOptions::softmaxBlock), for one or more lanes: elements of a
+  /// comprehension folding the same keys, each with its frame and its state
+  /// `inits[r]` (m, l, acc), in one pass over the keys (each key's rows read
+  /// once for all lanes). Each lane's final state's leaves. Nothing (no code
+  /// emitted) when the state is not that reducer's (scalar m and l, a static
+  /// vector acc of their type).
+  std::optional<SmallVector<SmallVector<Value>>> softmaxBlocks(const ir::Op &op, ArrayRef<Frame *> frames,
+                                                               Value lo, Value hi,
+                                                               ArrayRef<SmallVector<Value>> inits);
+
+  /// Lanes of a comprehension's last axis (docs/importer.md, "Lanes"):
+  /// `lanes` consecutive elements whose bodies fold the same keys with
+  /// std.nn's online softmax, the key rows they read naming the axis only
+  /// as `h / lanes` (grouped-query attention: the query heads of one KV
+  /// head).
+  struct FoldLanes {
+    const ir::Op *op = nullptr; // the reduction in the comprehension's body
+    int64_t lanes = 1;
+  };
+  /// The lanes of a comprehension over `ds`, or nothing: the target folds
+  /// the online softmax in blocks, the body is ops without regions around
+  /// one such reduction over a dense axis whose bound does not depend on
+  /// the last axis, and a divisor `h / G` (G from 2 to 8, dividing the
+  /// axis's static extent) is read in the reduction's messages.
+  std::optional<FoldLanes> foldLanes(const ir::Op &comp, Frame &f, const std::vector<DimV> &ds);
+  /// The reduction `op` for each lane's frame: in one blocked pass where
+  /// the state allows (softmaxBlocks), else lane by lane.
+  std::vector<std::vector<V>> reduceLanes(const ir::Op &op, std::vector<Frame> &frames);
+  /// A lane's index of the last axis (`h0 + r`, h0 a multiple of G) to
+  /// h0 / G: `h / G` of any lane is that one value, so the lanes' key row
+  /// reads are the same (binary's integer division).
+  struct LaneQuotient {
+    Value quotient;
+    int64_t lanes = 1;
+  };
+  llvm::DenseMap<Value, LaneQuotient> laneQuotient_;
 
   /// A reduction; with `range`, only that chunk of its (one, dense) axis,
   /// and the reducer's state is returned unfinalized.

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ImporterImpl.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
@@ -185,27 +186,39 @@ Importer::Reducer Importer::userReducer(const json &spec, Frame &f) {
   return r;
 }
 
-std::optional<Value> Importer::triangularBound(const ir::Op &op, Frame &f, const DimV &domain) {
+/// The filter region's `cmp(j, X)` of a triangular filter (`j <= X` or
+/// `j < X`, X computed without j and without regions), or nothing.
+static const ir::Op *triangularCmp(const ir::Op &op) {
   if (op.regions.size() < 2 || op.regions[1].args.size() != 1)
-    return std::nullopt;
+    return nullptr;
   const ir::Region &fr = op.regions[1];
   ir::ValueId j = fr.args[0].id;
   if (fr.ops.size() < 2 || fr.ops.back().kind != ir::kind::Yield)
-    return std::nullopt;
+    return nullptr;
   const ir::Op &cmp = fr.ops[fr.ops.size() - 2];
   if (cmp.kind != ir::kind::Cmp || cmp.operands.size() != 2 || cmp.operands[0] != j ||
       fr.ops.back().operands.size() != 1 || fr.ops.back().operands[0] != cmp.results[0].id)
-    return std::nullopt;
+    return nullptr;
   std::string pred = cmp.attrs["pred"];
   if (pred != "le" && pred != "lt")
-    return std::nullopt;
+    return nullptr;
   for (size_t i = 0; i + 2 < fr.ops.size(); ++i) {
     if (!fr.ops[i].regions.empty())
-      return std::nullopt;
+      return nullptr;
     for (ir::ValueId id : fr.ops[i].operands)
       if (id == j)
-        return std::nullopt;
+        return nullptr;
   }
+  return &cmp;
+}
+
+std::optional<Value> Importer::triangularBound(const ir::Op &op, Frame &f, const DimV &domain) {
+  const ir::Op *found = triangularCmp(op);
+  if (!found)
+    return std::nullopt;
+  const ir::Region &fr = op.regions[1];
+  const ir::Op &cmp = *found;
+  std::string pred = cmp.attrs["pred"];
   // Evaluate the bound's ops before the loop.
   for (size_t i = 0; i + 2 < fr.ops.size(); ++i) {
     std::vector<V> rs = operation(fr.ops[i], f);
@@ -525,7 +538,9 @@ std::vector<V> Importer::reduce(const ir::Op &op, Frame &f, const ChunkRange *ra
       lo = b_.create<arith::MulIOp>(loc_, range->chunk, range->size);
       hi = b_.create<arith::MinSIOp>(loc_, hi, b_.create<arith::AddIOp>(loc_, lo, range->size));
     }
-    blocked = softmaxBlocks(op, f, lo, hi, initLeaves);
+    Frame *frame = &f;
+    if (auto lanes = softmaxBlocks(op, frame, lo, hi, SmallVector<Value>(initLeaves.begin(), initLeaves.end())))
+      blocked = (*lanes)[0];
   }
   ValueRange finalLeaves = blocked ? ValueRange(*blocked) : nestLoops(0, initLeaves);
   size_t pos = 0;
@@ -549,6 +564,162 @@ std::vector<V> Importer::reduce(const ir::Op &op, Frame &f, const ChunkRange *ra
 }
 
 //===----------------------------------------------------------------------===//
+// Lanes: elements that fold the same keys
+//===----------------------------------------------------------------------===//
+
+/// Every value of `ops` (nested regions included) computed from one of
+/// `seeds`, added to `seeds`.
+static void dependents(const std::vector<ir::Op> &ops, std::set<ir::ValueId> &seeds) {
+  for (const ir::Op &o : ops) {
+    for (const ir::Region &r : o.regions)
+      dependents(r.ops, seeds);
+    bool reads = llvm::any_of(o.operands, [&](ir::ValueId id) { return seeds.count(id); });
+    std::set<ir::ValueId> inner;
+    std::function<void(const ir::Op &)> walk = [&](const ir::Op &x) {
+      inner.insert(x.operands.begin(), x.operands.end());
+      for (const ir::Region &r : x.regions)
+        for (const ir::Op &y : r.ops)
+          walk(y);
+    };
+    for (const ir::Region &r : o.regions)
+      for (const ir::Op &y : r.ops)
+        walk(y);
+    reads |= llvm::any_of(inner, [&](ir::ValueId id) { return seeds.count(id); });
+    if (reads)
+      for (const ir::Value &v : o.results)
+        seeds.insert(v.id);
+  }
+}
+
+std::optional<Importer::FoldLanes> Importer::foldLanes(const ir::Op &comp, Frame &f,
+                                                       const std::vector<DimV> &ds) {
+  if (softmaxBlock < 2 || foldChunks >= 2 || ds.empty() || !ds.back().c || comp.regions.empty())
+    return std::nullopt;
+  const ir::Region &body = comp.regions[0];
+  if (body.args.size() != ds.size())
+    return std::nullopt;
+  const ir::Op *red = nullptr;
+  for (const ir::Op &o : body.ops) {
+    if (o.kind == ir::kind::Reduce && !red) {
+      red = &o;
+      continue;
+    }
+    if (!o.regions.empty())
+      return std::nullopt;
+  }
+  if (!red || red->results.size() != 1 || red->regions.empty())
+    return std::nullopt;
+  const json &spec = red->attrs["reducer"];
+  const json &indices = red->attrs["indices"];
+  if (!spec.is_object() || spec.value("name", "") != "std.nn::online_softmax" || indices.size() != 1 ||
+      indices[0].contains("relation"))
+    return std::nullopt;
+  // The lanes share the key loop: its bound may not depend on the axis.
+  ir::ValueId axis = body.args.back().id;
+  std::set<ir::ValueId> fromAxis{axis};
+  dependents(body.ops, fromAxis);
+  if (red->attrs.value("filter", false)) {
+    const ir::Op *cmp = triangularCmp(*red);
+    if (!cmp || fromAxis.count(cmp->operands[1]))
+      return std::nullopt;
+    for (const ir::Op &o : red->regions[1].ops)
+      if (llvm::any_of(o.operands, [&](ir::ValueId id) { return fromAxis.count(id) > 0; }))
+        return std::nullopt;
+  }
+  // The divisor G of the messages' `axis / G`: an integer the build fixes.
+  std::map<ir::ValueId, const ir::Op *> def;
+  std::function<void(const std::vector<ir::Op> &)> defs = [&](const std::vector<ir::Op> &ops) {
+    for (const ir::Op &o : ops) {
+      for (const ir::Value &v : o.results)
+        def[v.id] = &o;
+      for (const ir::Region &r : o.regions)
+        defs(r.ops);
+    }
+  };
+  defs(body.ops);
+  std::function<std::optional<int64_t>(ir::ValueId, int)> fixed = [&](ir::ValueId id,
+                                                                       int depth) -> std::optional<int64_t> {
+    auto d = def.find(id);
+    if (d == def.end() || depth > 16)
+      return std::nullopt;
+    const ir::Op &o = *d->second;
+    if (o.kind == ir::kind::DimValue)
+      return dim(o.attrs["dim"], f).c;
+    if (o.kind == ir::kind::Const && o.attrs.contains("value") && o.attrs["value"].is_number_integer())
+      return o.attrs["value"].get<int64_t>();
+    if (o.kind != ir::kind::Arith || o.operands.size() != 2)
+      return std::nullopt;
+    std::optional<int64_t> a = fixed(o.operands[0], depth + 1), c = fixed(o.operands[1], depth + 1);
+    std::string name = o.attrs.value("op", "");
+    if (!a || !c || *a < 0 || *c < 0 || *a > (1 << 20) || *c > (1 << 20))
+      return std::nullopt;
+    if (name == "mul") return *a * *c;
+    if (name == "add") return *a + *c;
+    if (name == "sub") return *a - *c;
+    if (name == "div" && *c > 0) return *a / *c;
+    return std::nullopt;
+  };
+  int64_t lanes = 0;
+  std::function<bool(const std::vector<ir::Op> &)> divisors = [&](const std::vector<ir::Op> &ops) {
+    for (const ir::Op &o : ops) {
+      if (o.kind == ir::kind::Arith && o.attrs.value("op", "") == "div" && o.operands.size() == 2 &&
+          o.operands[0] == axis) {
+        std::optional<int64_t> g = fixed(o.operands[1], 0);
+        if (!g || (lanes && *g != lanes))
+          return false;
+        lanes = *g;
+      }
+      for (const ir::Region &r : o.regions)
+        if (!divisors(r.ops))
+          return false;
+    }
+    return true;
+  };
+  for (const ir::Region &r : red->regions)
+    if (!divisors(r.ops))
+      return std::nullopt;
+  if (lanes < 2 || lanes > 8 || *ds.back().c % lanes != 0)
+    return std::nullopt;
+  return FoldLanes{red, lanes};
+}
+
+std::vector<std::vector<V>> Importer::reduceLanes(const ir::Op &op, std::vector<Frame> &frames) {
+  const json &spec = op.attrs["reducer"];
+  std::vector<Reducer> reds;
+  std::vector<V> inits;
+  SmallVector<SmallVector<Value>> initLeaves;
+  SmallVector<Frame *> lanes;
+  for (Frame &f : frames) {
+    reds.push_back(userReducer(spec, f));
+    inits.push_back(reds.back().identity());
+    std::vector<Value> ls;
+    leaves(inits.back(), ls);
+    initLeaves.emplace_back(ls.begin(), ls.end());
+    lanes.push_back(&f);
+  }
+  DimV size = dim(op.attrs["indices"][0]["domain"], frames[0]);
+  std::optional<Value> hi = dimValue(size);
+  // foldLanes saw that the bound is the same for every lane.
+  if (op.attrs.value("filter", false))
+    hi = triangularBound(op, frames[0], size);
+  std::optional<SmallVector<SmallVector<Value>>> blocked;
+  if (hi)
+    blocked = softmaxBlocks(op, lanes, cIndex(0), *hi, initLeaves);
+  std::vector<std::vector<V>> out;
+  for (size_t r = 0; r < frames.size(); ++r) {
+    if (!blocked) {
+      out.push_back(reduce(op, frames[r]));
+      continue;
+    }
+    size_t pos = 0;
+    V acc = rebuild(inits[r], (*blocked)[r], pos);
+    V v = reds[r].finalize(acc);
+    out.push_back(op.results.size() > 1 && v.k == V::Agg ? v.elems : std::vector<V>{v});
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
 // The online softmax in blocks of keys
 //===----------------------------------------------------------------------===//
 
@@ -560,17 +731,25 @@ std::vector<V> Importer::reduce(const ir::Op &op, Frame &f, const ChunkRange *ra
 // with the reducer's own guards: an empty state (l == 0) scales by 0, a term
 // at the maximum by exactly 1, so scores of -inf give what the key-by-key
 // fold gives. The scores of a block live in one carried tensor<B>.
-std::optional<SmallVector<Value>> Importer::softmaxBlocks(const ir::Op &op, Frame &f, Value lo,
-                                                          Value hi, ArrayRef<Value> init) {
-  if (init.size() != 3 || op.regions.empty())
+std::optional<SmallVector<SmallVector<Value>>>
+Importer::softmaxBlocks(const ir::Op &op, ArrayRef<Frame *> frames, Value lo, Value hi,
+                        ArrayRef<SmallVector<Value>> inits) {
+  if (op.regions.empty() || inits.empty() || inits.size() != frames.size())
     return std::nullopt;
-  Type t = init[0].getType();
-  auto accT = dyn_cast<RankedTensorType>(init[2].getType());
+  const size_t lanes = inits.size();
+  for (ArrayRef<Value> init : inits)
+    if (init.size() != 3)
+      return std::nullopt;
+  Type t = inits[0][0].getType();
+  auto accT = dyn_cast<RankedTensorType>(inits[0][2].getType());
   // Half states keep the fold key by key: the language rounds a reducer's
   // state after each combine there (§8.4), which regrouping would move.
-  if (!isa<Float32Type, Float64Type>(t) || init[1].getType() != t || !accT || accT.getRank() != 1 ||
-      !accT.hasStaticShape() || accT.getElementType() != t)
+  if (!isa<Float32Type, Float64Type>(t) || !accT || accT.getRank() != 1 || !accT.hasStaticShape() ||
+      accT.getElementType() != t)
     return std::nullopt;
+  for (ArrayRef<Value> init : inits)
+    if (init[0].getType() != t || init[1].getType() != t || init[2].getType() != accT)
+      return std::nullopt;
   const int64_t block = softmaxBlock;
   const ir::Region &body = op.regions[0];
   auto contract = arith::FastMathFlagsAttr::get(&ctx_, arith::FastMathFlags::contract);
@@ -614,75 +793,115 @@ std::optional<SmallVector<Value>> Importer::softmaxBlocks(const ir::Op &op, Fram
     }
     return g.getResult(0);
   };
+  // Loop-carried values, lane by lane: [m, l, acc, scores] x lanes.
+  auto of = [lanes](ValueRange vs, size_t k, size_t r) { return vs[k * lanes + r]; };
 
-  Value scores = b_.create<tensor::EmptyOp>(loc_, ArrayRef<int64_t>{block}, t);
-  auto blocks = b_.create<scf::ForOp>(loc_, lo, hi, cIndex(block),
-                                      ValueRange{init[0], init[1], init[2], scores});
+  SmallVector<Value> carriedInit;
+  for (size_t k = 0; k < 3; ++k)
+    for (size_t r = 0; r < lanes; ++r)
+      carriedInit.push_back(inits[r][k]);
+  // Each lane's scores in a buffer of its own: empty tensors alike would be
+  // one value after CSE, and the lanes' scores one buffer.
+  for (size_t r = 0; r < lanes; ++r)
+    carriedInit.push_back(r == 0 ? Value(b_.create<tensor::EmptyOp>(loc_, ArrayRef<int64_t>{block}, t))
+                                 : Value(b_.create<bufferization::AllocTensorOp>(
+                                       loc_, RankedTensorType::get({block}, t), ValueRange{})));
+  auto blocks = b_.create<scf::ForOp>(loc_, lo, hi, cIndex(block), carriedInit);
   OpBuilder::InsertionGuard g(b_);
   b_.setInsertionPointToStart(blocks.getBody());
   Value first = blocks.getInductionVar();
-  Value m = blocks.getRegionIterArgs()[0], l = blocks.getRegionIterArgs()[1],
-        acc = blocks.getRegionIterArgs()[2];
+  ValueRange state = blocks.getRegionIterArgs();
   Value n = b_.create<arith::MinSIOp>(loc_, cIndex(block),
                                       b_.create<arith::SubIOp>(loc_, hi, first));
   ++nest_;
-  // The block's scores and their maximum.
-  auto scoring = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1),
-                                       ValueRange{blocks.getRegionIterArgs()[3], infinity(t, true)});
+  // The block's scores and their maximum, every lane's from one key.
+  SmallVector<Value> scoringInit;
+  for (size_t r = 0; r < lanes; ++r)
+    scoringInit.append({of(state, 3, r), infinity(t, true)});
+  auto scoring = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), scoringInit);
   {
     OpBuilder::InsertionGuard ig(b_);
     b_.setInsertionPointToStart(scoring.getBody());
     Value k = scoring.getInductionVar();
     Value j = b_.create<arith::AddIOp>(loc_, first, k);
-    V msg = regionPart(body, f, {V::scalar(j)}, 0);
-    Value s = convert(scalarOf(msg).v, t);
-    Value into = b_.create<tensor::InsertOp>(loc_, s, scoring.getRegionIterArgs()[0], ValueRange{k});
-    Value mx = b_.create<arith::MaximumFOp>(loc_, scoring.getRegionIterArgs()[1], s);
-    b_.create<scf::YieldOp>(loc_, ValueRange{into, mx});
+    SmallVector<Value> next;
+    for (size_t r = 0; r < lanes; ++r) {
+      V msg = regionPart(body, *frames[r], {V::scalar(j)}, 0);
+      Value s = convert(scalarOf(msg).v, t);
+      next.push_back(b_.create<tensor::InsertOp>(loc_, s, scoring.getRegionIterArgs()[2 * r], ValueRange{k}));
+      next.push_back(b_.create<arith::MaximumFOp>(loc_, scoring.getRegionIterArgs()[2 * r + 1], s));
+    }
+    b_.create<scf::YieldOp>(loc_, next);
   }
-  Value blockScores = scoring.getResult(0);
-  Value mNew = b_.create<arith::MaximumFOp>(loc_, m, scoring.getResult(1));
-  Value empty = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OEQ, l, zero);
-  Value c = b_.create<arith::SelectOp>(loc_, empty, zero, weight(m, mNew));
-  Value l0 = b_.create<arith::MulFOp>(loc_, l, c, contract);
-  Value acc0 = update(acc, c, Value());
+  SmallVector<Value> mNew, l0, acc0;
+  for (size_t r = 0; r < lanes; ++r) {
+    Value m = of(state, 0, r), l = of(state, 1, r);
+    mNew.push_back(b_.create<arith::MaximumFOp>(loc_, m, scoring.getResult(2 * r + 1)));
+    Value empty = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OEQ, l, zero);
+    Value c = b_.create<arith::SelectOp>(loc_, empty, zero, weight(m, mNew[r]));
+    l0.push_back(b_.create<arith::MulFOp>(loc_, l, c, contract));
+    acc0.push_back(update(of(state, 2, r), c, Value()));
+  }
   // The block's weights, in place of its scores: a loop of elementwise
   // work a target can vectorize (its exponentials permitted approximate,
   // `afn`: an approximation within a few ulps, as the blocks' regrouping
   // already departs from the interpreter by rounding).
-  auto weighing = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), ValueRange{blockScores});
+  SmallVector<Value> weighingInit;
+  for (size_t r = 0; r < lanes; ++r)
+    weighingInit.push_back(scoring.getResult(2 * r));
+  auto weighing = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), weighingInit);
   {
     OpBuilder::InsertionGuard ig(b_);
     b_.setInsertionPointToStart(weighing.getBody());
     Value k = weighing.getInductionVar();
-    Value w = weighing.getRegionIterArgs()[0];
-    Value s = b_.create<tensor::ExtractOp>(loc_, w, ValueRange{k});
-    Value at = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OEQ, s, mNew);
     auto approx = arith::FastMathFlagsAttr::get(&ctx_, arith::FastMathFlags::contract | arith::FastMathFlags::afn);
-    Value e = b_.create<math::ExpOp>(loc_, b_.create<arith::SubFOp>(loc_, s, mNew, contract), approx);
-    Value p = b_.create<arith::SelectOp>(loc_, at, one, e);
-    b_.create<scf::YieldOp>(loc_, ValueRange{b_.create<tensor::InsertOp>(loc_, p, w, ValueRange{k})});
+    SmallVector<Value> next;
+    for (size_t r = 0; r < lanes; ++r) {
+      Value w = weighing.getRegionIterArgs()[r];
+      Value s = b_.create<tensor::ExtractOp>(loc_, w, ValueRange{k});
+      Value at = b_.create<arith::CmpFOp>(loc_, arith::CmpFPredicate::OEQ, s, mNew[r]);
+      Value e = b_.create<math::ExpOp>(loc_, b_.create<arith::SubFOp>(loc_, s, mNew[r], contract), approx);
+      Value p = b_.create<arith::SelectOp>(loc_, at, one, e);
+      next.push_back(b_.create<tensor::InsertOp>(loc_, p, w, ValueRange{k}));
+    }
+    b_.create<scf::YieldOp>(loc_, next);
   }
-  Value weights = weighing.getResult(0);
-  // The weighted values.
-  auto summing = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), ValueRange{l0, acc0});
+  // The weighted values: each key's value row read once for every lane
+  // (the heads of a group of grouped-query attention read one KV row).
+  SmallVector<Value> summingInit;
+  for (size_t r = 0; r < lanes; ++r)
+    summingInit.append({l0[r], acc0[r]});
+  auto summing = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), summingInit);
   {
     OpBuilder::InsertionGuard ig(b_);
     b_.setInsertionPointToStart(summing.getBody());
     Value k = summing.getInductionVar();
     Value j = b_.create<arith::AddIOp>(loc_, first, k);
-    Value p = b_.create<tensor::ExtractOp>(loc_, weights, ValueRange{k});
-    V value = regionPart(body, f, {V::scalar(j)}, 1);
-    if (value.k != V::Tensor || value.v.getType() != accT)
-      fail(fmt::format("{}: the online softmax's value is not a {} vector", where_, accT.getShape()[0]));
-    Value lNext = b_.create<arith::AddFOp>(loc_, summing.getRegionIterArgs()[0], p, contract);
-    Value accNext = update(summing.getRegionIterArgs()[1], p, value.v);
-    b_.create<scf::YieldOp>(loc_, ValueRange{lNext, accNext});
+    SmallVector<Value> next;
+    for (size_t r = 0; r < lanes; ++r) {
+      Value p = b_.create<tensor::ExtractOp>(loc_, weighing.getResult(r), ValueRange{k});
+      V value = regionPart(body, *frames[r], {V::scalar(j)}, 1);
+      if (value.k != V::Tensor || value.v.getType() != accT)
+        fail(fmt::format("{}: the online softmax's value is not a {} vector", where_, accT.getShape()[0]));
+      next.push_back(b_.create<arith::AddFOp>(loc_, summing.getRegionIterArgs()[2 * r], p, contract));
+      next.push_back(update(summing.getRegionIterArgs()[2 * r + 1], p, value.v));
+    }
+    b_.create<scf::YieldOp>(loc_, next);
   }
   --nest_;
-  b_.create<scf::YieldOp>(loc_,
-                          ValueRange{mNew, summing.getResult(0), summing.getResult(1), weights});
-  return SmallVector<Value>{blocks.getResult(0), blocks.getResult(1), blocks.getResult(2)};
+  SmallVector<Value> yields;
+  yields.append(mNew);
+  for (size_t r = 0; r < lanes; ++r)
+    yields.push_back(summing.getResult(2 * r));
+  for (size_t r = 0; r < lanes; ++r)
+    yields.push_back(summing.getResult(2 * r + 1));
+  for (size_t r = 0; r < lanes; ++r)
+    yields.push_back(weighing.getResult(r));
+  b_.create<scf::YieldOp>(loc_, yields);
+  SmallVector<SmallVector<Value>> out;
+  for (size_t r = 0; r < lanes; ++r)
+    out.push_back({of(blocks.getResults(), 0, r), of(blocks.getResults(), 1, r), of(blocks.getResults(), 2, r)});
+  return out;
 }
 
 } // namespace linnet::import::detail

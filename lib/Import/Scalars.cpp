@@ -146,7 +146,31 @@ arith::FastMathFlagsAttr Importer::reassoc() {
                                                  arith::FastMathFlags::contract);
 }
 
+/// The integer a constant-folded index or integer value holds (arith
+/// constants and their +, -, *, floordiv).
+static std::optional<int64_t> foldedInt(Value v, int depth = 0) {
+  if (std::optional<int64_t> k = getConstantIntValue(v))
+    return k;
+  Operation *d = v.getDefiningOp();
+  if (!d || depth > 8 || d->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<int64_t> a = foldedInt(d->getOperand(0), depth + 1), c = foldedInt(d->getOperand(1), depth + 1);
+  if (!a || !c || *a < 0 || *c <= 0 || *a > (1 << 20) || *c > (1 << 20))
+    return std::nullopt;
+  if (isa<arith::AddIOp>(d)) return *a + *c;
+  if (isa<arith::SubIOp>(d)) return *a - *c;
+  if (isa<arith::MulIOp>(d)) return *a * *c;
+  if (isa<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp>(d)) return *a / *c;
+  return std::nullopt;
+}
+
 Value Importer::binary(const std::string &op, Value a, Value c, Type t, bool fast, bool uns) {
+  // A lane's index over G (h0 + r with h0 a multiple of G, r < G): every
+  // lane's h0 / G, one value, so that their reads coincide.
+  if (op == "div" && !laneQuotient_.empty() && !isFloat(t))
+    if (auto it = laneQuotient_.find(a); it != laneQuotient_.end())
+      if (foldedInt(c) == it->second.lanes)
+        return convert(it->second.quotient, t);
   a = convert(a, t);
   c = convert(c, t);
   if (isFloat(t)) {

@@ -238,8 +238,85 @@ V Importer::comprehension(const ir::Op &op, Frame &f) {
   std::optional<SplitFold> split;
   if (nest_ == 0)
     split = splitFold(op, f, ds);
+  // Lanes: consecutive elements of the last axis folding the same keys in
+  // one pass (grouped-query attention's heads of one KV head).
+  std::optional<FoldLanes> lanes;
+  if (nest_ == 0 && !split)
+    lanes = foldLanes(op, f, ds);
   std::vector<Value> ivs;
+  // Element `y` into `acc` at `at`.
+  auto insert = [&](const V &y, ArrayRef<Value> at, Value acc) -> Value {
+    if (scalarElem)
+      return b_.create<tensor::InsertOp>(loc_, convert(scalarOf(y).v, resT.getElementType()), acc, at);
+    Value e = tensorOf(y);
+    auto et = cast<RankedTensorType>(e.getType());
+    SmallVector<OpFoldResult> offs, sizes, strides;
+    for (Value iv : at) {
+      offs.push_back(iv);
+      sizes.push_back(b_.getIndexAttr(1));
+      strides.push_back(b_.getIndexAttr(1));
+    }
+    for (int64_t a = 0; a < et.getRank(); ++a) {
+      offs.push_back(b_.getIndexAttr(0));
+      sizes.push_back(et.isDynamicDim(a) ? OpFoldResult(b_.create<tensor::DimOp>(loc_, e, a).getResult())
+                                         : OpFoldResult(b_.getIndexAttr(et.getDimSize(a))));
+      strides.push_back(b_.getIndexAttr(1));
+    }
+    return b_.create<tensor::InsertSliceOp>(loc_, e, acc, offs, sizes, strides);
+  };
+  // The lanes h0 .. h0 + G - 1 of the last axis: each lane's body up to
+  // the reduction in its own frame, the reductions in one pass, then each
+  // lane's rest of the body and its element.
+  auto laneElements = [&](Value acc) -> Value {
+    const ir::Region &body = op.regions[0];
+    const int64_t g = lanes->lanes;
+    Value h0 = ivs.back();
+    Value quotient = b_.create<arith::DivUIOp>(loc_, h0, cIndex(g));
+    std::vector<Frame> frames(g, f);
+    std::vector<std::vector<Value>> at(g, ivs);
+    for (int64_t r = 0; r < g; ++r) {
+      if (r > 0)
+        at[r].back() = b_.create<arith::AddIOp>(loc_, h0, cIndex(r));
+      laneQuotient_[at[r].back()] = {quotient, g};
+      std::vector<V> args;
+      for (Value iv : at[r])
+        args.push_back(V::scalar(iv));
+      region(body, frames[r], args, lanes->op);
+    }
+    std::vector<std::vector<V>> folded;
+    {
+      Location saved = loc_;
+      if (std::optional<Location> l = sourceLoc(lanes->op->loc))
+        loc_ = *l;
+      folded = reduceLanes(*lanes->op, frames);
+      loc_ = saved;
+    }
+    for (int64_t r = 0; r < g; ++r) {
+      for (size_t k = 0; k < lanes->op->results.size() && k < folded[r].size(); ++k) {
+        V v = folded[r][k];
+        if (v.k == V::Scalar || v.k == V::Tensor)
+          v.uns = isUnsigned(lanes->op->results[k].type, frames[r]);
+        frames[r].env[lanes->op->results[k].id] = v;
+      }
+      std::optional<V> y;
+      for (auto it = std::next(body.ops.begin(), lanes->op - body.ops.data() + 1); it != body.ops.end(); ++it) {
+        if (it->kind == ir::kind::Yield || it->kind == ir::kind::Return) {
+          y = get(frames[r], it->operands.at(0));
+          break;
+        }
+        bindOrEvaluate(*it, frames[r]);
+      }
+      if (!y)
+        fail(fmt::format("{}: a comprehension's body yields nothing", where_));
+      acc = insert(*y, at[r], acc);
+    }
+    for (const std::vector<Value> &a : at)
+      laneQuotient_.erase(a.back());
+    return acc;
+  };
   std::function<Value(int64_t, Value)> nestLoops = [&](int64_t i, Value acc) -> Value {
+    if (i == n && lanes)
+      return laneElements(acc);
     if (i == n) {
       std::vector<V> args;
       for (Value iv : ivs)
@@ -249,27 +326,10 @@ V Importer::comprehension(const ir::Op &op, Frame &f) {
       std::vector<V> ys = region(op.regions[0], f, args);
       if (split)
         preset_.erase(split->op);
-      V y = ys.at(0);
-      if (scalarElem)
-        return b_.create<tensor::InsertOp>(loc_, convert(scalarOf(y).v, resT.getElementType()), acc,
-                                           ValueRange(ivs));
-      Value e = tensorOf(y);
-      auto et = cast<RankedTensorType>(e.getType());
-      SmallVector<OpFoldResult> offs, sizes, strides;
-      for (Value iv : ivs) {
-        offs.push_back(iv);
-        sizes.push_back(b_.getIndexAttr(1));
-        strides.push_back(b_.getIndexAttr(1));
-      }
-      for (int64_t a = 0; a < et.getRank(); ++a) {
-        offs.push_back(b_.getIndexAttr(0));
-        sizes.push_back(et.isDynamicDim(a) ? OpFoldResult(b_.create<tensor::DimOp>(loc_, e, a).getResult())
-                                           : OpFoldResult(b_.getIndexAttr(et.getDimSize(a))));
-        strides.push_back(b_.getIndexAttr(1));
-      }
-      return b_.create<tensor::InsertSliceOp>(loc_, e, acc, offs, sizes, strides);
+      return insert(ys.at(0), ivs, acc);
     }
-    auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), dimValue(ds[i]), cIndex(1), ValueRange{acc});
+    Value step = cIndex(lanes && i == n - 1 ? lanes->lanes : 1);
+    auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), dimValue(ds[i]), step, ValueRange{acc});
     // A comprehension's elements are independent by the language's rule:
     // a target may run the iterations in parallel (the CUDA target's
     // threads), each inserting its own element.
