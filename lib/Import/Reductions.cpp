@@ -819,6 +819,8 @@ Importer::softmaxBlocks(const ir::Op &op, ArrayRef<Frame *> frames, Value lo, Va
   for (size_t r = 0; r < lanes; ++r)
     scoringInit.append({of(state, 3, r), infinity(t, true)});
   auto scoring = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), scoringInit);
+  // A key row a step: a target may fetch the rows ahead (-linnet-cpu-prefetch-rows).
+  scoring->setAttr("linnet.rows", b_.getUnitAttr());
   {
     OpBuilder::InsertionGuard ig(b_);
     b_.setInsertionPointToStart(scoring.getBody());
@@ -872,6 +874,7 @@ Importer::softmaxBlocks(const ir::Op &op, ArrayRef<Frame *> frames, Value lo, Va
   for (size_t r = 0; r < lanes; ++r)
     summingInit.append({l0[r], acc0[r]});
   auto summing = b_.create<scf::ForOp>(loc_, cIndex(0), n, cIndex(1), summingInit);
+  summing->setAttr("linnet.rows", b_.getUnitAttr());
   {
     OpBuilder::InsertionGuard ig(b_);
     b_.setInsertionPointToStart(summing.getBody());

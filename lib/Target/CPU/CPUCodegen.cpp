@@ -244,9 +244,7 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
   linalg.threads = options.linalgTarget.threads;
   linalg.minParallelMacs = options.linalgTarget.minParallelMacs;
   // Tuned for the CPU the code is for: the host's, or the one named.
-  linalg.prefetchRows = options.linalgTarget.prefetchRows >= 0 ? options.linalgTarget.prefetchRows
-                        : options.cpu.empty()                  ? -1
-                                                               : streamPrefetchRows(options.cpu);
+  linalg.prefetchRows = codePrefetchRows(options);
   linalg.blockProducts = options.linalgTarget.int8BlockProducts ? "int8" : "exact";
   linalg.int8Dot = options.linalgTarget.int8Dot >= 0 ? options.linalgTarget.int8Dot : codeInt8Dot(options);
   if (!options.parallel || !openMPAvailable())
@@ -265,6 +263,13 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) 
   bool parallel = options.parallel && openMPAvailable();
   if (parallel)
     pm.addPass(createLinnetCPUParallelizeElementLoops());
+  // The KV cache's rows an online softmax reads, fetched some keys ahead
+  // where the CPU's stream prefetchers need it (as the streamed products'
+  // rows of W). After the element loops became parallel: a prefetch is a
+  // memory effect on the cache, which their check of disjoint writes
+  // would take for a write.
+  if (int64_t rows = codePrefetchRows(options); rows > 0)
+    pm.addNestedPass<func::FuncOp>(createLinnetCPUPrefetchRows(LinnetCPUPrefetchRowsOptions{rows}));
   // After the element loops took their own scratch: it packs in their
   // bodies, and each thread pushes on its own workspace stack.
   if (options.workspaceArena) {
@@ -564,6 +569,12 @@ int codeInt8Dot(const CodegenOptions &options) {
     return 0;
   }
   return (*tm)->getMCSubtargetInfo()->checkFeatures("+avx512vnni,+avx512vl") ? 1 : 0;
+}
+
+int64_t codePrefetchRows(const CodegenOptions &options) {
+  if (options.linalgTarget.prefetchRows >= 0)
+    return options.linalgTarget.prefetchRows;
+  return streamPrefetchRows(options.cpu.empty() ? llvm::sys::getHostCPUName() : llvm::StringRef(options.cpu));
 }
 
 unsigned codeVectorBits(const CodegenOptions &options) {

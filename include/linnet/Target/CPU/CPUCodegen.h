@@ -219,6 +219,11 @@ unsigned codeVectorBits(const CodegenOptions &options);
 /// Whether that code's CPU has AVX-512 VNNI with VL (1, 0), or -1 for the
 /// host's CPU (resolved by LinalgTarget).
 int codeInt8Dot(const CodegenOptions &options);
+/// Rows ahead that code's streamed reads prefetch (matvec rows of W, the
+/// online softmax's KV rows): options.linalgTarget.prefetchRows where set,
+/// else streamPrefetchRows of the code's CPU (the host's for a portable
+/// build, as LinalgTarget resolves it).
+int64_t codePrefetchRows(const CodegenOptions &options);
 
 } // namespace linnet::cpu
 

@@ -193,6 +193,31 @@ def LinnetCPUFoldLoopChecks : Pass<"linnet-cpu-fold-loop-checks"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def LinnetCPUPrefetchRows : Pass<"linnet-cpu-prefetch-rows", "::mlir::func::FuncOp"> {
+  let summary = "Prefetch the rows a loop marked linnet.rows reads some iterations ahead";
+  let description = [{
+    The importer marks `linnet.rows` the loops that read one row of a
+    large input a step (the online softmax's scoring and summing loops:
+    one key row, one value row of the KV cache). Such rows (256 bytes at
+    f32 and 64 values) end before a core's stream prefetchers pick the
+    stream up, and decode's attention read a cold cache at ~10 GB/s of a
+    ~25 GB/s machine. At the start of each marked loop's body, every read
+    of a function argument whose indices depend on the loop's induction
+    variable gets `memref.prefetch`es of the row it reads `distance`
+    iterations on: the indices recomputed with iv + distance (clamped to
+    the dimension), one prefetch per 64-byte line of the contiguous
+    extent an inner loop (constant bounds) or a vector read covers. Reads
+    with the same row in several lanes are fetched once. Indices that
+    depend on anything but the loop's variable and values from outside the
+    loop (a carried value, a load) leave a read as it is.
+  }];
+  let options = [
+    Option<"distance", "distance", "int64_t", /*default=*/"8",
+           "Iterations ahead; 0 prefetches nothing">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def LinnetCPUParallelizeElementLoops
     : Pass<"linnet-cpu-parallelize-element-loops", "::mlir::ModuleOp"> {
   let summary = "A comprehension's element loops as scf.parallel (OpenMP threads)";
