@@ -685,6 +685,17 @@ private:
   /// The reduction `op` for each lane's frame: in one blocked pass where
   /// the state allows (softmaxBlocks), else lane by lane.
   std::vector<std::vector<V>> reduceLanes(const ir::Op &op, std::vector<Frame> &frames);
+  /// regionPart for every lane's frame in lockstep: the k-th yielded value
+  /// of each. A dense sum without a filter among the ops (a score's
+  /// `sum(d: Head) q[h, d] * k[.., j, d]`) is one loop carrying every lane's
+  /// sum, so the lanes' reads of one element are one read.
+  std::vector<V> regionPartLanes(const ir::Region &r, ArrayRef<Frame *> frames, const std::vector<V> &args,
+                                 size_t k);
+  /// Whether `op` is a reduction regionPartLanes folds for all lanes in one
+  /// loop: the built-in sum over one dense axis, without a filter.
+  bool jammableSum(const ir::Op &op);
+  /// That sum for each lane's frame, bound in each frame.
+  void sumLanes(const ir::Op &op, ArrayRef<Frame *> frames);
   /// A lane's index of the last axis (`h0 + r`, h0 a multiple of G) to
   /// h0 / G: `h / G` of any lane is that one value, so the lanes' key row
   /// reads are the same (binary's integer division).

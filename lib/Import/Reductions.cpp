@@ -683,6 +683,100 @@ std::optional<Importer::FoldLanes> Importer::foldLanes(const ir::Op &comp, Frame
   return FoldLanes{red, lanes};
 }
 
+bool Importer::jammableSum(const ir::Op &op) {
+  if (op.kind != ir::kind::Reduce || op.results.size() != 1 || op.regions.size() != 1 ||
+      op.attrs.value("filter", false) || preset_.count(&op))
+    return false;
+  const json &spec = op.attrs["reducer"];
+  const json &indices = op.attrs["indices"];
+  const json &rt = op.results[0].type;
+  return spec.is_string() && spec.get<std::string>() == "sum" && indices.size() == 1 &&
+         !indices[0].contains("relation") && rt.value("kind", "") == "scalar";
+}
+
+void Importer::sumLanes(const ir::Op &op, ArrayRef<Frame *> frames) {
+  Type t = type(op.results[0].type, *frames[0]);
+  if (!isa<IntegerType, IndexType, FloatType>(t))
+    fail(fmt::format("{}: a built-in 'sum' reduction must produce a scalar", where_));
+  // As reduce: a sum is its combining reducer (no count).
+  Reducer red = combiningReducer(*ir::findBuiltinReducer("sum"), t);
+  DimV size = dim(op.attrs["indices"][0]["domain"], *frames[0]);
+  V init = red.identity();
+  std::vector<Value> initLeaves;
+  leaves(init, initLeaves);
+  const size_t n = initLeaves.size();
+  SmallVector<Value> inits;
+  for (size_t r = 0; r < frames.size(); ++r)
+    inits.append(initLeaves.begin(), initLeaves.end());
+  auto loop = b_.create<scf::ForOp>(loc_, cIndex(0), dimValue(size), cIndex(1), inits);
+  {
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    ++nest_;
+    SmallVector<Value> next;
+    for (size_t r = 0; r < frames.size(); ++r) {
+      ValueRange state = loop.getRegionIterArgs().slice(r * n, n);
+      std::vector<V> msg = region(op.regions[0], *frames[r], {V::scalar(loop.getInductionVar())});
+      size_t pos = 0;
+      V acc = rebuild(init, state, pos);
+      SmallVector<Value> c = carried(red.combine(acc, red.lift(msg)), initLeaves, state);
+      next.append(c.begin(), c.end());
+    }
+    --nest_;
+    b_.create<scf::YieldOp>(loc_, next);
+  }
+  for (size_t r = 0; r < frames.size(); ++r) {
+    size_t pos = 0;
+    V v = red.finalize(rebuild(init, loop.getResults().slice(r * n, n), pos));
+    if (v.k == V::Scalar || v.k == V::Tensor)
+      v.uns = isUnsigned(op.results[0].type, *frames[r]);
+    frames[r]->env[op.results[0].id] = v;
+  }
+}
+
+std::vector<V> Importer::regionPartLanes(const ir::Region &r, ArrayRef<Frame *> frames,
+                                         const std::vector<V> &args, size_t k) {
+  if (frames.size() == 1)
+    return {regionPart(r, *frames[0], args, k)};
+  if (r.ops.empty() || r.ops.back().kind != ir::kind::Yield || k >= r.ops.back().operands.size())
+    fail(fmt::format("{}: a region yields no value {}", where_, k));
+  // The ops the k-th yielded value depends on (regionPart's walk).
+  std::set<ir::ValueId> needed{r.ops.back().operands[k]};
+  std::vector<bool> keep(r.ops.size(), false);
+  for (size_t i = r.ops.size() - 1; i-- > 0;) {
+    for (const ir::Value &res : r.ops[i].results)
+      keep[i] = keep[i] || needed.count(res.id);
+    if (keep[i]) {
+      std::vector<ir::ValueId> in;
+      reads(r.ops[i], in);
+      needed.insert(in.begin(), in.end());
+    }
+  }
+  for (Frame *f : frames)
+    region(r, *f, args, &r.ops.front());
+  std::vector<V> out;
+  for (size_t i = 0; i + 1 < r.ops.size(); ++i) {
+    if (!keep[i])
+      continue;
+    if (jammableSum(r.ops[i])) {
+      std::string saved = where_;
+      Location savedLoc = loc_;
+      where_ = fmt::format("{}: {}", frames[0]->fn, r.ops[i].kind);
+      if (std::optional<Location> l = sourceLoc(r.ops[i].loc))
+        loc_ = *l;
+      sumLanes(r.ops[i], frames);
+      loc_ = savedLoc;
+      where_ = saved;
+      continue;
+    }
+    for (Frame *f : frames)
+      bindOrEvaluate(r.ops[i], *f);
+  }
+  for (Frame *f : frames)
+    out.push_back(get(*f, r.ops.back().operands[k]));
+  return out;
+}
+
 std::vector<std::vector<V>> Importer::reduceLanes(const ir::Op &op, std::vector<Frame> &frames) {
   const json &spec = op.attrs["reducer"];
   std::vector<Reducer> reds;
@@ -827,9 +921,9 @@ Importer::softmaxBlocks(const ir::Op &op, ArrayRef<Frame *> frames, Value lo, Va
     Value k = scoring.getInductionVar();
     Value j = b_.create<arith::AddIOp>(loc_, first, k);
     SmallVector<Value> next;
+    std::vector<V> msgs = regionPartLanes(body, frames, {V::scalar(j)}, 0);
     for (size_t r = 0; r < lanes; ++r) {
-      V msg = regionPart(body, *frames[r], {V::scalar(j)}, 0);
-      Value s = convert(scalarOf(msg).v, t);
+      Value s = convert(scalarOf(msgs[r]).v, t);
       next.push_back(b_.create<tensor::InsertOp>(loc_, s, scoring.getRegionIterArgs()[2 * r], ValueRange{k}));
       next.push_back(b_.create<arith::MaximumFOp>(loc_, scoring.getRegionIterArgs()[2 * r + 1], s));
     }
