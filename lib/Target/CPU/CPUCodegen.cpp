@@ -261,6 +261,9 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) 
   pm.addPass(createCanonicalizerPass());
   // scf.parallel (row tiles) becomes an OpenMP worksharing loop.
   bool parallel = options.parallel && openMPAvailable();
+  // Independent products over the threads share one fork and join.
+  if (parallel)
+    pm.addNestedPass<func::FuncOp>(createLinnetCPUMergeParallelLoops());
   if (parallel)
     pm.addPass(createLinnetCPUParallelizeElementLoops());
   // The KV cache's rows an online softmax reads, fetched some keys ahead

@@ -193,6 +193,24 @@ def LinnetCPUFoldLoopChecks : Pass<"linnet-cpu-fold-loop-checks"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def LinnetCPUMergeParallelLoops : Pass<"linnet-cpu-merge-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Independent sibling thread loops of the streamed products as one";
+  let description = [{
+    The streamed products are each an `scf.parallel` over the threads (one
+    block of W's rows a thread, `linnet.static_schedule`), so a layer's q,
+    k and v projections fork and join the threads three times, each join
+    a few microseconds that decode pays 56 times a token. Two such loops of
+    one block over the same constant iterations become one when the work
+    between them (the next product's output fill and quantized x) touches
+    no buffer the first loop writes and the first reads none it writes (it
+    moves before the first loop), and neither loop reads or writes a
+    buffer the other writes. Writes must land on buffers the function
+    allocates, so that every alias is in view; a call, or an effect on
+    anything else, leaves the loops apart.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def LinnetCPUPrefetchRows : Pass<"linnet-cpu-prefetch-rows", "::mlir::func::FuncOp"> {
   let summary = "Prefetch the rows a loop marked linnet.rows reads some iterations ahead";
   let description = [{
