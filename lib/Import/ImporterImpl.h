@@ -355,6 +355,10 @@ private:
   /// The k-th value `r` yields, evaluating only the ops it depends on (a
   /// reduction's message taken apart: the scores of a block, then its values).
   V regionPart(const ir::Region &r, Frame &f, const std::vector<V> &args, size_t k);
+  /// Which ops of `r` its k-th yielded value depends on (regionPart's walk).
+  std::vector<bool> neededOps(const ir::Region &r, size_t k);
+  /// `r`'s arguments bound to `args` in `f`, their count checked.
+  void bindRegionArgs(const ir::Region &r, Frame &f, const std::vector<V> &args);
   /// Binds a preset op's value (preset_) or imports the op.
   void bindOrEvaluate(const ir::Op &op, Frame &f);
 
@@ -374,6 +378,9 @@ private:
   /// Every value `op` reads: its operands and those of the ops nested in it
   /// (including values its regions define, which are not outside it).
   static void reads(const ir::Op &op, std::vector<ir::ValueId> &out);
+  /// Every value of `ops` (nested regions included) computed from one of
+  /// `seeds`, added to `seeds`.
+  static void dependents(const std::vector<ir::Op> &ops, std::set<ir::ValueId> &seeds);
 
   /// The ops of a loop's body (a comprehension's, or an unfiltered
   /// reduction's, and the loops nested in it) that do not depend on any of

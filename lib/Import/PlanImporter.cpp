@@ -116,7 +116,7 @@ static void readsOf(const ir::Op &op, std::set<ir::ValueId> &ids) {
       readsOf(o, ids);
 }
 
-V Importer::regionPart(const ir::Region &r, Frame &f, const std::vector<V> &args, size_t k) {
+std::vector<bool> Importer::neededOps(const ir::Region &r, size_t k) {
   if (r.ops.empty() || r.ops.back().kind != ir::kind::Yield || k >= r.ops.back().operands.size())
     fail(fmt::format("{}: a region yields no value {}", where_, k));
   // The ops the k-th yielded value depends on, walking back from it.
@@ -128,10 +128,19 @@ V Importer::regionPart(const ir::Region &r, Frame &f, const std::vector<V> &args
     if (keep[i])
       readsOf(r.ops[i], needed);
   }
+  return keep;
+}
+
+void Importer::bindRegionArgs(const ir::Region &r, Frame &f, const std::vector<V> &args) {
   if (args.size() != r.args.size())
     fail(fmt::format("{}: a region takes {} arguments, {} given", where_, r.args.size(),
                      args.size()));
   bindArgs(r, f, args);
+}
+
+V Importer::regionPart(const ir::Region &r, Frame &f, const std::vector<V> &args, size_t k) {
+  std::vector<bool> keep = neededOps(r, k);
+  bindRegionArgs(r, f, args);
   for (size_t i = 0; i + 1 < r.ops.size(); ++i)
     if (keep[i])
       bindOrEvaluate(r.ops[i], f);

@@ -567,25 +567,13 @@ std::vector<V> Importer::reduce(const ir::Op &op, Frame &f, const ChunkRange *ra
 // Lanes: elements that fold the same keys
 //===----------------------------------------------------------------------===//
 
-/// Every value of `ops` (nested regions included) computed from one of
-/// `seeds`, added to `seeds`.
-static void dependents(const std::vector<ir::Op> &ops, std::set<ir::ValueId> &seeds) {
+void Importer::dependents(const std::vector<ir::Op> &ops, std::set<ir::ValueId> &seeds) {
   for (const ir::Op &o : ops) {
     for (const ir::Region &r : o.regions)
       dependents(r.ops, seeds);
-    bool reads = llvm::any_of(o.operands, [&](ir::ValueId id) { return seeds.count(id); });
-    std::set<ir::ValueId> inner;
-    std::function<void(const ir::Op &)> walk = [&](const ir::Op &x) {
-      inner.insert(x.operands.begin(), x.operands.end());
-      for (const ir::Region &r : x.regions)
-        for (const ir::Op &y : r.ops)
-          walk(y);
-    };
-    for (const ir::Region &r : o.regions)
-      for (const ir::Op &y : r.ops)
-        walk(y);
-    reads |= llvm::any_of(inner, [&](ir::ValueId id) { return seeds.count(id); });
-    if (reads)
+    std::vector<ir::ValueId> in;
+    reads(o, in);
+    if (llvm::any_of(in, [&](ir::ValueId id) { return seeds.count(id) > 0; }))
       for (const ir::Value &v : o.results)
         seeds.insert(v.id);
   }
@@ -738,22 +726,9 @@ std::vector<V> Importer::regionPartLanes(const ir::Region &r, ArrayRef<Frame *> 
                                          const std::vector<V> &args, size_t k) {
   if (frames.size() == 1)
     return {regionPart(r, *frames[0], args, k)};
-  if (r.ops.empty() || r.ops.back().kind != ir::kind::Yield || k >= r.ops.back().operands.size())
-    fail(fmt::format("{}: a region yields no value {}", where_, k));
-  // The ops the k-th yielded value depends on (regionPart's walk).
-  std::set<ir::ValueId> needed{r.ops.back().operands[k]};
-  std::vector<bool> keep(r.ops.size(), false);
-  for (size_t i = r.ops.size() - 1; i-- > 0;) {
-    for (const ir::Value &res : r.ops[i].results)
-      keep[i] = keep[i] || needed.count(res.id);
-    if (keep[i]) {
-      std::vector<ir::ValueId> in;
-      reads(r.ops[i], in);
-      needed.insert(in.begin(), in.end());
-    }
-  }
+  std::vector<bool> keep = neededOps(r, k);
   for (Frame *f : frames)
-    region(r, *f, args, &r.ops.front());
+    bindRegionArgs(r, *f, args);
   std::vector<V> out;
   for (size_t i = 0; i + 1 < r.ops.size(); ++i) {
     if (!keep[i])
