@@ -85,6 +85,86 @@ struct NumericsScope {
   ~NumericsScope() { setNumericsPolicy(saved); }
 };
 
+/// Op kinds as the interpreter dispatches on them.
+enum class OpK : uint8_t {
+  Const, Constant, DimValue, Arith, Cmp, Select, Cast, Builtin, Tuple, TupleGet, Struct, Field, Some, Array,
+  Index, Slice, Comprehension, Reduce, Self, Sub, Member, StateRead, StateWrite, Call, If, Match, While,
+  Yield, Return, Unknown
+};
+
+/// What the interpreter decodes from an op once, when the plan is loaded,
+/// rather than at every evaluation (an element of a comprehension runs its
+/// body's ops once per element): the kind, the operator of arith, cmp and
+/// builtin ops, and the element dtype of the first result where its type
+/// fixes it without the environment.
+struct OpInfo {
+  OpK kind = OpK::Unknown;
+  int8_t code = -1; // BinOp, CmpPred or UnOp; -1 where the name is none of them
+  enum class Result : uint8_t { None, Fixed, Dynamic } result = Result::None;
+  DT dt = DT::F32; // the result's dtype when Fixed
+  std::optional<DT> castTo; // a cast's target dtype where it is a concrete name
+  const std::string *var = nullptr; // a Dynamic result's dtype variable, if that is what it is
+};
+
+OpInfo decodeOp(const ir::Op &op) {
+  static const std::pair<const char *, OpK> kKinds[] = {
+      {ir::kind::Const, OpK::Const},         {ir::kind::Constant, OpK::Constant},
+      {ir::kind::DimValue, OpK::DimValue},   {ir::kind::Arith, OpK::Arith},
+      {ir::kind::Cmp, OpK::Cmp},             {ir::kind::Select, OpK::Select},
+      {ir::kind::Cast, OpK::Cast},           {ir::kind::Builtin, OpK::Builtin},
+      {ir::kind::Tuple, OpK::Tuple},         {ir::kind::TupleGet, OpK::TupleGet},
+      {ir::kind::Struct, OpK::Struct},       {ir::kind::Field, OpK::Field},
+      {ir::kind::Some, OpK::Some},           {ir::kind::Array, OpK::Array},
+      {ir::kind::Index, OpK::Index},         {ir::kind::Slice, OpK::Slice},
+      {ir::kind::Comprehension, OpK::Comprehension}, {ir::kind::Reduce, OpK::Reduce},
+      {ir::kind::Self, OpK::Self},           {ir::kind::Sub, OpK::Sub},
+      {ir::kind::Member, OpK::Member},       {ir::kind::StateRead, OpK::StateRead},
+      {ir::kind::StateWrite, OpK::StateWrite}, {ir::kind::Call, OpK::Call},
+      {ir::kind::If, OpK::If},               {ir::kind::Match, OpK::Match},
+      {ir::kind::While, OpK::While},         {ir::kind::Yield, OpK::Yield},
+      {ir::kind::Return, OpK::Return}};
+  OpInfo i;
+  for (const auto &[name, k] : kKinds)
+    if (op.kind == name)
+      i.kind = k;
+  auto name = [&](const char *key) -> std::string {
+    auto it = op.attrs.find(key);
+    return it != op.attrs.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto code = [](auto c) { return c ? static_cast<int8_t>(*c) : int8_t(-1); };
+  if (i.kind == OpK::Arith) {
+    std::string o = name("op");
+    i.code = op.operands.size() == 1 ? code(unOpFromName(o)) : code(binOpFromName(o));
+  } else if (i.kind == OpK::Cmp) {
+    i.code = code(cmpPredFromName(name("pred")));
+  } else if (i.kind == OpK::Builtin) {
+    std::string n = name("name");
+    i.code = op.operands.size() == 2 ? code(binOpFromName(n)) : code(unOpFromName(n));
+  }
+  if (i.kind == OpK::Cast) {
+    DT to;
+    if (dtFromName(name("to"), to))
+      i.castTo = to;
+  }
+  if (!op.results.empty()) {
+    const json &t = op.results[0].type;
+    std::string k = t.is_object() ? t.value("kind", "") : "";
+    if (k == "literal") {
+      i.result = OpInfo::Result::Fixed;
+      i.dt = t.value("class", "") == "float" ? DT::LitFloat : DT::LitInt;
+    } else if (k == "scalar" || k == "tensor") {
+      // A reference into the op's type (not a copy): `var` points into it.
+      auto d = t.find("dtype");
+      bool named = d != t.end() && d->is_string() && dtFromName(d->get<std::string>(), i.dt);
+      i.result = named ? OpInfo::Result::Fixed : OpInfo::Result::Dynamic;
+      if (d != t.end() && d->is_object())
+        if (auto v = d->find("var"); v != d->end() && v->is_string())
+          i.var = v->get_ptr<const std::string *>();
+    }
+  }
+  return i;
+}
+
 struct Interpreter::Impl {
   const plan::Plan plan;
   std::unique_ptr<rt::SafeTensorsFile> weights;
@@ -96,6 +176,39 @@ struct Interpreter::Impl {
   std::map<std::string, std::pair<Instance *, std::string>> statePaths;
   int depth = 0;
   support::NumericsPolicy numerics = support::NumericsPolicy::AsWritten;
+  /// Every op of every function and constant body, decoded once; read-only
+  /// after construction.
+  std::unordered_map<const ir::Op *, OpInfo> opInfos;
+
+  void decodeOps(const ir::Region &r) {
+    for (const ir::Op &op : r.ops) {
+      opInfos.emplace(&op, decodeOp(op));
+      for (const ir::Region &sub : op.regions)
+        decodeOps(sub);
+    }
+  }
+  const OpInfo &info(const ir::Op &op) const {
+    auto it = opInfos.find(&op);
+    if (it != opInfos.end())
+      return it->second;
+    thread_local OpInfo scratch; // an op outside the plan's bodies (none today)
+    scratch = decodeOp(op);
+    return scratch;
+  }
+  /// The element dtype of `op`'s first result: elemDtype() of its type,
+  /// without reading the type where it was decoded.
+  std::optional<DT> resultDtype(const ir::Op &op, const OpInfo &i, const Env &env) const {
+    switch (i.result) {
+    case OpInfo::Result::Fixed: return i.dt;
+    case OpInfo::Result::Dynamic:
+      if (i.var)
+        if (auto it = env.dtypes.find(*i.var); it != env.dtypes.end())
+          return it->second;
+      return elemDtype(op.results[0].type, env);
+    case OpInfo::Result::None: break;
+    }
+    return std::nullopt;
+  }
 
   explicit Impl(plan::Plan planIn) : plan(std::move(planIn)) {
     const plan::Plan &p = plan;
@@ -127,6 +240,10 @@ struct Interpreter::Impl {
     }
     for (const plan::Constant &c : p.constants)
       constants[c.name] = &c;
+    for (const plan::Function &f : p.functions)
+      decodeOps(f.body);
+    for (const plan::Constant &c : p.constants)
+      decodeOps(c.body);
   }
 
   //===--------------------------------------------------------------------===//
@@ -412,14 +529,15 @@ struct Interpreter::Impl {
 
   Outcome region(const ir::Region &r, Frame &f) {
     for (const ir::Op &op : r.ops) {
-      if (op.kind == ir::kind::Yield || op.kind == ir::kind::Return) {
+      const OpInfo &i = info(op);
+      if (i.kind == OpK::Yield || i.kind == OpK::Return) {
         Outcome o;
-        o.returned = op.kind == ir::kind::Return;
+        o.returned = i.kind == OpK::Return;
         for (ir::ValueId id : op.operands)
           o.vals.push_back(f.vals[id]);
         return o;
       }
-      if (std::optional<Outcome> early = opLocated(op, f))
+      if (std::optional<Outcome> early = opLocated(op, i, f))
         return std::move(*early);
     }
     return {};
@@ -434,55 +552,55 @@ struct Interpreter::Impl {
     return std::move(o.vals);
   }
 
-  std::optional<Outcome> opLocated(const ir::Op &op, Frame &f) {
+  std::optional<Outcome> opLocated(const ir::Op &op, const OpInfo &i, Frame &f) {
     try {
-      return evalOp(op, f);
+      return evalOp(op, i, f);
     } catch (const EvalError &e) {
       std::string at = op.loc.empty() ? fmt::format("in {}: ", f.fn->f->name) : op.loc + ": ";
       throw LocatedError(at + "error: " + e.what());
     }
   }
 
-  std::optional<Outcome> evalOp(const ir::Op &op, Frame &f) {
-    const std::string &k = op.kind;
+  std::optional<Outcome> evalOp(const ir::Op &op, const OpInfo &info, Frame &f) {
+    OpK k = info.kind;
     auto set = [&](Val v) { f.vals[op.results[0].id] = std::move(v); };
     auto operand = [&](size_t i) -> const Val & { return f.vals[op.operands[i]]; };
     static const json kNone;
     const json &rt = op.results.empty() ? kNone : op.results[0].type; // no copy: both are lvalues
 
-    if (k == ir::kind::Const) {
+    if (k == OpK::Const) {
       set(constant(op.attrs["value"], rt, f.env));
-    } else if (k == ir::kind::Constant) {
+    } else if (k == OpK::Constant) {
       set(moduleConstant(op.attrs["name"], rt, f.env));
-    } else if (k == ir::kind::DimValue) {
+    } else if (k == OpK::DimValue) {
       set(Val::scalar(DT::Index, numI(dim(op.attrs["dim"], f.env))));
-    } else if (k == ir::kind::Arith) {
-      set(arithOp(op, f));
-    } else if (k == ir::kind::Cmp) {
-      set(cmpOp(op, f));
-    } else if (k == ir::kind::Select) {
+    } else if (k == OpK::Arith) {
+      set(arithOp(op, info, f));
+    } else if (k == OpK::Cmp) {
+      set(cmpOp(op, info, f));
+    } else if (k == OpK::Select) {
       const Val &c = operand(0);
       if (c.k != Val::Scalar)
         throw EvalError("select: the condition is not a scalar");
       set(conform(truthy(c.dt, c.s) ? operand(1) : operand(2), rt, f.env));
-    } else if (k == ir::kind::Cast) {
-      DT to = dtype(op.attrs["to"], f.env);
+    } else if (k == OpK::Cast) {
+      DT to = info.castTo ? *info.castTo : dtype(op.attrs["to"], f.env);
       set(convertVal(operand(0), to));
-    } else if (k == ir::kind::Builtin) {
-      set(builtinOp(op, f));
-    } else if (k == ir::kind::Tuple) {
+    } else if (k == OpK::Builtin) {
+      set(builtinOp(op, info, f));
+    } else if (k == OpK::Tuple) {
       Val v;
       v.k = Val::Tuple;
       for (ir::ValueId id : op.operands)
         v.elems.push_back(f.vals[id]);
       set(std::move(v));
-    } else if (k == ir::kind::TupleGet) {
+    } else if (k == OpK::TupleGet) {
       const Val &t = operand(0);
       size_t i = op.attrs["index"].get<size_t>();
       if (t.k != Val::Tuple || i >= t.elems.size())
         throw EvalError(fmt::format("element {} of {}", i, kindName(t.k)));
       set(t.elems[i]);
-    } else if (k == ir::kind::Struct) {
+    } else if (k == OpK::Struct) {
       Val v;
       v.k = Val::Struct;
       auto names = std::make_shared<std::vector<std::string>>();
@@ -494,7 +612,7 @@ struct Interpreter::Impl {
         v.elems.push_back(f.vals[op.operands[i]]);
       (void)ft;
       set(std::move(v));
-    } else if (k == ir::kind::Field) {
+    } else if (k == OpK::Field) {
       const Val &s = operand(0);
       std::string n = op.attrs["name"];
       if (s.k != Val::Struct)
@@ -505,29 +623,29 @@ struct Interpreter::Impl {
           return std::nullopt;
         }
       throw EvalError(fmt::format("the struct has no field '{}'", n));
-    } else if (k == ir::kind::Some) {
+    } else if (k == OpK::Some) {
       Val v;
       v.k = Val::Optional;
       v.elems.push_back(operand(0));
       set(std::move(v));
-    } else if (k == ir::kind::Array) {
+    } else if (k == OpK::Array) {
       set(arrayOp(op, f));
-    } else if (k == ir::kind::Index) {
+    } else if (k == OpK::Index) {
       set(indexOp(op, f));
-    } else if (k == ir::kind::Slice) {
+    } else if (k == OpK::Slice) {
       set(sliceOp(op, f));
-    } else if (k == ir::kind::Comprehension) {
+    } else if (k == OpK::Comprehension) {
       set(comprehension(op, f));
-    } else if (k == ir::kind::Reduce) {
+    } else if (k == OpK::Reduce) {
       set(reduce(op, f));
-    } else if (k == ir::kind::Self) {
+    } else if (k == OpK::Self) {
       if (!f.self)
         throw EvalError("'self' outside a block method");
       Val v;
       v.k = Val::Block;
       v.inst = f.self;
       set(std::move(v));
-    } else if (k == ir::kind::Sub || k == ir::kind::Member || k == ir::kind::StateRead) {
+    } else if (k == OpK::Sub || k == OpK::Member || k == OpK::StateRead) {
       Instance *b = f.self;
       if (!op.operands.empty()) {
         const Val &bv = operand(0);
@@ -538,13 +656,13 @@ struct Interpreter::Impl {
       if (!b)
         throw EvalError("a block member outside a block method");
       std::string m = op.attrs["member"];
-      const std::map<std::string, Val> &table = k == ir::kind::StateRead ? b->state : b->members;
+      const std::map<std::string, Val> &table = k == OpK::StateRead ? b->state : b->members;
       auto it = table.find(m);
       if (it == table.end())
         throw EvalError(fmt::format("block instance '{}' has no {} '{}'", b->path.empty() ? "<root>" : b->path,
-                                    k == ir::kind::StateRead ? "state" : "member", m));
+                                    k == OpK::StateRead ? "state" : "member", m));
       set(it->second);
-    } else if (k == ir::kind::StateWrite) {
+    } else if (k == OpK::StateWrite) {
       if (!f.self)
         throw EvalError("a state write outside a block method");
       std::string m = op.attrs["member"];
@@ -557,11 +675,11 @@ struct Interpreter::Impl {
                                     dtName(it->second.dt), shapeStr(it->second.shape),
                                     kindName(v.k), shapeStr(v.shape)));
       it->second = std::move(v);
-    } else if (k == ir::kind::Call) {
+    } else if (k == OpK::Call) {
       Val r = callOp(op, f);
       if (!op.results.empty())
         set(std::move(r));
-    } else if (k == ir::kind::If) {
+    } else if (k == OpK::If) {
       const Val &c = operand(0);
       if (c.k != Val::Scalar)
         throw EvalError("if: the condition is not a scalar");
@@ -569,9 +687,9 @@ struct Interpreter::Impl {
       if (o.returned)
         return o;
       bindResults(op, o.vals, f);
-    } else if (k == ir::kind::Match) {
+    } else if (k == OpK::Match) {
       return matchOp(op, f);
-    } else if (k == ir::kind::While) {
+    } else if (k == OpK::While) {
       std::vector<Val> carried;
       for (ir::ValueId id : op.operands)
         carried.push_back(kept(f.vals[id]));
@@ -597,7 +715,7 @@ struct Interpreter::Impl {
       }
       bindResults(op, carried, f);
     } else {
-      throw EvalError(fmt::format("the interpreter does not know op kind '{}'", k));
+      throw EvalError(fmt::format("the interpreter does not know op kind '{}'", op.kind));
     }
     return std::nullopt;
   }
@@ -713,15 +831,20 @@ struct Interpreter::Impl {
     return Val::tensor(to, t.shape, std::move(d));
   }
 
-  Val arithOp(const ir::Op &op, Frame &f) {
-    std::string o = op.attrs["op"];
+  Val arithOp(const ir::Op &op, const OpInfo &info, Frame &f) {
     const Val &a = f.vals[op.operands[0]];
-    std::optional<DT> rt = elemDtype(op.results[0].type, f.env);
+    std::optional<DT> rt = resultDtype(op, info, f.env);
     if (op.operands.size() == 1) {
+      if (info.code < 0)
+        throw EvalError(fmt::format("unknown unary operator '{}'", op.attrs.value("op", "")));
+      UnOp o = static_cast<UnOp>(info.code);
       DT t = rt && *rt != DT::LitFloat && *rt != DT::LitInt ? *rt : a.dt;
       Val x = convertVal(a, t);
       return elementwise1(x, [&](Num n) { return unary(o, t, n); }, t);
     }
+    if (info.code < 0)
+      throw EvalError(fmt::format("unknown operator '{}'", op.attrs.value("op", "")));
+    BinOp o = static_cast<BinOp>(info.code);
     const Val &b = f.vals[op.operands[1]];
     DT t = common(a.dt, b.dt);
     if (rt && *rt != DT::LitFloat && *rt != DT::LitInt)
@@ -730,8 +853,10 @@ struct Interpreter::Impl {
     return elementwise2(x, y, [&](Num p, Num q) { return arith(o, t, p, q); }, t);
   }
 
-  Val cmpOp(const ir::Op &op, Frame &f) {
-    std::string p = op.attrs["pred"];
+  Val cmpOp(const ir::Op &op, const OpInfo &info, Frame &f) {
+    if (info.code < 0)
+      throw EvalError(fmt::format("unknown comparison '{}'", op.attrs.value("pred", "")));
+    CmpPred p = static_cast<CmpPred>(info.code);
     const Val &a = f.vals[op.operands[0]], &b = f.vals[op.operands[1]];
     DT t = common(a.dt, b.dt);
     if (t == DT::Index && (a.dt != b.dt))
@@ -850,13 +975,13 @@ struct Interpreter::Impl {
     return v;
   }
 
-  Val builtinOp(const ir::Op &op, Frame &f) {
+  Val builtinOp(const ir::Op &op, const OpInfo &info, Frame &f) {
     std::string n = op.attrs["name"];
     if (n == "knn" || n == "radius")
       return relationBuiltin(op, f, n == "radius");
     if (n == "paged")
       return pagedBuiltin(op, f);
-    std::optional<DT> rt = elemDtype(op.results[0].type, f.env);
+    std::optional<DT> rt = resultDtype(op, info, f.env);
     DT t = rt ? *rt : DT::LitFloat;
     if ((t == DT::LitFloat || t == DT::LitInt) && !op.operands.empty()) {
       t = f.vals[op.operands[0]].dt;
@@ -878,11 +1003,15 @@ struct Interpreter::Impl {
         throw EvalError(fmt::format("{} takes two arguments, found {}", n, xs.size()));
       if (n == "pow" && !isFloat(t))
         throw EvalError(fmt::format("__builtin_pow takes floats, found {}", dtName(t)));
-      return elementwise2(xs[0], xs[1], [&](Num a, Num b) { return arith(n, t, a, b); }, t);
+      BinOp o = static_cast<BinOp>(info.code);
+      return elementwise2(xs[0], xs[1], [&](Num a, Num b) { return arith(o, t, a, b); }, t);
     }
     if (xs.size() != 1)
       throw EvalError(fmt::format("__builtin_{} takes one argument, found {}", n, xs.size()));
-    return elementwise1(xs[0], [&](Num a) { return unary(n, t, a); }, t);
+    if (info.code < 0)
+      throw EvalError(fmt::format("unknown builtin '__builtin_{}'", n));
+    UnOp o = static_cast<UnOp>(info.code);
+    return elementwise1(xs[0], [&](Num a) { return unary(o, t, a); }, t);
   }
 
   Val arrayOp(const ir::Op &op, Frame &f) {
@@ -1226,7 +1355,10 @@ struct Interpreter::Impl {
     std::optional<Val> acc;
     int64_t count = 0;
     DT dt = t.value_or(DT::LitFloat);
-    const std::string op2(ir::combineOpName(br->combine));
+    std::optional<BinOp> combine = binOpFromName(ir::combineOpName(br->combine));
+    if (!combine)
+      throw EvalError(fmt::format("reducer '{}' combines with '{}'", r, ir::combineOpName(br->combine)));
+    BinOp op2 = *combine;
     // A sum (or mean) of f16 or bf16 terms accumulates in f32 and is
     // rounded to its dtype once, at the end (as the compiled code does).
     auto accumulator = [&](DT d) {
@@ -1262,7 +1394,7 @@ struct Interpreter::Impl {
     }
     if (br->dividesByCount) {
       Num c = convert(numI(count), DT::I64, at);
-      acc = elementwise1(*acc, [&](Num a) { return arith("div", at, a, c); }, at);
+      acc = elementwise1(*acc, [&](Num a) { return arith(BinOp::Div, at, a, c); }, at);
     }
     return at == dt ? *acc : convertVal(*acc, dt);
   }

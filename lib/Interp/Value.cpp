@@ -184,84 +184,113 @@ Num interp::convert(Num x, DT from, DT to) {
   return numI(static_cast<int64_t>(t));
 }
 
-Num interp::arith(const std::string &op, DT t, Num a, Num b) {
+namespace {
+constexpr const char *kBinNames[] = {"add", "sub", "mul", "div", "mod", "and", "or", "max", "min", "pow"};
+constexpr const char *kPredNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+constexpr const char *kUnNames[] = {"neg", "not", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sin", "cos"};
+template <typename E, size_t N> std::optional<E> codeOf(const char *const (&names)[N], std::string_view n) {
+  for (size_t i = 0; i < N; ++i)
+    if (n == names[i])
+      return static_cast<E>(i);
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<BinOp> interp::binOpFromName(std::string_view n) { return codeOf<BinOp>(kBinNames, n); }
+std::optional<CmpPred> interp::cmpPredFromName(std::string_view n) { return codeOf<CmpPred>(kPredNames, n); }
+std::optional<UnOp> interp::unOpFromName(std::string_view n) { return codeOf<UnOp>(kUnNames, n); }
+const char *interp::binOpName(BinOp o) { return kBinNames[static_cast<size_t>(o)]; }
+const char *interp::unOpName(UnOp o) { return kUnNames[static_cast<size_t>(o)]; }
+
+Num interp::arith(BinOp op, DT t, Num a, Num b) {
   if (isFloat(t)) {
-    if (op == "add") return floatOp(t, a.f, b.f, [](auto x, auto y) { return x + y; });
-    if (op == "sub") return floatOp(t, a.f, b.f, [](auto x, auto y) { return x - y; });
-    if (op == "mul") return floatOp(t, a.f, b.f, [](auto x, auto y) { return x * y; });
-    if (op == "div") return floatOp(t, a.f, b.f, [](auto x, auto y) { return x / y; });
-    if (op == "mod") return floatOp(t, a.f, b.f, [](auto x, auto y) { return std::fmod(x, y); });
-    if (op == "max") return floatOp(t, a.f, b.f, [](auto x, auto y) { return fmaximum(x, y); });
-    if (op == "min") return floatOp(t, a.f, b.f, [](auto x, auto y) { return fminimum(x, y); });
-    if (op == "pow") return floatOp(t, a.f, b.f, [](auto x, auto y) { return std::pow(x, y); });
-    throw EvalError(fmt::format("operator '{}' does not apply to {}", op, dtName(t)));
+    switch (op) {
+    case BinOp::Add: return floatOp(t, a.f, b.f, [](auto x, auto y) { return x + y; });
+    case BinOp::Sub: return floatOp(t, a.f, b.f, [](auto x, auto y) { return x - y; });
+    case BinOp::Mul: return floatOp(t, a.f, b.f, [](auto x, auto y) { return x * y; });
+    case BinOp::Div: return floatOp(t, a.f, b.f, [](auto x, auto y) { return x / y; });
+    case BinOp::Mod: return floatOp(t, a.f, b.f, [](auto x, auto y) { return std::fmod(x, y); });
+    case BinOp::Max: return floatOp(t, a.f, b.f, [](auto x, auto y) { return fmaximum(x, y); });
+    case BinOp::Min: return floatOp(t, a.f, b.f, [](auto x, auto y) { return fminimum(x, y); });
+    case BinOp::Pow: return floatOp(t, a.f, b.f, [](auto x, auto y) { return std::pow(x, y); });
+    case BinOp::And:
+    case BinOp::Or: break;
+    }
+    throw EvalError(fmt::format("operator '{}' does not apply to {}", binOpName(op), dtName(t)));
   }
   uint64_t x = static_cast<uint64_t>(a.i), y = static_cast<uint64_t>(b.i);
-  if (op == "add") return normalize(t, numI(static_cast<int64_t>(x + y)));
-  if (op == "sub") return normalize(t, numI(static_cast<int64_t>(x - y)));
-  if (op == "mul") return normalize(t, numI(static_cast<int64_t>(x * y)));
-  if (op == "div" || op == "mod") {
+  switch (op) {
+  case BinOp::Add: return normalize(t, numI(static_cast<int64_t>(x + y)));
+  case BinOp::Sub: return normalize(t, numI(static_cast<int64_t>(x - y)));
+  case BinOp::Mul: return normalize(t, numI(static_cast<int64_t>(x * y)));
+  case BinOp::Div:
+  case BinOp::Mod: {
+    bool div = op == BinOp::Div;
     if (b.i == 0)
-      throw EvalError(fmt::format("integer {} by zero ({} {} 0)", op == "div" ? "division" : "remainder",
-                                  a.i, op == "div" ? "/" : "%"));
+      throw EvalError(fmt::format("integer {} by zero ({} {} 0)", div ? "division" : "remainder", a.i,
+                                  div ? "/" : "%"));
     if (a.i == std::numeric_limits<int64_t>::min() && b.i == -1) // wraps
-      return op == "div" ? normalize(t, a) : numI(0);
+      return div ? normalize(t, a) : numI(0);
     // Floor division and its remainder (the remainder has the divisor's sign).
     int64_t q = a.i / b.i, r = a.i % b.i;
     if (r != 0 && ((r < 0) != (b.i < 0))) {
       --q;
       r += b.i;
     }
-    return normalize(t, numI(op == "div" ? q : r));
+    return normalize(t, numI(div ? q : r));
   }
-  if (op == "and") return normalize(t, numI(t == DT::Bool ? (a.i && b.i) : (a.i & b.i)));
-  if (op == "or") return normalize(t, numI(t == DT::Bool ? (a.i || b.i) : (a.i | b.i)));
-  if (op == "max") return a.i >= b.i ? a : b;
-  if (op == "min") return a.i <= b.i ? a : b;
-  throw EvalError(fmt::format("operator '{}' does not apply to {}", op, dtName(t)));
+  case BinOp::And: return normalize(t, numI(t == DT::Bool ? (a.i && b.i) : (a.i & b.i)));
+  case BinOp::Or: return normalize(t, numI(t == DT::Bool ? (a.i || b.i) : (a.i | b.i)));
+  case BinOp::Max: return a.i >= b.i ? a : b;
+  case BinOp::Min: return a.i <= b.i ? a : b;
+  case BinOp::Pow: break;
+  }
+  throw EvalError(fmt::format("operator '{}' does not apply to {}", binOpName(op), dtName(t)));
 }
 
-bool interp::compare(const std::string &p, DT t, Num a, Num b) {
-  if (isFloat(t)) {
-    double x = a.f, y = b.f;
-    if (p == "eq") return x == y;
-    if (p == "ne") return x != y; // unordered: NaN != NaN
-    if (p == "lt") return x < y;
-    if (p == "le") return x <= y;
-    if (p == "gt") return x > y;
+bool interp::compare(CmpPred p, DT t, Num a, Num b) {
+  auto cmp = [p](auto x, auto y) {
+    switch (p) {
+    case CmpPred::Eq: return x == y;
+    case CmpPred::Ne: return x != y; // unordered: NaN != NaN
+    case CmpPred::Lt: return x < y;
+    case CmpPred::Le: return x <= y;
+    case CmpPred::Gt: return x > y;
+    case CmpPred::Ge: break;
+    }
     return x >= y;
-  }
-  int64_t x = a.i, y = b.i;
-  if (p == "eq") return x == y;
-  if (p == "ne") return x != y;
-  if (p == "lt") return x < y;
-  if (p == "le") return x <= y;
-  if (p == "gt") return x > y;
-  return x >= y;
+  };
+  return isFloat(t) ? cmp(a.f, b.f) : cmp(a.i, b.i);
 }
 
-Num interp::unary(const std::string &n, DT t, Num a) {
-  if (n == "neg")
+Num interp::unary(UnOp n, DT t, Num a) {
+  switch (n) {
+  case UnOp::Neg:
     return isFloat(t) ? opResult(t, numF(-a.f)) : normalize(t, numI(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))));
-  if (n == "not")
+  case UnOp::Not:
     return t == DT::Bool ? numI(!a.i) : normalize(t, numI(~a.i));
-  if (n == "abs") {
+  case UnOp::Abs:
     if (isFloat(t))
       return numF(std::fabs(a.f));
-    return a.i < 0 ? unary("neg", t, a) : a;
+    return a.i < 0 ? unary(UnOp::Neg, t, a) : a;
+  default:
+    break;
   }
   if (!isFloat(t))
-    throw EvalError(fmt::format("__builtin_{} takes a float, found {}", n, dtName(t)));
+    throw EvalError(fmt::format("__builtin_{} takes a float, found {}", unOpName(n), dtName(t)));
   auto f1 = [&](auto fn) { return floatOp(t, a.f, 0.0, [&](auto x, auto) { return fn(x); }); };
-  if (n == "exp") return f1([](auto x) { return std::exp(x); });
-  if (n == "log") return f1([](auto x) { return std::log(x); });
-  if (n == "sqrt") return f1([](auto x) { return std::sqrt(x); });
-  if (n == "rsqrt") return f1([](auto x) { return decltype(x)(1) / std::sqrt(x); });
-  if (n == "tanh") return f1([](auto x) { return std::tanh(x); });
-  if (n == "erf") return f1([](auto x) { return std::erf(x); });
-  if (n == "sin") return f1([](auto x) { return std::sin(x); });
-  if (n == "cos") return f1([](auto x) { return std::cos(x); });
-  throw EvalError(fmt::format("unknown builtin '__builtin_{}'", n));
+  switch (n) {
+  case UnOp::Exp: return f1([](auto x) { return std::exp(x); });
+  case UnOp::Log: return f1([](auto x) { return std::log(x); });
+  case UnOp::Sqrt: return f1([](auto x) { return std::sqrt(x); });
+  case UnOp::Rsqrt: return f1([](auto x) { return decltype(x)(1) / std::sqrt(x); });
+  case UnOp::Tanh: return f1([](auto x) { return std::tanh(x); });
+  case UnOp::Erf: return f1([](auto x) { return std::erf(x); });
+  case UnOp::Sin: return f1([](auto x) { return std::sin(x); });
+  case UnOp::Cos: return f1([](auto x) { return std::cos(x); });
+  default: break;
+  }
+  return a; // unreachable: every code is handled above
 }
 
 Num interp::loadElem(rt::DType t, const std::byte *p) {

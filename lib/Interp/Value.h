@@ -16,8 +16,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace linnet::interp {
@@ -67,13 +69,23 @@ double asDouble(DT t, Num x);
 bool truthy(DT t, Num x);
 std::string numStr(DT t, Num x);
 
-/// Binary arithmetic in dtype `t` (both operands already of dtype `t`):
-/// add sub mul div mod and or max min pow.
-Num arith(const std::string &op, DT t, Num a, Num b);
-/// Comparison in dtype `t`: eq ne lt le gt ge.
-bool compare(const std::string &pred, DT t, Num a, Num b);
-/// A unary builtin (exp log sqrt rsqrt tanh erf sin cos abs neg not, ...).
-Num unary(const std::string &name, DT t, Num a);
+/// The operators of arith, cmp and the builtins, decoded once from their
+/// plan names (the interpreter caches each op's code).
+enum class BinOp : uint8_t { Add, Sub, Mul, Div, Mod, And, Or, Max, Min, Pow };
+enum class CmpPred : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+enum class UnOp : uint8_t { Neg, Not, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Erf, Sin, Cos };
+std::optional<BinOp> binOpFromName(std::string_view name);
+std::optional<CmpPred> cmpPredFromName(std::string_view name);
+std::optional<UnOp> unOpFromName(std::string_view name);
+const char *binOpName(BinOp o);
+const char *unOpName(UnOp o);
+
+/// Binary arithmetic in dtype `t` (both operands already of dtype `t`).
+Num arith(BinOp op, DT t, Num a, Num b);
+/// Comparison in dtype `t`.
+bool compare(CmpPred pred, DT t, Num a, Num b);
+/// A unary operator or builtin.
+Num unary(UnOp op, DT t, Num a);
 
 /// Bytes of a stored tensor element to a cell, and back.
 Num loadElem(rt::DType t, const std::byte *p);

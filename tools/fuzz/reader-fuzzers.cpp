@@ -28,23 +28,35 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <unistd.h>
 
 using namespace linnet;
 
 namespace {
+/// A file or directory under /tmp for the run, removed when the fuzzer
+/// exits (libFuzzer returns through exit(): static destructors run).
+struct Scratch {
+  std::string path;
+  ~Scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
 /// The tensor readers take a path: the input goes to one private file,
 /// named with `suffix` (the readers choose the format by it).
 [[maybe_unused]] std::string writeTemp(const uint8_t *data, size_t size, const std::string &suffix = "") {
-  static std::string path = [&] {
+  static const Scratch file{[&] {
     std::string tmpl = "/tmp/linnet-fuzz-XXXXXX" + suffix;
     int fd = ::mkstemps(tmpl.data(), int(suffix.size()));
     if (fd < 0)
       std::abort();
     ::close(fd);
     return tmpl;
-  }();
+  }()};
+  const std::string &path = file.path;
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
     std::abort();
@@ -80,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::abort();
 #elif LINNET_FUZZ_TARGET_shardindex
   // Two shards, written once, beside the index the input becomes.
-  static const std::string dir = [] {
+  static const Scratch scratch{[] {
     char tmpl[] = "/tmp/linnet-fuzz-index-XXXXXX";
     if (!::mkdtemp(tmpl))
       std::abort();
@@ -93,7 +105,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         !rt::writeSafeTensors(std::string(tmpl) + "/s2.safetensors", {{"b.index", vb}}, error))
       std::abort();
     return std::string(tmpl);
-  }();
+  }()};
+  const std::string &dir = scratch.path;
   {
     FILE *f = std::fopen((dir + "/model.safetensors.index.json").c_str(), "wb");
     if (!f)
