@@ -483,12 +483,16 @@ void int8Block(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, int6
   for (int64_t r = 0; r < nr; ++r)
     for (int64_t m = 0; m < nb; ++m) {
       int64_t e = (r * nb + m) * per8;
-      Value sum = reduce(b.create<arith::AddFOp>(
-          loc, result(r * nb + m),
-          b.create<arith::AddFOp>(loc, eights.getResult(e), eights.getResult(e + 1))));
+      // q4_0's corrections leave the 8 lanes before the one horizontal
+      // reduction a row: a row of 16 blocks (the output projection's) spent
+      // its time waiting on two.
+      Value lanes = b.create<arith::AddFOp>(loc, result(r * nb + m),
+                                            b.create<arith::AddFOp>(loc, eights.getResult(e), eights.getResult(e + 1)));
       if (!q8)
-        sum = b.create<arith::SubFOp>(
-            loc, sum, b.create<arith::AddFOp>(loc, result(nr * nb + r * nb + m), reduce(eights.getResult(e + 2))));
+        lanes = b.create<arith::SubFOp>(loc, lanes, eights.getResult(e + 2));
+      Value sum = reduce(lanes);
+      if (!q8)
+        sum = b.create<arith::SubFOp>(loc, sum, result(nr * nb + r * nb + m));
       addInto(b, loc, mv, sum, rowsI[r], rowsM[m]);
     }
 }
