@@ -125,8 +125,10 @@ OpInfo decodeOp(const ir::Op &op) {
       {ir::kind::Return, OpK::Return}};
   OpInfo i;
   for (const auto &[name, k] : kKinds)
-    if (op.kind == name)
+    if (op.kind == name) {
       i.kind = k;
+      break;
+    }
   auto name = [&](const char *key) -> std::string {
     auto it = op.attrs.find(key);
     return it != op.attrs.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -187,13 +189,11 @@ struct Interpreter::Impl {
         decodeOps(sub);
     }
   }
-  const OpInfo &info(const ir::Op &op) const {
+  /// By value (a few bytes): an op outside the plan's bodies (none today)
+  /// is decoded on the spot.
+  OpInfo info(const ir::Op &op) const {
     auto it = opInfos.find(&op);
-    if (it != opInfos.end())
-      return it->second;
-    thread_local OpInfo scratch; // an op outside the plan's bodies (none today)
-    scratch = decodeOp(op);
-    return scratch;
+    return it != opInfos.end() ? it->second : decodeOp(op);
   }
   /// The element dtype of `op`'s first result: elemDtype() of its type,
   /// without reading the type where it was decoded.
@@ -529,7 +529,7 @@ struct Interpreter::Impl {
 
   Outcome region(const ir::Region &r, Frame &f) {
     for (const ir::Op &op : r.ops) {
-      const OpInfo &i = info(op);
+      OpInfo i = info(op);
       if (i.kind == OpK::Yield || i.kind == OpK::Return) {
         Outcome o;
         o.returned = i.kind == OpK::Return;
