@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -60,6 +61,32 @@ const std::map<std::string, Arity> &arities() {
       {kind::Return, {0, -1, 0, 0, {}}},
   };
   return table;
+}
+
+/// An `arith` op's operator (by its operand count) and a `cmp` op's
+/// predicate are among the names docs/plan-format.md lists: consumers
+/// switch on them and must not guess at another.
+std::optional<Problem> operatorProblem(const Op &o, const std::string &path) {
+  static const std::vector<std::string> kBinary = {"add", "sub", "mul", "div", "mod", "and", "or"};
+  static const std::vector<std::string> kUnary = {"neg", "not"};
+  static const std::vector<std::string> kPreds = {"eq", "ne", "lt", "le", "gt", "ge"};
+  const std::vector<std::string> *names = nullptr;
+  const char *key = nullptr, *what = nullptr;
+  if (o.kind == kind::Arith && o.operands.size() == 2)
+    names = &kBinary, key = "op", what = "binary operator";
+  else if (o.kind == kind::Arith && o.operands.size() == 1)
+    names = &kUnary, key = "op", what = "unary operator";
+  else if (o.kind == kind::Cmp)
+    names = &kPreds, key = "pred", what = "comparison";
+  if (!names || !o.attrs.is_object() || !o.attrs.contains(key))
+    return std::nullopt;
+  const json &v = o.attrs[key];
+  if (v.is_string() && std::find(names->begin(), names->end(), v.get<std::string>()) != names->end())
+    return std::nullopt;
+  std::string list;
+  for (const std::string &n : *names)
+    list += (list.empty() ? "" : ", ") + n;
+  return Problem{path + ".attrs." + key, fmt::format("unknown {} {} (expected one of {})", what, v.dump(), list)};
 }
 
 bool known(const json &t) {
@@ -195,6 +222,8 @@ private:
         for (const char *k : a.attrs)
           if (!o.attrs.contains(k))
             report(path + ".attrs", fmt::format("'{}' needs the attribute '{}'", o.kind, k));
+      if (std::optional<Problem> p = operatorProblem(o, path))
+        report(p->path, p->message);
     }
     if ((o.kind == kind::Yield || o.kind == kind::Return) && !last)
       report(path, fmt::format("'{}' must be the last op of its region", o.kind));

@@ -27,6 +27,23 @@ elif case == "string-id":
     body["ops"][0]["results"][0]["id"] = "%1"
 elif case == "bad-kind":
     body["ops"][0]["kind"] = "frobnicate"
+elif case in ("arith-op", "unary-op", "cmp-pred"):
+    # The first arith op with the operand count the case wants, in any function.
+    def arith(region, n):
+        for op in region["ops"]:
+            if op["kind"] == "arith" and len(op["operands"]) == n:
+                return op
+            for r in op["regions"]:
+                found = arith(r, n)
+                if found:
+                    return found
+        return None
+    n = 1 if case == "unary-op" else 2
+    op = next(o for o in (arith(f["body"], n) for f in plan["functions"]) if o)
+    if case == "cmp-pred":
+        op["kind"], op["attrs"] = "cmp", {"pred": "approx"}
+    else:
+        op["attrs"]["op"] = "add" if case == "unary-op" else "frobnicate"
 elif case == "callee":
     first("call")["attrs"]["callee"] = "nowhere::f"
 elif case == "version":
