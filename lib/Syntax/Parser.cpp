@@ -1360,9 +1360,16 @@ ExprPtr Parser::parseUnary() {
     DepthGuard guard(*this);
     if (!guard.ok)
       return nullptr;
-    if (op == UnaryOp::PackSize && !at(Tok::ident)) {
-      errorExpected("shape pack name after '#'");
-      return nullptr;
+    if (op == UnaryOp::PackSize) {
+      // `#S` names a pack and nothing more (as in a dim): `# f(x)[i]` is
+      // not the size of an expression.
+      if (!at(Tok::ident)) {
+        errorExpected("shape pack name after '#'");
+        return nullptr;
+      }
+      auto name = std::make_unique<NameExpr>(std::string(tok().text), tok().loc);
+      advance();
+      return std::make_unique<UnaryExpr>(op, std::move(name), loc);
     }
     ExprPtr e = parseUnary();
     return e ? std::make_unique<UnaryExpr>(op, std::move(e), loc) : nullptr;
