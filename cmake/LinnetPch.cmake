@@ -38,11 +38,13 @@ function(linnet_use_precompiled_headers)
     if(NOT type MATCHES "^(STATIC_LIBRARY|OBJECT_LIBRARY|EXECUTABLE)$")
       continue()
     endif()
-    # Position-independent code and a target's own sanitizer (the fuzzers'
-    # -fsanitize=fuzzer) are flags clang holds a precompiled header to.
+    # Position-independent code, a target's own sanitizer (the fuzzers'
+    # -fsanitize=fuzzer) and its own optimization level
+    # (linnet_optimize_when_sanitized) are flags clang holds a precompiled
+    # header to.
     get_target_property(pic ${t} POSITION_INDEPENDENT_CODE)
     get_target_property(options ${t} COMPILE_OPTIONS)
-    if(pic OR options MATCHES "-fsanitize")
+    if(pic OR options MATCHES "-fsanitize|-O[0-9]")
       continue()
     endif()
     # Only sources that use MLIR gain: loading the header costs a source

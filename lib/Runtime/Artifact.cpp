@@ -371,7 +371,7 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
     return false;
   Obj o(j, "$", error);
   if (!o.only({"abi", "library", "tensors", "entries", "checks", "variants", "profile", "distributed", "device",
-               "cpu", "workspace"}) ||
+               "cpu", "workspace", "layouts"}) ||
       !o.str("abi", out.abi) || !o.str("library", out.library))
     return false;
   if (!runtimeAbiKnown(out.abi))
@@ -560,6 +560,27 @@ bool parseArtifactInfo(std::string_view text, ArtifactInfo &out, std::string &er
     if (!mt.optional && !mt.present)
       return t.fail(t.at("present"), "a required tensor cannot be absent");
     out.tensors.push_back(std::move(mt));
+  }
+  // Params the entries read in another layout than the file's: a q4_0
+  // param's rows in groups of eight, which the runtime repacks when it binds.
+  if (const json *l = o.get("layouts", false)) {
+    if (!l->is_object())
+      return o.fail(o.at("layouts"), fmt::format("expected an object, found {}", typeName(*l)));
+    for (const auto &[path, layout] : l->items()) {
+      std::string at = input::pathKey(o.at("layouts"), path);
+      auto t = std::find_if(out.tensors.begin(), out.tensors.end(), [&](const ModelTensor &t) { return t.path == path; });
+      if (t == out.tensors.end())
+        return o.fail(at, fmt::format("no tensor '{}' in 'tensors'", path));
+      if (!layout.is_string() || layout.get<std::string>() != "q4_0x8")
+        return o.fail(at, fmt::format("unknown layout {} (expected \"q4_0x8\")", layout.dump()));
+      if (t->storage != BlockFormat::Q4_0 || t->shape.size() != 2 || t->shape[0] % 8 != 0)
+        return o.fail(at, fmt::format("q4_0x8 takes a q4_0 param of rows a multiple of 8, found {}{}",
+                                      t->storage ? blockFormatInfo(*t->storage).name : dtypeName(t->dtype),
+                                      shapeString(t->shape)));
+      t->layout = layout.get<std::string>();
+    }
+  } else if (!o.ok()) {
+    return false;
   }
   std::set<std::string> names;
   for (size_t i = 0; i < entries->size(); ++i) {

@@ -164,6 +164,21 @@ void dequantizeBlocks(const BlockFormatInfo &f, const unsigned char *in, int64_t
   dequantizeBlocksImpl(f, in, blocks, out);
 }
 
+std::vector<std::byte> repackQ4_0x8(std::span<const std::byte> blocks, int64_t rows, int64_t blocksPerRow) {
+  constexpr int64_t kRows = 8, kBlock = 18, kGroup = 144;
+  std::vector<std::byte> out(blocks.size());
+  for (int64_t g = 0; g < rows / kRows; ++g)
+    for (int64_t kb = 0; kb < blocksPerRow; ++kb) {
+      std::byte *dst = out.data() + (g * blocksPerRow + kb) * kGroup;
+      for (int64_t r = 0; r < kRows; ++r) {
+        const std::byte *src = blocks.data() + ((g * kRows + r) * blocksPerRow + kb) * kBlock;
+        std::memcpy(dst + 2 * r, src, 2);
+        std::memcpy(dst + 16 + 16 * r, src + 2, 16);
+      }
+    }
+  return out;
+}
+
 bool blocksFor(const SafeTensorsFile &file, const std::string &name, const TensorView &w, BlockFormat f,
                std::span<const std::byte> &out, std::vector<std::byte> &owned, std::string &error) {
   const BlockFormatInfo &bf = blockFormatInfo(f);

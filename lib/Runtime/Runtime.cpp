@@ -566,6 +566,9 @@ std::unique_ptr<Model> Model::load(const std::string &dir, const LoadOptions &op
         problems.push_back(fmt::format("tensor {}: {}", label(t.path), why));
         continue;
       }
+      // The layout the entries read: rows in groups of eight (a copy).
+      if (t.layout == "q4_0x8")
+        owned = repackQ4_0x8(blocks, t.shape[0], t.shape.back() / bf.blockElems);
       if (!owned.empty()) {
         m->quantized_.push_back(std::move(owned));
         blocks = {m->quantized_.back().data(), m->quantized_.back().size()};

@@ -51,6 +51,12 @@ struct TensorView;
 bool blocksFor(const SafeTensorsFile &file, const std::string &name, const TensorView &w, BlockFormat f,
                std::span<const std::byte> &out, std::vector<std::byte> &owned, std::string &error);
 
+/// A q4_0 param's blocks (`rows` rows of `blocksPerRow` blocks, rows a
+/// multiple of 8) in the layout "q4_0x8" the CPU's integer products read
+/// (docs/cpu-abi.md): per 8 rows and block, the 8 rows' f16 scales, then
+/// their 16 quant bytes each, row after row (144 bytes).
+std::vector<std::byte> repackQ4_0x8(std::span<const std::byte> blocks, int64_t rows, int64_t blocksPerRow);
+
 /// The k-quants (QuantizeK.cpp).
 void quantizeRowQ4K(const float *x, int64_t n, unsigned char *out);
 void quantizeRowQ5K(const float *x, int64_t n, unsigned char *out);

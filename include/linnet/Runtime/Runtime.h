@@ -64,6 +64,10 @@ struct ModelTensor {
   /// "q4_0"): `shape` is its values', `dtype` U8, and the entry takes its
   /// blocks as a [..., last / block, block bytes] byte tensor.
   std::optional<BlockFormat> storage;
+  /// The layout the entries read a q4_0 param's blocks in (runtime.json's
+  /// `layouts`): empty for the file's, "q4_0x8" for rows in groups of
+  /// eight (docs/cpu-abi.md), which the runtime repacks them into.
+  std::string layout;
   bool optional = false, present = true;
   std::string block; // optional sub block it belongs to, if any
   bool required = false; // the block requires it: without it the block is absent

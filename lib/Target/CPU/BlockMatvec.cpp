@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BlockMatvec.h"
+#include "BlockRepack.h"
 
 #include "linnet/Support/BlockBytes.h"
 
@@ -64,6 +65,9 @@ struct BlockMatvec {
   AffineMap xm, ym;
   int64_t rows = -1;  // W's rows, -1 dynamic
   int64_t batch = 1;  // rows of x: the unit loop's static extent, -1 dynamic
+  // q4_0 in groups of eight rows (BlockRepack.h): `blocks` is the view
+  // [N / 8, KB, 144] -linnet-cpu-repack-block-params made.
+  bool repacked = false;
 };
 
 bool isDimExpr(AffineExpr e, unsigned &pos) {
@@ -146,17 +150,31 @@ std::optional<BlockMatvec> match(linalg::LinalgOp op) {
   auto bt = dyn_cast<MemRefType>(mv.blocks.getType());
   auto xt = dyn_cast<MemRefType>(mv.x.getType());
   auto yt = dyn_cast<MemRefType>(mv.y.getType());
+  if (auto view = mv.blocks.getDefiningOp<memref::ReinterpretCastOp>()) {
+    auto layout = view->getAttrOfType<StringAttr>("linnet.layout");
+    mv.repacked = layout && layout.getValue() == kQ4_0x8 && mv.format == support::BlockFormat::Q4_0;
+  }
   if (!bt || !xt || !yt || bt.getRank() != 3 || !bt.getElementType().isInteger(8) ||
       !xt.getElementType().isF32() || !yt.getElementType().isF32() || xt.getRank() < 1 || xt.getRank() > 2 ||
-      bt.getDimSize(2) != mv.blockBytes)
+      bt.getDimSize(2) != (mv.repacked ? kRepackGroupBytes : mv.blockBytes))
     return std::nullopt;
-  if (maps[1].getNumResults() != 3 || !isDimExpr(maps[1].getResult(0), mv.row) || mv.k == mv.row)
+  // The row: W's first index, or (grouped) its group's.
+  AffineExpr rowAt = maps[1].getNumResults() == 3 ? maps[1].getResult(0) : AffineExpr();
+  if (mv.repacked) {
+    auto group = dyn_cast_or_null<AffineBinaryOpExpr>(rowAt);
+    auto eight = group ? dyn_cast<AffineConstantExpr>(group.getRHS()) : nullptr;
+    if (!group || group.getKind() != AffineExprKind::FloorDiv || !eight || eight.getValue() != kRepackRows)
+      return std::nullopt;
+    rowAt = group.getLHS();
+  }
+  if (!rowAt || !isDimExpr(rowAt, mv.row) || mv.k == mv.row)
     return std::nullopt;
   AffineExpr blk = kx.floorDiv(mv.elems);
   for (unsigned a = 0; a < mv.nbytes; ++a) {
     AffineMap m = maps[1 + a];
+    AffineExpr byte = mv.repacked ? repackedByte(rowAt, bytes[a]) : bytes[a];
     if (ins[1 + a] != mv.blocks || m.getNumResults() != 3 || m.getResult(0) != maps[1].getResult(0) ||
-        m.getResult(1) != blk || m.getResult(2) != bytes[a])
+        m.getResult(1) != blk || m.getResult(2) != byte)
       return std::nullopt;
   }
   llvm::SetVector<Operation *> slice;
@@ -220,6 +238,18 @@ SmallVector<Value> yIndices(const BlockMatvec &mv, Value i, Value m) {
   return ix;
 }
 
+/// The indices of byte `byte` of block kb of W's row `row`: (row, kb, byte),
+/// or in the grouped layout (row / 8, kb, its place in the group).
+SmallVector<Value> blockAt(OpBuilder &b, Location loc, const BlockMatvec &mv, Value row, Value kb, int64_t byte) {
+  auto c = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
+  if (!mv.repacked)
+    return {row, kb, c(byte)};
+  Value r = b.create<arith::RemUIOp>(loc, row, c(kRepackRows));
+  Value at = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, r, c(byte < 2 ? 2 : 16)),
+                                     c(repackedByte(0, byte)));
+  return {b.create<arith::DivUIOp>(loc, row, c(kRepackRows)), kb, at};
+}
+
 /// Rows of a few hundred bytes end before the hardware's stream
 /// prefetchers pick them up: fetch block kb of each row `prefetchRows`
 /// further on (clamped to the last of N), where the CPU needs it
@@ -234,8 +264,11 @@ void prefetchAhead(OpBuilder &b, Location loc, const BlockMatvec &mv, ArrayRef<V
         loc, b.create<arith::AddIOp>(loc, row, b.create<arith::ConstantIndexOp>(loc, prefetchRows)), last);
     // Each cache line of the block (one for q8_0 and q4_0; the k-quants'
     // super-blocks span three or four).
-    for (int64_t at = 0; at < mv.blockBytes; at += 64)
-      b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{ahead, kb, b.create<arith::ConstantIndexOp>(loc, at)},
+    // Grouped: the group's 144 bytes.
+    Value at0 = mv.repacked ? b.create<arith::DivUIOp>(loc, ahead, b.create<arith::ConstantIndexOp>(loc, kRepackRows))
+                            : ahead;
+    for (int64_t at = 0; at < (mv.repacked ? kRepackGroupBytes : mv.blockBytes); at += 64)
+      b.create<memref::PrefetchOp>(loc, mv.blocks, ValueRange{at0, kb, b.create<arith::ConstantIndexOp>(loc, at)},
                                    /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
   }
 }
@@ -243,7 +276,7 @@ void prefetchAhead(OpBuilder &b, Location loc, const BlockMatvec &mv, ArrayRef<V
 /// Block kb's f16 scale of a row: its two bytes as one f16.
 Value blockScale(OpBuilder &b, Location loc, const BlockMatvec &mv, Value row, Value kb) {
   Value bytes = b.create<vector::LoadOp>(loc, VectorType::get({2}, b.getI8Type()), mv.blocks,
-                                         ValueRange{row, kb, b.create<arith::ConstantIndexOp>(loc, 0)});
+                                         blockAt(b, loc, mv, row, kb, 0));
   return b.create<vector::ExtractOp>(
       loc, b.create<vector::BitCastOp>(loc, VectorType::get({1}, b.getF16Type()), bytes), 0);
 }
@@ -288,13 +321,12 @@ struct BlockQuants {
 };
 BlockQuants blockQuants(OpBuilder &b, Location loc, const BlockMatvec &mv, Value row, Value kb) {
   Type i8 = b.getI8Type();
-  Value two = b.create<arith::ConstantIndexOp>(loc, 2);
   if (mv.format == support::BlockFormat::Q8_0) {
-    Value q = b.create<vector::LoadOp>(loc, VectorType::get({32}, i8), mv.blocks, ValueRange{row, kb, two});
+    Value q = b.create<vector::LoadOp>(loc, VectorType::get({32}, i8), mv.blocks, blockAt(b, loc, mv, row, kb, 2));
     return {b.create<math::AbsIOp>(loc, q), q};
   }
   auto vh = VectorType::get({16}, i8);
-  Value raw = b.create<vector::LoadOp>(loc, vh, mv.blocks, ValueRange{row, kb, two});
+  Value raw = b.create<vector::LoadOp>(loc, vh, mv.blocks, blockAt(b, loc, mv, row, kb, 2));
   Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, vh, 15));
   Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, vh, 4));
   SmallVector<int64_t> order(32);
@@ -352,6 +384,91 @@ void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Va
     });
     b.create<scf::YieldOp>(loc);
   });
+}
+
+/// Rows i0 .. i0+7 of a grouped q4_0 W (BlockRepack.h; i0 a multiple of 8)
+/// against quantized row m0 of x, eight rows in the lanes of 256-bit
+/// vectors: per block, each 32 bytes of the group's quants (two rows' 16)
+/// against x's low and high 16 quants in both halves give four i32 lanes a
+/// row; they are converted and scaled by their row's d_w * d_x (one f16
+/// conversion for the eight scales) into four accumulators, and q4_0's
+/// corrections (d_w * 8 d_x sum(q)) are one multiply-add for the eight
+/// rows. The four lanes of a row are summed once, after the last block:
+/// no horizontal reduction a block, none a row but that one.
+void int8Grouped(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, Value m0, Value KB, Value xq,
+                 Value xd, Value xc, bool vnni) {
+  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+  auto v8f = VectorType::get({8}, f32);
+  auto v8i = VectorType::get({8}, i32);
+  auto v16s = VectorType::get({16}, i16);
+  auto v32b = VectorType::get({32}, i8), v16b = VectorType::get({16}, i8);
+  auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
+  auto call = [&](OpBuilder &b, const char *name, Type t, ValueRange args) -> Value {
+    return b.create<LLVM::CallIntrinsicOp>(loc, t, b.getStringAttr(name), args).getResult(0);
+  };
+  Value g = b.create<arith::DivUIOp>(loc, i0, c(b, kRepackRows));
+  Value zeroF = b.create<arith::ConstantOp>(loc, v8f, DenseElementsAttr::get(v8f, b.getFloatAttr(f32, 0.0)));
+  Value zeroI = b.create<arith::ConstantOp>(loc, v8i, DenseElementsAttr::get(v8i, b.getI32IntegerAttr(0)));
+  Value ones = b.create<arith::ConstantOp>(loc, v16s, DenseElementsAttr::get(v16s, b.getI16IntegerAttr(1)));
+  SmallVector<int64_t> twice(32);
+  for (int64_t j = 0; j < 32; ++j)
+    twice[j] = j % 16;
+  auto loop = b.create<scf::ForOp>(
+      loc, c(b, 0), KB, c(b, 1), SmallVector<Value>(5, zeroF),
+      [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
+        Value k0 = b.create<arith::MulIOp>(loc, kb, c(b, 32));
+        auto xHalf = [&](int64_t at) -> Value {
+          Value h = b.create<vector::LoadOp>(loc, v16b, xq,
+                                             ValueRange{m0, b.create<arith::AddIOp>(loc, k0, c(b, at))});
+          return b.create<vector::ShuffleOp>(loc, h, h, twice);
+        };
+        Value xlo = xHalf(0), xhi = xHalf(16);
+        Value scales = b.create<vector::LoadOp>(loc, v16b, mv.blocks, ValueRange{g, kb, c(b, 0)});
+        Value d8 = b.create<arith::ExtFOp>(
+            loc, v8f, b.create<vector::BitCastOp>(loc, VectorType::get({8}, b.getF16Type()), scales).getResult());
+        Value dx = b.create<memref::LoadOp>(loc, xd, ValueRange{m0, kb});
+        Value s8 = b.create<arith::MulFOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, dx));
+        SmallVector<Value> next(accs.begin(), accs.end());
+        Value corr = b.create<memref::LoadOp>(loc, xc, ValueRange{m0, kb});
+        next[4] = b.create<vector::FMAOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, corr), accs[4]);
+        for (int64_t p = 0; p < 4; ++p) {
+          Value raw = b.create<vector::LoadOp>(loc, v32b, mv.blocks, ValueRange{g, kb, c(b, 16 + 32 * p)});
+          Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, v32b, 15));
+          Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, v32b, 4));
+          Value sums;
+          if (vnni) {
+            auto dp = [&](Value acc, Value w, Value x) {
+              return call(b, "llvm.x86.avx512.vpdpbusd.256", v8i,
+                          {acc, b.create<vector::BitCastOp>(loc, v8i, w), b.create<vector::BitCastOp>(loc, v8i, x)});
+            };
+            sums = dp(dp(zeroI, lo, xlo), hi, xhi);
+          } else {
+            // Pairs of products stay within i16: 2 * 15 * 127 each, 4 the sum.
+            Value pairs = b.create<arith::AddIOp>(loc, call(b, "llvm.x86.avx2.pmadd.ub.sw", v16s, {lo, xlo}),
+                                                  call(b, "llvm.x86.avx2.pmadd.ub.sw", v16s, {hi, xhi}));
+            sums = call(b, "llvm.x86.avx2.pmadd.wd", v8i, {pairs, ones});
+          }
+          SmallVector<int64_t> rowOf(8);
+          for (int64_t l = 0; l < 8; ++l)
+            rowOf[l] = 2 * p + l / 4;
+          Value scale = b.create<vector::ShuffleOp>(loc, s8, s8, rowOf);
+          next[p] = b.create<vector::FMAOp>(loc, b.create<arith::SIToFPOp>(loc, v8f, sums), scale, accs[p]);
+        }
+        b.create<scf::YieldOp>(loc, next);
+      });
+  // Each accumulator's two rows: lanes 0-3 and 4-7, summed in place.
+  Value corr = loop.getResult(4);
+  for (int64_t p = 0; p < 4; ++p) {
+    Value t = loop.getResult(p);
+    t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, ArrayRef<int64_t>{1, 0, 3, 2, 5, 4, 7, 6}));
+    t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, ArrayRef<int64_t>{2, 3, 0, 1, 6, 7, 4, 5}));
+    for (int64_t h = 0; h < 2; ++h) {
+      int64_t r = 2 * p + h;
+      Value sum = b.create<arith::SubFOp>(loc, b.create<vector::ExtractOp>(loc, t, 4 * h),
+                                          b.create<vector::ExtractOp>(loc, corr, r));
+      addInto(b, loc, mv, sum, r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0, m0);
+    }
+  }
 }
 
 /// Rows i0 .. i0+nr-1 of W against quantized rows m0 .. m0+nb-1 of x: per
@@ -872,6 +989,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   };
   Value c0 = cst(b, loc, 0), c1 = cst(b, loc, 1);
   Value N = b.create<memref::DimOp>(loc, mv.blocks, 0);
+  if (mv.repacked)
+    N = b.create<arith::MulIOp>(loc, N, cst(b, loc, kRepackRows));
   Value KB = b.create<memref::DimOp>(loc, mv.blocks, 1);
   // Rows of x: the unit loop's extent, read from x (its axis in x's map).
   Value M = c1;
@@ -928,8 +1047,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
             for (int64_t c = 0; c < 32 / w; ++c) {
               SmallVector<Value> qs;
               for (int64_t r = 0; r < nr; ++r) {
-                Value raw = b.create<vector::LoadOp>(loc, vi, mv.blocks,
-                                                     ValueRange{rowsI[r], kb, cst(b, loc, 2 + c * w)});
+                Value raw =
+                    b.create<vector::LoadOp>(loc, vi, mv.blocks, blockAt(b, loc, mv, rowsI[r], kb, 2 + c * w));
                 qs.push_back(b.create<arith::SIToFPOp>(loc, vf, raw));
               }
               addChunk(qs, c * w);
@@ -942,8 +1061,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
             for (int64_t c = 0; c < 16 / w; ++c) {
               SmallVector<Value> lo, hi;
               for (int64_t r = 0; r < nr; ++r) {
-                Value raw = b.create<vector::LoadOp>(loc, vi, mv.blocks,
-                                                     ValueRange{rowsI[r], kb, cst(b, loc, 2 + c * w)});
+                Value raw =
+                    b.create<vector::LoadOp>(loc, vi, mv.blocks, blockAt(b, loc, mv, rowsI[r], kb, 2 + c * w));
                 Value l = b.create<arith::SubIOp>(loc, b.create<arith::AndIOp>(loc, raw, mask), eight);
                 Value h = b.create<arith::SubIOp>(loc, b.create<arith::ShRUIOp>(loc, raw, four), eight);
                 lo.push_back(b.create<arith::SIToFPOp>(loc, vf, l));
@@ -992,6 +1111,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   auto int8Kernel = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
     if (mv.elems == 256)
       kquantInt8Block(b, loc, mv, i0, nr, KB, N, xq, xd, xc, prefetchRows, vnni);
+    else if (mv.repacked && nr == kRepackRows && nb == 1)
+      int8Grouped(b, loc, mv, i0, m0, KB, xq, xd, xc, vnni);
     else
       int8Block(b, loc, mv, i0, nr, m0, nb, KB, N, xq, xd, xc, prefetchRows, vnni);
   };
@@ -1010,7 +1131,8 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   // which the prefetchers follow: q8_0 decode of the default Llama ran
   // 550-620 tokens/s so, 370-520 with groups of 4); with several rows of x,
   // two rows (AVX-512) sharing each x load, one accumulator per pair.
-  const int64_t group = mv.batch == 1 ? 1 : (w >= 16 ? 2 : 1);
+  // Grouped q4_0 under int8: the eight rows of a group together.
+  const int64_t group = int8 && mv.repacked ? kRepackRows : mv.batch == 1 ? 1 : (w >= 16 ? 2 : 1);
   auto rowsOfX = [&](OpBuilder &b, Location loc, Value i0, int64_t nr) {
     if (mv.batch >= 1 && mv.batch <= kMaxRowsOfX)
       return run(b, loc, i0, nr, c0, mv.batch);
@@ -1093,6 +1215,8 @@ std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigne
   int8 = int8 && width >= 8 && mv->batch == 1;
   if (int8)
     c.detail += vnni ? " products=int8 dot=vnni" : " products=int8";
+  if (mv->repacked)
+    c.detail += std::string(" layout=") + kQ4_0x8;
   emit(op, *mv, width, rows, prefetchRows, int8, vnni);
   return c;
 }

@@ -249,6 +249,10 @@ void buildLowerToLoopsPipeline(OpPassManager &pm, const CodegenOptions &options)
   linalg.int8Dot = options.linalgTarget.int8Dot >= 0 ? options.linalgTarget.int8Dot : codeInt8Dot(options);
   if (!options.parallel || !openMPAvailable())
     linalg.threads = 1;
+  // Integer products compute eight q4_0 rows a step from the grouped
+  // layout (AVX2 and up; elsewhere the exact kernels read it as well).
+  if (options.linalgTarget.int8BlockProducts)
+    pm.addPass(createLinnetCPURepackBlockParams());
   pm.addPass(createLinnetCPULowerLinalg(linalg));
 }
 
@@ -602,6 +606,17 @@ std::optional<std::string> workspaceJson(ModuleOp module) {
     entries[a.getName().str()] = bytes ? nlohmann::json(bytes.getInt()) : nlohmann::json();
   }
   return nlohmann::json{{"entries", entries}}.dump();
+}
+
+std::optional<std::string> layoutsJson(ModuleOp module) {
+  auto layouts = module->getAttrOfType<DictionaryAttr>("linnet.cpu.layouts");
+  if (!layouts || layouts.empty())
+    return std::nullopt;
+  nlohmann::json out = nlohmann::json::object();
+  for (NamedAttribute a : layouts)
+    if (auto s = dyn_cast<StringAttr>(a.getValue()))
+      out[a.getName().str()] = s.getValue().str();
+  return out.dump();
 }
 
 std::string codeCpuJson(const CodegenOptions &options) {

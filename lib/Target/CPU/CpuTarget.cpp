@@ -89,6 +89,8 @@ llvm::Expected<target::GeneratedLibrary> CpuTarget::generateCode(ModuleOp module
   }
   if (std::optional<std::string> w = workspaceJson(module))
     lib.runtimeMembers.push_back({"workspace", *w});
+  if (std::optional<std::string> l = layoutsJson(module))
+    lib.runtimeMembers.push_back({"layouts", *l});
   lib.sections.push_back({".text", "code", "model.so"});
   lib.runtimeMembers.push_back({"cpu", codeCpuJson(options)});
   if (options.parallel && openMPAvailable())

@@ -212,6 +212,11 @@ std::string codeCpuJson(const CodegenOptions &options);
 /// static bound: prefill's, which grows with the tokens); nullopt when the
 /// pass did not run.
 std::optional<std::string> workspaceJson(mlir::ModuleOp module);
+
+/// runtime.json's `layouts`, from -linnet-cpu-repack-block-params: `{PATH:
+/// "q4_0x8"}` for each param whose blocks the runtime repacks when it binds
+/// the weights; nullopt when none.
+std::optional<std::string> layoutsJson(mlir::ModuleOp module);
 /// The widest vector registers the code for `options.cpu`/`features` may
 /// use (512 with AVX-512F, 256 with AVX2, else 128); 0 for the host's
 /// (LinalgTarget resolves it).

@@ -211,6 +211,27 @@ def LinnetCPUMergeParallelLoops : Pass<"linnet-cpu-merge-parallel-loops", "::mli
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def LinnetCPURepackBlockParams : Pass<"linnet-cpu-repack-block-params", "::mlir::ModuleOp"> {
+  let summary = "q4_0 params in groups of eight rows, for products eight rows a step";
+  let description = [{
+    Under --block-products int8, decode's product against a q4_0 weight
+    computed one row of W a step, each ending in a horizontal reduction.
+    A q4_0 param (memref<N x KB x 18 x i8>, N a multiple of 8) that only
+    linalg.generic ops read, at the block bytes the importer indexes (the
+    scale's two bytes, `k mod 16 + 2`) under a q4_0 dequantization, in
+    every function that takes it, is given the grouped layout: per 8 rows
+    and block, the 8 scales, then the 8 rows' 16 quant bytes (144 bytes).
+    Each function reads it through one `memref.reinterpret_cast` of shape
+    [N / 8, KB, 144] tagged `linnet.layout = "q4_0x8"`, and each generic's
+    map for it becomes (row floordiv 8, block, the byte's new place), so
+    every reader stays exact. The module's `linnet.cpu.layouts` names the
+    repacked params; the runtime repacks their blocks when it binds the
+    weights. A param read any other way (a load in a body, a call) keeps
+    the file's layout.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::linalg::LinalgDialect"];
+}
+
 def LinnetCPUPrefetchRows : Pass<"linnet-cpu-prefetch-rows", "::mlir::func::FuncOp"> {
   let summary = "Prefetch the rows a loop marked linnet.rows reads some iterations ahead";
   let description = [{
