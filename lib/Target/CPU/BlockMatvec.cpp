@@ -387,40 +387,47 @@ void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Va
 }
 
 /// Rows i0 .. i0+7 of a grouped q4_0 W (BlockRepack.h; i0 a multiple of 8)
-/// against quantized row m0 of x, eight rows in the lanes of 256-bit
-/// vectors: per block, each 32 bytes of the group's quants (two rows' 16)
-/// against x's low and high 16 quants in both halves give four i32 lanes a
-/// row; they are converted and scaled by their row's d_w * d_x (one f16
-/// conversion for the eight scales) into four accumulators, and q4_0's
-/// corrections (d_w * 8 d_x sum(q)) are one multiply-add for the eight
-/// rows. The four lanes of a row are summed once, after the last block:
-/// no horizontal reduction a block, none a row but that one.
+/// against quantized row m0 of x, the eight rows in the i32 lanes of `L`-lane
+/// vectors (8: 256 bits, two rows a vector; 16: 512 bits with AVX-512
+/// VNNI, four): per block, each 4L bytes of the group's quants (L / 4 rows'
+/// 16) as low and high nibbles against x's low and high 16 quants copied
+/// into every 128 bits give four i32 lanes a row; they are converted and
+/// scaled by their row's d_w * d_x (one f16 conversion for the eight
+/// scales) into 32 / L accumulators, and q4_0's corrections (d_w * 8 d_x
+/// sum(q)) are one multiply-add for the eight rows. The four lanes of a
+/// row are summed once, after the last block: no horizontal reduction a
+/// block, none a row but that one.
 void int8Grouped(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, Value m0, Value KB, Value xq,
-                 Value xd, Value xc, bool vnni) {
+                 Value xd, Value xc, bool vnni, int64_t L) {
   Type f32 = b.getF32Type(), i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
-  auto v8f = VectorType::get({8}, f32);
-  auto v8i = VectorType::get({8}, i32);
-  auto v16s = VectorType::get({16}, i16);
-  auto v32b = VectorType::get({32}, i8), v16b = VectorType::get({16}, i8);
+  auto v8f = VectorType::get({8}, f32), vf = VectorType::get({L}, f32);
+  auto vi = VectorType::get({L}, i32);
+  auto vs = VectorType::get({2 * L}, i16);
+  auto vb = VectorType::get({4 * L}, i8), v16b = VectorType::get({16}, i8);
+  const int64_t vectors = 32 / L, rowsPerVector = L / 4;
   auto c = [&](OpBuilder &b, int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
   auto call = [&](OpBuilder &b, const char *name, Type t, ValueRange args) -> Value {
     return b.create<LLVM::CallIntrinsicOp>(loc, t, b.getStringAttr(name), args).getResult(0);
   };
   Value g = b.create<arith::DivUIOp>(loc, i0, c(b, kRepackRows));
-  Value zeroF = b.create<arith::ConstantOp>(loc, v8f, DenseElementsAttr::get(v8f, b.getFloatAttr(f32, 0.0)));
-  Value zeroI = b.create<arith::ConstantOp>(loc, v8i, DenseElementsAttr::get(v8i, b.getI32IntegerAttr(0)));
-  Value ones = b.create<arith::ConstantOp>(loc, v16s, DenseElementsAttr::get(v16s, b.getI16IntegerAttr(1)));
-  SmallVector<int64_t> twice(32);
-  for (int64_t j = 0; j < 32; ++j)
-    twice[j] = j % 16;
+  auto zeros = [&](VectorType t, Attribute a) {
+    return b.create<arith::ConstantOp>(loc, t, DenseElementsAttr::get(t, a)).getResult();
+  };
+  Value zeroF = zeros(vf, b.getFloatAttr(f32, 0.0)), zero8 = zeros(v8f, b.getFloatAttr(f32, 0.0));
+  Value zeroI = zeros(vi, b.getI32IntegerAttr(0));
+  Value ones = zeros(vs, b.getI16IntegerAttr(1));
+  SmallVector<int64_t> copies(4 * L);
+  for (int64_t j = 0; j < 4 * L; ++j)
+    copies[j] = j % 16;
+  SmallVector<Value> init(vectors, zeroF);
+  init.push_back(zero8);
   auto loop = b.create<scf::ForOp>(
-      loc, c(b, 0), KB, c(b, 1), SmallVector<Value>(5, zeroF),
-      [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
+      loc, c(b, 0), KB, c(b, 1), init, [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
         Value k0 = b.create<arith::MulIOp>(loc, kb, c(b, 32));
         auto xHalf = [&](int64_t at) -> Value {
           Value h = b.create<vector::LoadOp>(loc, v16b, xq,
                                              ValueRange{m0, b.create<arith::AddIOp>(loc, k0, c(b, at))});
-          return b.create<vector::ShuffleOp>(loc, h, h, twice);
+          return b.create<vector::ShuffleOp>(loc, h, h, copies);
         };
         Value xlo = xHalf(0), xhi = xHalf(16);
         Value scales = b.create<vector::LoadOp>(loc, v16b, mv.blocks, ValueRange{g, kb, c(b, 0)});
@@ -430,40 +437,46 @@ void int8Grouped(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, Va
         Value s8 = b.create<arith::MulFOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, dx));
         SmallVector<Value> next(accs.begin(), accs.end());
         Value corr = b.create<memref::LoadOp>(loc, xc, ValueRange{m0, kb});
-        next[4] = b.create<vector::FMAOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, corr), accs[4]);
-        for (int64_t p = 0; p < 4; ++p) {
-          Value raw = b.create<vector::LoadOp>(loc, v32b, mv.blocks, ValueRange{g, kb, c(b, 16 + 32 * p)});
-          Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, v32b, 15));
-          Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, v32b, 4));
+        next[vectors] = b.create<vector::FMAOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, corr), accs[vectors]);
+        for (int64_t p = 0; p < vectors; ++p) {
+          Value raw = b.create<vector::LoadOp>(loc, vb, mv.blocks, ValueRange{g, kb, c(b, 16 + 4 * L * p)});
+          Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, vb, 15));
+          Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, vb, 4));
           Value sums;
           if (vnni) {
+            const char *dpbusd = L == 16 ? "llvm.x86.avx512.vpdpbusd.512" : "llvm.x86.avx512.vpdpbusd.256";
             auto dp = [&](Value acc, Value w, Value x) {
-              return call(b, "llvm.x86.avx512.vpdpbusd.256", v8i,
-                          {acc, b.create<vector::BitCastOp>(loc, v8i, w), b.create<vector::BitCastOp>(loc, v8i, x)});
+              return call(b, dpbusd, vi,
+                          {acc, b.create<vector::BitCastOp>(loc, vi, w), b.create<vector::BitCastOp>(loc, vi, x)});
             };
             sums = dp(dp(zeroI, lo, xlo), hi, xhi);
           } else {
             // Pairs of products stay within i16: 2 * 15 * 127 each, 4 the sum.
-            Value pairs = b.create<arith::AddIOp>(loc, call(b, "llvm.x86.avx2.pmadd.ub.sw", v16s, {lo, xlo}),
-                                                  call(b, "llvm.x86.avx2.pmadd.ub.sw", v16s, {hi, xhi}));
-            sums = call(b, "llvm.x86.avx2.pmadd.wd", v8i, {pairs, ones});
+            Value pairs = b.create<arith::AddIOp>(loc, call(b, "llvm.x86.avx2.pmadd.ub.sw", vs, {lo, xlo}),
+                                                  call(b, "llvm.x86.avx2.pmadd.ub.sw", vs, {hi, xhi}));
+            sums = call(b, "llvm.x86.avx2.pmadd.wd", vi, {pairs, ones});
           }
-          SmallVector<int64_t> rowOf(8);
-          for (int64_t l = 0; l < 8; ++l)
-            rowOf[l] = 2 * p + l / 4;
+          SmallVector<int64_t> rowOf(L);
+          for (int64_t l = 0; l < L; ++l)
+            rowOf[l] = rowsPerVector * p + l / 4;
           Value scale = b.create<vector::ShuffleOp>(loc, s8, s8, rowOf);
-          next[p] = b.create<vector::FMAOp>(loc, b.create<arith::SIToFPOp>(loc, v8f, sums), scale, accs[p]);
+          next[p] = b.create<vector::FMAOp>(loc, b.create<arith::SIToFPOp>(loc, vf, sums), scale, accs[p]);
         }
         b.create<scf::YieldOp>(loc, next);
       });
-  // Each accumulator's two rows: lanes 0-3 and 4-7, summed in place.
-  Value corr = loop.getResult(4);
-  for (int64_t p = 0; p < 4; ++p) {
+  // Each accumulator's rows: four lanes each, summed in place.
+  Value corr = loop.getResult(vectors);
+  SmallVector<int64_t> swap1(L), swap2(L);
+  for (int64_t l = 0; l < L; ++l) {
+    swap1[l] = l ^ 1;
+    swap2[l] = l ^ 2;
+  }
+  for (int64_t p = 0; p < vectors; ++p) {
     Value t = loop.getResult(p);
-    t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, ArrayRef<int64_t>{1, 0, 3, 2, 5, 4, 7, 6}));
-    t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, ArrayRef<int64_t>{2, 3, 0, 1, 6, 7, 4, 5}));
-    for (int64_t h = 0; h < 2; ++h) {
-      int64_t r = 2 * p + h;
+    t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, swap1));
+    t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, swap2));
+    for (int64_t h = 0; h < rowsPerVector; ++h) {
+      int64_t r = rowsPerVector * p + h;
       Value sum = b.create<arith::SubFOp>(loc, b.create<vector::ExtractOp>(loc, t, 4 * h),
                                           b.create<vector::ExtractOp>(loc, corr, r));
       addInto(b, loc, mv, sum, r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0, m0);
@@ -1112,7 +1125,9 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
     if (mv.elems == 256)
       kquantInt8Block(b, loc, mv, i0, nr, KB, N, xq, xd, xc, prefetchRows, vnni);
     else if (mv.repacked && nr == kRepackRows && nb == 1)
-      int8Grouped(b, loc, mv, i0, m0, KB, xq, xd, xc, vnni);
+      // 512-bit vectors where the code's CPU has AVX-512 VNNI (its
+      // vpdpbusd on zmm); 256 bits otherwise.
+      int8Grouped(b, loc, mv, i0, m0, KB, xq, xd, xc, vnni, vnni && w >= 16 ? 16 : 8);
     else
       int8Block(b, loc, mv, i0, nr, m0, nb, KB, N, xq, xd, xc, prefetchRows, vnni);
   };
