@@ -2,7 +2,8 @@
 # quantized-llamacpp.sh), with `root` set: checks that node-llama-cpp is
 # installed under $PEERS, makes the peer's weights (safetensors $wts, the
 # same tensors as an F32 GGUF $gguf) once under $pwork, and compiles
-# llamacpp_batched.cpp against the bundled llama.cpp headers into $drv.
+# llamacpp_batched.cpp against the bundled llama.cpp headers into $drv (and
+# the peer's llamacpp_decode.cpp into $pwork/llamacpp_decode).
 # Also gives a scratch directory $work, removed on exit.
 peer_src=${PEER_SRC:-$root/../shared/peers/llamacpp}
 peers=${PEERS:-${TMPDIR:-/tmp}/linnet-peers}
@@ -32,4 +33,12 @@ src=$root/bench/llama/llamacpp_batched.cpp
 if [[ ! -x "$drv" || "$src" -nt "$drv" ]]; then
   g++ -O2 -std=c++17 -I "$hdr/include" -I "$hdr/ggml/include" "$src" -L "$bins" -l:libllama.v0.4.0.so \
       -l:libggml.v0.4.0.so -l:libggml-base.so "-Wl,-rpath,$bins" -o "$drv"
+fi
+# The peer's own C API driver (prefill timing, --prefill-bench), which
+# quantized-llamacpp.sh compares prefill against: built here as the peer's
+# compare.py builds it.
+dec=$pwork/llamacpp_decode
+if [[ ! -x "$dec" || "$peer_src/llamacpp_decode.cpp" -nt "$dec" ]]; then
+  g++ -O2 -std=c++17 -I "$hdr/include" -I "$hdr/ggml/include" "$peer_src/llamacpp_decode.cpp" -L "$bins" \
+      -l:libllama.v0.4.0.so -l:libggml.v0.4.0.so -l:libggml-base.so "-Wl,-rpath,$bins" -o "$dec"
 fi

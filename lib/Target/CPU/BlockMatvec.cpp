@@ -387,7 +387,8 @@ void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Va
 }
 
 /// Rows i0 .. i0+7 of a grouped q4_0 W (BlockRepack.h; i0 a multiple of 8)
-/// against quantized row m0 of x, the eight rows in the i32 lanes of `L`-lane
+/// against quantized rows m0 .. m0+nb-1 of x (the quants' nibbles split
+/// once for all of them), the eight rows in the i32 lanes of `L`-lane
 /// vectors (8: 256 bits, two rows a vector; 16: 512 bits with AVX-512
 /// VNNI, four): per block, each 4L bytes of the group's quants (L / 4 rows'
 /// 16) as low and high nibbles against x's low and high 16 quants copied
@@ -397,8 +398,8 @@ void quantizeRows(OpBuilder &b, Location loc, const BlockMatvec &mv, Value M, Va
 /// sum(q)) are one multiply-add for the eight rows. The four lanes of a
 /// row are summed once, after the last block: no horizontal reduction a
 /// block, none a row but that one.
-void int8Grouped(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, Value m0, Value KB, Value xq,
-                 Value xd, Value xc, bool vnni, int64_t L) {
+void int8Grouped(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, Value m0, int64_t nb, Value KB,
+                 Value xq, Value xd, Value xc, bool vnni, int64_t L) {
   Type f32 = b.getF32Type(), i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
   auto v8f = VectorType::get({8}, f32), vf = VectorType::get({L}, f32);
   auto vi = VectorType::get({L}, i32);
@@ -419,67 +420,82 @@ void int8Grouped(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, Va
   SmallVector<int64_t> copies(4 * L);
   for (int64_t j = 0; j < 4 * L; ++j)
     copies[j] = j % 16;
-  SmallVector<Value> init(vectors, zeroF);
-  init.push_back(zero8);
+  // Accumulators: (vector p, row of x m) at p * nb + m, then each row of
+  // x's corrections.
+  SmallVector<Value> rowsM;
+  for (int64_t m = 0; m < nb; ++m)
+    rowsM.push_back(m ? b.create<arith::AddIOp>(loc, m0, c(b, m)).getResult() : m0);
+  SmallVector<Value> init(vectors * nb, zeroF);
+  init.append(nb, zero8);
   auto loop = b.create<scf::ForOp>(
       loc, c(b, 0), KB, c(b, 1), init, [&](OpBuilder &b, Location loc, Value kb, ValueRange accs) {
         Value k0 = b.create<arith::MulIOp>(loc, kb, c(b, 32));
-        auto xHalf = [&](int64_t at) -> Value {
+        auto xHalf = [&](Value m, int64_t at) -> Value {
           Value h = b.create<vector::LoadOp>(loc, v16b, xq,
-                                             ValueRange{m0, b.create<arith::AddIOp>(loc, k0, c(b, at))});
+                                             ValueRange{m, b.create<arith::AddIOp>(loc, k0, c(b, at))});
           return b.create<vector::ShuffleOp>(loc, h, h, copies);
         };
-        Value xlo = xHalf(0), xhi = xHalf(16);
         Value scales = b.create<vector::LoadOp>(loc, v16b, mv.blocks, ValueRange{g, kb, c(b, 0)});
         Value d8 = b.create<arith::ExtFOp>(
             loc, v8f, b.create<vector::BitCastOp>(loc, VectorType::get({8}, b.getF16Type()), scales).getResult());
-        Value dx = b.create<memref::LoadOp>(loc, xd, ValueRange{m0, kb});
-        Value s8 = b.create<arith::MulFOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, dx));
-        SmallVector<Value> next(accs.begin(), accs.end());
-        Value corr = b.create<memref::LoadOp>(loc, xc, ValueRange{m0, kb});
-        next[vectors] = b.create<vector::FMAOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, corr), accs[vectors]);
+        SmallVector<Value> next(accs.begin(), accs.end()), xlos, xhis, s8s;
+        for (int64_t m = 0; m < nb; ++m) {
+          xlos.push_back(xHalf(rowsM[m], 0));
+          xhis.push_back(xHalf(rowsM[m], 16));
+          Value dx = b.create<memref::LoadOp>(loc, xd, ValueRange{rowsM[m], kb});
+          s8s.push_back(b.create<arith::MulFOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, dx)));
+          Value corr = b.create<memref::LoadOp>(loc, xc, ValueRange{rowsM[m], kb});
+          next[vectors * nb + m] = b.create<vector::FMAOp>(loc, d8, b.create<vector::BroadcastOp>(loc, v8f, corr),
+                                                           accs[vectors * nb + m]);
+        }
         for (int64_t p = 0; p < vectors; ++p) {
           Value raw = b.create<vector::LoadOp>(loc, vb, mv.blocks, ValueRange{g, kb, c(b, 16 + 4 * L * p)});
           Value lo = b.create<arith::AndIOp>(loc, raw, constI8(b, loc, vb, 15));
           Value hi = b.create<arith::ShRUIOp>(loc, raw, constI8(b, loc, vb, 4));
-          Value sums;
-          if (vnni) {
-            const char *dpbusd = L == 16 ? "llvm.x86.avx512.vpdpbusd.512" : "llvm.x86.avx512.vpdpbusd.256";
-            auto dp = [&](Value acc, Value w, Value x) {
-              return call(b, dpbusd, vi,
-                          {acc, b.create<vector::BitCastOp>(loc, vi, w), b.create<vector::BitCastOp>(loc, vi, x)});
-            };
-            sums = dp(dp(zeroI, lo, xlo), hi, xhi);
-          } else {
-            // Pairs of products stay within i16: 2 * 15 * 127 each, 4 the sum.
-            Value pairs = b.create<arith::AddIOp>(loc, call(b, "llvm.x86.avx2.pmadd.ub.sw", vs, {lo, xlo}),
-                                                  call(b, "llvm.x86.avx2.pmadd.ub.sw", vs, {hi, xhi}));
-            sums = call(b, "llvm.x86.avx2.pmadd.wd", vi, {pairs, ones});
-          }
           SmallVector<int64_t> rowOf(L);
           for (int64_t l = 0; l < L; ++l)
             rowOf[l] = rowsPerVector * p + l / 4;
-          Value scale = b.create<vector::ShuffleOp>(loc, s8, s8, rowOf);
-          next[p] = b.create<vector::FMAOp>(loc, b.create<arith::SIToFPOp>(loc, vf, sums), scale, accs[p]);
+          for (int64_t m = 0; m < nb; ++m) {
+            Value xlo = xlos[m], xhi = xhis[m];
+            Value sums;
+            if (vnni) {
+              const char *dpbusd = L == 16 ? "llvm.x86.avx512.vpdpbusd.512" : "llvm.x86.avx512.vpdpbusd.256";
+              auto dp = [&](Value acc, Value w, Value x) {
+                return call(b, dpbusd, vi,
+                            {acc, b.create<vector::BitCastOp>(loc, vi, w), b.create<vector::BitCastOp>(loc, vi, x)});
+              };
+              sums = dp(dp(zeroI, lo, xlo), hi, xhi);
+            } else {
+              // Pairs of products stay within i16: 2 * 15 * 127 each, 4 the sum.
+              Value pairs = b.create<arith::AddIOp>(loc, call(b, "llvm.x86.avx2.pmadd.ub.sw", vs, {lo, xlo}),
+                                                    call(b, "llvm.x86.avx2.pmadd.ub.sw", vs, {hi, xhi}));
+              sums = call(b, "llvm.x86.avx2.pmadd.wd", vi, {pairs, ones});
+            }
+            Value scale = b.create<vector::ShuffleOp>(loc, s8s[m], s8s[m], rowOf);
+            next[p * nb + m] =
+                b.create<vector::FMAOp>(loc, b.create<arith::SIToFPOp>(loc, vf, sums), scale, accs[p * nb + m]);
+          }
         }
         b.create<scf::YieldOp>(loc, next);
       });
   // Each accumulator's rows: four lanes each, summed in place.
-  Value corr = loop.getResult(vectors);
-  SmallVector<int64_t> swap1(L), swap2(L);
-  for (int64_t l = 0; l < L; ++l) {
-    swap1[l] = l ^ 1;
-    swap2[l] = l ^ 2;
-  }
-  for (int64_t p = 0; p < vectors; ++p) {
-    Value t = loop.getResult(p);
-    t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, swap1));
-    t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, swap2));
-    for (int64_t h = 0; h < rowsPerVector; ++h) {
-      int64_t r = rowsPerVector * p + h;
-      Value sum = b.create<arith::SubFOp>(loc, b.create<vector::ExtractOp>(loc, t, 4 * h),
-                                          b.create<vector::ExtractOp>(loc, corr, r));
-      addInto(b, loc, mv, sum, r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0, m0);
+  for (int64_t m = 0; m < nb; ++m) {
+    Value corr = loop.getResult(vectors * nb + m);
+    SmallVector<int64_t> swap1(L), swap2(L);
+    for (int64_t l = 0; l < L; ++l) {
+      swap1[l] = l ^ 1;
+      swap2[l] = l ^ 2;
+    }
+    for (int64_t p = 0; p < vectors; ++p) {
+      Value t = loop.getResult(p * nb + m);
+      t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, swap1));
+      t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, swap2));
+      for (int64_t h = 0; h < rowsPerVector; ++h) {
+        int64_t r = rowsPerVector * p + h;
+        Value sum = b.create<arith::SubFOp>(loc, b.create<vector::ExtractOp>(loc, t, 4 * h),
+                                            b.create<vector::ExtractOp>(loc, corr, r));
+        addInto(b, loc, mv, sum, r ? b.create<arith::AddIOp>(loc, i0, c(b, r)).getResult() : i0, rowsM[m]);
+      }
     }
   }
 }
@@ -1121,13 +1137,16 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
                                    ValueRange{M, b.create<arith::MulIOp>(loc, KB, cst(b, loc, 8)).getResult()});
     sumRows(b, loc, mv, M, KB, xs);
   }
+  // The grouped kernel: 512-bit vectors where the code's CPU has AVX-512
+  // VNNI (its vpdpbusd on zmm), 256 bits otherwise; rows of x a step as
+  // its accumulators fit the registers (2 or 8 vectors a row of x, the
+  // row's x quants and scales beside them).
+  const int64_t groupedLanes = vnni && w >= 16 ? 16 : 8, groupedRowsOfX = groupedLanes == 16 ? 4 : 2;
   auto int8Kernel = [&](OpBuilder &b, Location loc, Value i0, int64_t nr, Value m0, int64_t nb) {
     if (mv.elems == 256)
       kquantInt8Block(b, loc, mv, i0, nr, KB, N, xq, xd, xc, prefetchRows, vnni);
-    else if (mv.repacked && nr == kRepackRows && nb == 1)
-      // 512-bit vectors where the code's CPU has AVX-512 VNNI (its
-      // vpdpbusd on zmm); 256 bits otherwise.
-      int8Grouped(b, loc, mv, i0, m0, KB, xq, xd, xc, vnni, vnni && w >= 16 ? 16 : 8);
+    else if (mv.repacked && nr == kRepackRows && nb <= groupedRowsOfX)
+      int8Grouped(b, loc, mv, i0, m0, nb, KB, xq, xd, xc, vnni, groupedLanes);
     else
       int8Block(b, loc, mv, i0, nr, m0, nb, KB, N, xq, xd, xc, prefetchRows, vnni);
   };
@@ -1148,13 +1167,14 @@ void emit(linalg::LinalgOp op, const BlockMatvec &mv, unsigned width, int64_t ro
   // two rows (AVX-512) sharing each x load, one accumulator per pair.
   // Grouped q4_0 under int8: the eight rows of a group together.
   const int64_t group = int8 && mv.repacked ? kRepackRows : mv.batch == 1 ? 1 : (w >= 16 ? 2 : 1);
+  const int64_t chunk = int8 && mv.repacked ? groupedRowsOfX : kMaxRowsOfX;
   auto rowsOfX = [&](OpBuilder &b, Location loc, Value i0, int64_t nr) {
-    if (mv.batch >= 1 && mv.batch <= kMaxRowsOfX)
+    if (mv.batch >= 1 && mv.batch <= chunk)
       return run(b, loc, i0, nr, c0, mv.batch);
-    Value full = b.create<arith::SubIOp>(loc, M, b.create<arith::RemUIOp>(loc, M, cst(b, loc, kMaxRowsOfX)));
-    b.create<scf::ForOp>(loc, c0, full, cst(b, loc, kMaxRowsOfX), ValueRange{},
+    Value full = b.create<arith::SubIOp>(loc, M, b.create<arith::RemUIOp>(loc, M, cst(b, loc, chunk)));
+    b.create<scf::ForOp>(loc, c0, full, cst(b, loc, chunk), ValueRange{},
                          [&](OpBuilder &b, Location loc, Value m0, ValueRange) {
-                           run(b, loc, i0, nr, m0, kMaxRowsOfX);
+                           run(b, loc, i0, nr, m0, chunk);
                            b.create<scf::YieldOp>(loc);
                          });
     b.create<scf::ForOp>(loc, full, M, c1, ValueRange{}, [&](OpBuilder &b, Location loc, Value m, ValueRange) {
@@ -1227,7 +1247,9 @@ std::optional<BlockMatvecChoice> rewriteBlockMatvec(linalg::LinalgOp op, unsigne
   // for all of them (prefill of 128 tokens at q4_0: 2459 tokens/s exact,
   // 2064 in integers). Elsewhere the product stays exact, as the
   // permission allows.
-  int8 = int8 && width >= 8 && mv->batch == 1;
+  // Grouped q4_0 (-linnet-cpu-repack-block-params) computes several rows
+  // of x in integers as well: its nibbles are split once for them.
+  int8 = int8 && width >= 8 && (mv->batch == 1 || mv->repacked);
   if (int8)
     c.detail += vnni ? " products=int8 dot=vnni" : " products=int8";
   if (mv->repacked)
