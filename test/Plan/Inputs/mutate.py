@@ -8,15 +8,19 @@ case = sys.argv[2]
 fn = next(i for i, f in enumerate(plan["functions"]) if f["body"]["ops"])
 body = plan["functions"][fn]["body"]
 
-def first(kind, region=body):
+def find(match, region):
+    """The first op `match` accepts in `region`, nested regions included."""
     for op in region["ops"]:
-        if op["kind"] == kind:
+        if match(op):
             return op
         for r in op["regions"]:
-            found = first(kind, r)
+            found = find(match, r)
             if found:
                 return found
     return None
+
+def first(kind, region=body):
+    return find(lambda op: op["kind"] == kind, region)
 
 if case == "unknown-id":
     op = next(o for o in body["ops"] if o["operands"])
@@ -29,17 +33,9 @@ elif case == "bad-kind":
     body["ops"][0]["kind"] = "frobnicate"
 elif case in ("arith-op", "unary-op", "cmp-pred"):
     # The first arith op with the operand count the case wants, in any function.
-    def arith(region, n):
-        for op in region["ops"]:
-            if op["kind"] == "arith" and len(op["operands"]) == n:
-                return op
-            for r in op["regions"]:
-                found = arith(r, n)
-                if found:
-                    return found
-        return None
     n = 1 if case == "unary-op" else 2
-    op = next(o for o in (arith(f["body"], n) for f in plan["functions"]) if o)
+    is_arith = lambda op: op["kind"] == "arith" and len(op["operands"]) == n
+    op = next(o for o in (find(is_arith, f["body"]) for f in plan["functions"]) if o)
     if case == "cmp-pred":
         op["kind"], op["attrs"] = "cmp", {"pred": "approx"}
     else:
