@@ -479,13 +479,13 @@ void int8Grouped(OpBuilder &b, Location loc, const BlockMatvec &mv, Value i0, Va
         b.create<scf::YieldOp>(loc, next);
       });
   // Each accumulator's rows: four lanes each, summed in place.
+  SmallVector<int64_t> swap1(L), swap2(L);
+  for (int64_t l = 0; l < L; ++l) {
+    swap1[l] = l ^ 1;
+    swap2[l] = l ^ 2;
+  }
   for (int64_t m = 0; m < nb; ++m) {
     Value corr = loop.getResult(vectors * nb + m);
-    SmallVector<int64_t> swap1(L), swap2(L);
-    for (int64_t l = 0; l < L; ++l) {
-      swap1[l] = l ^ 1;
-      swap2[l] = l ^ 2;
-    }
     for (int64_t p = 0; p < vectors; ++p) {
       Value t = loop.getResult(p * nb + m);
       t = b.create<arith::AddFOp>(loc, t, b.create<vector::ShuffleOp>(loc, t, t, swap1));

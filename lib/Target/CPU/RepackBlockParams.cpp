@@ -15,6 +15,8 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <map>
 #include <set>
@@ -118,6 +120,21 @@ struct RepackBlockParams : linnet::cpu::impl::LinnetCPURepackBlockParamsBase<Rep
         return std::nullopt;
       return Node{f.getOperation(), arg.getArgNumber()};
     };
+    // Each function's calls, from one walk of the module; a function named
+    // by anything but a call (its address taken) is never a callee here.
+    llvm::DenseMap<Operation *, SmallVector<func::CallOp>> callsTo;
+    llvm::DenseSet<Operation *> escaped;
+    if (std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(&module.getBodyRegion())) {
+      for (const SymbolTable::SymbolUse &u : *uses) {
+        Operation *f = symbols.lookup(u.getSymbolRef().getRootReference());
+        if (auto call = dyn_cast<func::CallOp>(u.getUser()))
+          callsTo[f].push_back(call);
+        else
+          escaped.insert(f);
+      }
+    } else {
+      return; // an op with unknown symbol uses: nothing is known to be safe
+    }
     for (bool changed = true; changed;) {
       changed = false;
       std::set<Node> bad;
@@ -136,14 +153,12 @@ struct RepackBlockParams : linnet::cpu::impl::LinnetCPURepackBlockParamsBase<Rep
       for (const Node &n : ok) {
         if (!fn(n).isPrivate())
           continue;
-        std::optional<SymbolTable::UseRange> uses = symbols.getSymbolUses(fn(n), module);
-        if (!uses) {
+        if (escaped.contains(n.first)) {
           bad.insert(n);
           continue;
         }
-        for (const SymbolTable::SymbolUse &u : *uses) {
-          auto call = dyn_cast<func::CallOp>(u.getUser());
-          std::optional<Node> from = call ? nodeOf(call.getOperand(n.second)) : std::nullopt;
+        for (func::CallOp call : callsTo.lookup(n.first)) {
+          std::optional<Node> from = nodeOf(call.getOperand(n.second));
           if (!from || !ok.count(*from))
             bad.insert(n);
         }
