@@ -291,6 +291,10 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const CodegenOptions &options) 
   // Before the math ops lower: an exponential permitted approximate is
   // arithmetic that vectorizes.
   pm.addPass(createLinnetCPUApproximateMath());
+  // Every other f32 exponential: the C library's own algorithm, written out
+  // so it vectorizes, where the code's CPU runs that algorithm's variant.
+  if (codeRunsFmaExpf(options))
+    pm.addPass(createLinnetCPUExactExp());
   pm.addPass(createLinnetCPUMathToLibm());
   // arith.floordivsi (integer `/` floors) and friends have no LLVM lowering.
   pm.addPass(arith::createArithExpandOpsPass());
@@ -576,6 +580,15 @@ int codeInt8Dot(const CodegenOptions &options) {
     return 0;
   }
   return (*tm)->getMCSubtargetInfo()->checkFeatures("+avx512vnni,+avx512vl") ? 1 : 0;
+}
+
+bool codeRunsFmaExpf(const CodegenOptions &options) {
+  auto tm = makeTargetMachine(options);
+  if (!tm) {
+    llvm::consumeError(tm.takeError());
+    return false;
+  }
+  return (*tm)->getMCSubtargetInfo()->checkFeatures("+fma,+avx2");
 }
 
 int64_t codePrefetchRows(const CodegenOptions &options) {

@@ -224,6 +224,10 @@ unsigned codeVectorBits(const CodegenOptions &options);
 /// Whether that code's CPU has AVX-512 VNNI with VL (1, 0), or -1 for the
 /// host's CPU (resolved by LinalgTarget).
 int codeInt8Dot(const CodegenOptions &options);
+/// Whether that code's CPU (the host's for a portable build) has FMA and
+/// AVX2: the C library's expf there is the algorithm -linnet-cpu-exact-exp
+/// writes out.
+bool codeRunsFmaExpf(const CodegenOptions &options);
 /// Rows ahead that code's streamed reads prefetch (matvec rows of W, the
 /// online softmax's KV rows): options.linalgTarget.prefetchRows where set,
 /// else streamPrefetchRows of the code's CPU (the host's for a portable
