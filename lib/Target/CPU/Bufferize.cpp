@@ -61,6 +61,8 @@ void buildBufferizePipeline(OpPassManager &pm, bool laneSplit) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createLinnetUpliftCountedWhile());
+  // Rotary embeddings' sin and cos once per (position, d), not per head.
+  pm.addPass(createLinnetCPUHoistInvariantMath());
   bufferization::OneShotBufferizationOptions opts;
   opts.bufferizeFunctionBoundaries = false;
   opts.allowReturnAllocsFromLoops = true;

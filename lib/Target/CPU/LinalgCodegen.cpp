@@ -776,6 +776,14 @@ public:
       ls.push_back(l + "#" + std::to_string(i));
     return {op, ls};
   }
+  /// tile_using_forall by thread count (extents known at run time only).
+  std::string tileForallThreads(const std::string &target, ArrayRef<int64_t> threads) {
+    std::string op = fresh(), f = fresh();
+    line(llvm::formatv("{0}, {1} = transform.structured.tile_using_forall {2} num_threads {3} "
+                       ": (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
+                       op, f, target, list(threads)));
+    return op;
+  }
   std::string tileForall(const std::string &target, ArrayRef<int64_t> sizes) {
     std::string op = fresh(), f = fresh();
     line(llvm::formatv("{0}, {1} = transform.structured.tile_using_forall {2} tile_sizes {3} "
@@ -963,14 +971,38 @@ void scheduleContraction(Schedule &s, const Contraction &c, int64_t tag,
                          str(tiles.cache), str(tiles.reg), tiles.promote ? 1 : 0);
 }
 
-/// Static all-parallel op: rows of up to four vectors, innermost loop peeled.
+/// Whether an elementwise op's outermost loop is worth splitting over the
+/// threads (a parallel region costs ~1.5 us to start and join): a run-time
+/// extent (prefill's S rows) over at least 256 elements a row, or a body
+/// with a math call over at least 2^12 elements, or 2^16 elements.
+bool elementwiseThreads(linalg::LinalgOp op, ArrayRef<int64_t> ranges, const LinalgTarget &t) {
+  if (t.threads < 2 || ranges.size() < 2 || ranges.front() == 1)
+    return false;
+  int64_t row = 1;
+  for (int64_t r : ranges.drop_front())
+    row *= r;
+  if (ShapedType::isDynamic(ranges.front()))
+    return row >= 256;
+  bool math = false;
+  op->walk([&](Operation *inner) {
+    math |= inner->getDialect() && inner->getDialect()->getNamespace() == "math";
+  });
+  int64_t elements = row * ranges.front();
+  return elements >= (math ? (int64_t(1) << 12) : (int64_t(1) << 16));
+}
+
+/// All-parallel op with a static innermost extent: rows of up to four
+/// vectors, innermost loop peeled; the outermost loop split over the
+/// threads where elementwiseThreads says so.
 bool scheduleElementwise(Schedule &s, linalg::LinalgOp op, int64_t tag,
                          const LinalgTarget &t) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
       op.getNumReductionLoops() != 0)
     return false;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
+  // Outer extents may be known at run time only (prefill's rows): the tiles
+  // are one row of static vectors whatever their number.
+  if (ShapedType::isDynamic(ranges.back()))
     return false;
   // Tiling re-evaluates each operand's map on the tile's own indices, which
   // holds for projected permutations only: a block-quantized param read
@@ -984,6 +1016,11 @@ bool scheduleElementwise(Schedule &s, linalg::LinalgOp op, int64_t tag,
   SmallVector<int64_t> sizes(ranges.size(), 1);
   sizes.back() = inner;
   std::string h = s.match(tag);
+  if (elementwiseThreads(op, ranges, t)) {
+    SmallVector<int64_t> threads(ranges.size(), 0);
+    threads.front() = t.threads;
+    h = s.tileForallThreads(h, threads);
+  }
   auto loops = s.tileFor(h, sizes).second;
   if (ranges.back() % inner != 0)
     s.peel(loops.back());

@@ -177,6 +177,23 @@ def LinnetCPUApproximateMath : Pass<"linnet-cpu-approximate-math", "::mlir::Modu
                            "::mlir::vector::VectorDialect"];
 }
 
+def LinnetCPUHoistInvariantMath : Pass<"linnet-cpu-hoist-invariant-math", "::mlir::ModuleOp"> {
+  let summary = "Costly calls a comprehension repeats along an axis they do not read, as a smaller generic";
+  let description = [{
+    In an all-parallel `linalg.generic` on tensors, a call that becomes a
+    libm call (sin, cos, tanh, erf, log, pow, ...) whose value depends on
+    only some of the loop dimensions (through `linalg.index` and values
+    defined outside), where the others are static and one of them has more
+    than one iteration, moves with the ops it is computed from into a new
+    generic over just those dimensions; the comprehension reads its result
+    as an input. Calls over the same dimensions share one generic. The
+    values are computed by the same ops, so the results are unchanged.
+    Rotary embeddings (`cos(angle)`, `sin(angle)` of (position, d), repeated
+    for every head) are the case it is for.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def LinnetCPUExactExp : Pass<"linnet-cpu-exact-exp", "::mlir::ModuleOp"> {
   let summary = "f32 math.exp as vector arithmetic bit-identical to the C library's expf";
   let description = [{
