@@ -978,17 +978,22 @@ void scheduleContraction(Schedule &s, const Contraction &c, int64_t tag,
 bool elementwiseThreads(linalg::LinalgOp op, ArrayRef<int64_t> ranges, const LinalgTarget &t) {
   if (t.threads < 2 || ranges.size() < 2 || ranges.front() == 1)
     return false;
-  int64_t row = 1;
-  for (int64_t r : ranges.drop_front())
-    row *= r;
+  // Only the outermost extent may be a run-time one: the work a row does
+  // is what decides.
+  uint64_t row = 1;
+  for (int64_t r : ranges.drop_front()) {
+    if (ShapedType::isDynamic(r))
+      return false;
+    row = llvm::SaturatingMultiply(row, static_cast<uint64_t>(r));
+  }
   if (ShapedType::isDynamic(ranges.front()))
     return row >= 256;
   bool math = false;
   op->walk([&](Operation *inner) {
     math |= inner->getDialect() && inner->getDialect()->getNamespace() == "math";
   });
-  int64_t elements = row * ranges.front();
-  return elements >= (math ? (int64_t(1) << 12) : (int64_t(1) << 16));
+  uint64_t elements = llvm::SaturatingMultiply(row, static_cast<uint64_t>(ranges.front()));
+  return elements >= (math ? (uint64_t(1) << 12) : (uint64_t(1) << 16));
 }
 
 /// All-parallel op with a static innermost extent: rows of up to four
