@@ -6,7 +6,8 @@
 // spills included). Where the importer permits an approximation (fastmath
 // `afn`), the exponential becomes MLIR's polynomial approximation, plain
 // arithmetic that vectorizes with its loop. Only those ops: every other
-// exponential keeps libm's result, which the interpreter matches.
+// exponential keeps libm's result, which the interpreter matches
+// (-linnet-cpu-exact-exp computes it in vector code where it can).
 //
 //===----------------------------------------------------------------------===//
 

@@ -776,19 +776,13 @@ public:
       ls.push_back(l + "#" + std::to_string(i));
     return {op, ls};
   }
-  /// tile_using_forall by thread count (extents known at run time only).
-  std::string tileForallThreads(const std::string &target, ArrayRef<int64_t> threads) {
+  /// tile_using_forall by tile sizes, or by thread counts (`byThreads`:
+  /// extents known at run time only).
+  std::string tileForall(const std::string &target, ArrayRef<int64_t> sizes, bool byThreads = false) {
     std::string op = fresh(), f = fresh();
-    line(llvm::formatv("{0}, {1} = transform.structured.tile_using_forall {2} num_threads {3} "
+    line(llvm::formatv("{0}, {1} = transform.structured.tile_using_forall {2} {3} {4} "
                        ": (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
-                       op, f, target, list(threads)));
-    return op;
-  }
-  std::string tileForall(const std::string &target, ArrayRef<int64_t> sizes) {
-    std::string op = fresh(), f = fresh();
-    line(llvm::formatv("{0}, {1} = transform.structured.tile_using_forall {2} tile_sizes {3} "
-                       ": (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
-                       op, f, target, list(sizes)));
+                       op, f, target, byThreads ? "num_threads" : "tile_sizes", list(sizes)));
     return op;
   }
   /// Peels a loop; returns the remainder handle.
@@ -1024,7 +1018,7 @@ bool scheduleElementwise(Schedule &s, linalg::LinalgOp op, int64_t tag,
   if (elementwiseThreads(op, ranges, t)) {
     SmallVector<int64_t> threads(ranges.size(), 0);
     threads.front() = t.threads;
-    h = s.tileForallThreads(h, threads);
+    h = s.tileForall(h, threads, /*byThreads=*/true);
   }
   auto loops = s.tileFor(h, sizes).second;
   if (ranges.back() % inner != 0)

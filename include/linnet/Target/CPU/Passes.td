@@ -168,8 +168,8 @@ def LinnetCPUApproximateMath : Pass<"linnet-cpu-approximate-math", "::mlir::Modu
     permitted: the importer marks the weights of attention's online softmax
     computed in blocks of keys) becomes MLIR's polynomial approximation,
     arithmetic only, so LLVM vectorizes its loop; an exponential without
-    the flag stays `math.exp`, a libm call per element on x86 (LLVM has no
-    vector exp there). Measured over [-100, 0] in steps of 2^-14.3 (2M
+    the flag stays `math.exp`, for -linnet-cpu-exact-exp (the C library's
+    expf, written out) or a libm call per element. Measured over [-100, 0] in steps of 2^-14.3 (2M
     points): within 1 ulp of the correctly rounded exponential wherever it is
     a normal f32; 0 below e^-87.3 (where it would be subnormal) and at -inf.
   }];
