@@ -45,7 +45,7 @@ constexpr uint64_t kAll = ~uint64_t(0);
 /// not move (the output's element, an op with effects or regions).
 class Dependences {
 public:
-  explicit Dependences(linalg::GenericOp op) : op_(op) {
+  explicit Dependences(linalg::GenericOp op) {
     Block &body = op.getRegion().front();
     for (OpOperand *in : op.getDpsInputOperands()) {
       uint64_t mask = 0;
@@ -78,7 +78,6 @@ public:
   }
 
 private:
-  linalg::GenericOp op_;
   DenseMap<Value, uint64_t> deps_;
 };
 
