@@ -125,7 +125,7 @@ struct ExactExpPass : public linnet::cpu::impl::LinnetCPUExactExpBase<ExactExpPa
     Value s = b.create<arith::BitcastOp>(loc, like(f64), t);
     Value z = b.create<math::FmaOp>(loc, d(ee::kC0), r, d(ee::kC1));
     Value r2 = b.create<arith::MulFOp>(loc, r, r);
-    Value y = b.create<math::FmaOp>(loc, d(ee::kC2), r, d(0x3ff0000000000000));
+    Value y = b.create<math::FmaOp>(loc, d(ee::kC2), r, cst(f64, b.getF64FloatAttr(1.0)));
     y = b.create<math::FmaOp>(loc, z, r2, y);
     y = b.create<arith::MulFOp>(loc, y, s);
     Value result = b.create<arith::TruncFOp>(loc, like(f32), y);

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/TransformOps/MemRefTransformOps.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
@@ -983,9 +984,7 @@ bool elementwiseThreads(linalg::LinalgOp op, ArrayRef<int64_t> ranges, const Lin
   if (ShapedType::isDynamic(ranges.front()))
     return row >= 256;
   bool math = false;
-  op->walk([&](Operation *inner) {
-    math |= inner->getDialect() && inner->getDialect()->getNamespace() == "math";
-  });
+  op->walk([&](Operation *inner) { math |= isa_and_nonnull<math::MathDialect>(inner->getDialect()); });
   uint64_t elements = llvm::SaturatingMultiply(row, static_cast<uint64_t>(ranges.front()));
   return elements >= (math ? (uint64_t(1) << 12) : (uint64_t(1) << 16));
 }
